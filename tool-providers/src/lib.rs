@@ -1,0 +1,1 @@
+//! Provider wire formats for tool-runtime: one module per provider.

@@ -1,0 +1,232 @@
+//! Step one of hydration: turn what a provider sent into JSON, within limits, with a deterministic
+//! and recorded repair of common malformations.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ToolError};
+
+/// Arguments as a provider delivers them: a JSON string (OpenAI, Responses) or an object already
+/// (Anthropic, Ollama, Gemini, MCP).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Arguments {
+    /// Arguments encoded as JSON text.
+    Text(String),
+    /// Arguments as a JSON value.
+    Json(Value),
+}
+
+impl From<&str> for Arguments {
+    fn from(s: &str) -> Self {
+        Arguments::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Arguments {
+    fn from(s: String) -> Self {
+        Arguments::Text(s)
+    }
+}
+
+impl From<Value> for Arguments {
+    fn from(v: Value) -> Self {
+        Arguments::Json(v)
+    }
+}
+
+/// Limits on what hydration accepts. Exceeding one is an error, never a truncation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Maximum size of the argument text in bytes (default 1 MiB).
+    pub max_bytes: usize,
+    /// Maximum nesting depth of arrays and objects (default 64).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 1 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// A repair applied to the arguments before they parsed. Recorded on the instance and in the
+/// audit trail so that it is never silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Repair {
+    /// An empty string was read as `{}` (a tool without parameters).
+    EmptyAsObject,
+    /// The arguments were a JSON string containing JSON; decoded once more.
+    DoubleEncoded,
+    /// A Markdown code fence around the JSON was removed.
+    CodeFence,
+    /// Trailing commas before `}` or `]` were removed.
+    TrailingCommas,
+}
+
+/// Checks the byte limit and the nesting depth of `text` without parsing it, so that an oversized
+/// or hostile payload is refused before any allocation proportional to it.
+pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
+    if text.len() > limits.max_bytes {
+        return Err(ToolError::new(
+            ErrorCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the arguments are {} bytes; the limit is {} bytes",
+                text.len(),
+                limits.max_bytes
+            ),
+        )
+        .recover("send smaller arguments, for example fewer or shorter items"));
+    }
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limits.max_depth {
+                    return Err(too_deep(limits));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn too_deep(limits: &Limits) -> ToolError {
+    ToolError::new(
+        ErrorCode::NESTING_TOO_DEEP,
+        format!("the arguments nest deeper than {} levels", limits.max_depth),
+    )
+    .recover("flatten the arguments")
+}
+
+/// Depth of a parsed value, for arguments that arrive as objects.
+pub fn value_depth(v: &Value) -> usize {
+    match v {
+        Value::Array(a) => 1 + a.iter().map(value_depth).max().unwrap_or(0),
+        Value::Object(o) => 1 + o.values().map(value_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Checks limits on arguments that arrived as a value.
+pub fn check_value_limits(v: &Value, limits: &Limits) -> Result<(), ToolError> {
+    if value_depth(v) > limits.max_depth {
+        return Err(too_deep(limits));
+    }
+    Ok(())
+}
+
+/// The deterministic local repair: returns the repaired text and what was done, or `None` when no
+/// rule applies. Applied at most once, and only after a strict parse failed.
+pub fn repair(text: &str) -> Option<(String, Vec<Repair>)> {
+    let mut applied = Vec::new();
+    let mut s = text.trim().to_owned();
+    if let Some(inner) = strip_code_fence(&s) {
+        s = inner;
+        applied.push(Repair::CodeFence);
+    }
+    let without_commas = remove_trailing_commas(&s);
+    if without_commas != s {
+        s = without_commas;
+        applied.push(Repair::TrailingCommas);
+    }
+    (!applied.is_empty()).then_some((s, applied))
+}
+
+fn strip_code_fence(s: &str) -> Option<String> {
+    let rest = s.strip_prefix("```")?;
+    let rest = rest.trim_end().strip_suffix("```")?;
+    // drop an info string such as `json` on the opening line
+    let body = match rest.find('\n') {
+        Some(nl) if rest[..nl].trim().chars().all(|c| c.is_ascii_alphanumeric()) => &rest[nl + 1..],
+        _ => rest,
+    };
+    Some(body.trim().to_owned())
+}
+
+fn remove_trailing_commas(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, ch) in s.char_indices() {
+        if in_string {
+            match ch {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            out.push(ch);
+            continue;
+        }
+        if ch == '"' {
+            in_string = true;
+        }
+        if ch == ',' {
+            let next = bytes[i + 1..]
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .copied();
+            if matches!(next, Some(b'}') | Some(b']')) {
+                continue;
+            }
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_refuse_large_and_deep_payloads() {
+        let limits = Limits {
+            max_bytes: 10,
+            max_depth: 2,
+        };
+        assert_eq!(
+            check_limits(&"x".repeat(11), &limits).unwrap_err().code,
+            ErrorCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(
+            check_limits("[[[1]]]", &limits).unwrap_err().code,
+            ErrorCode::NESTING_TOO_DEEP
+        );
+        // brackets inside strings do not count
+        let roomy = Limits {
+            max_bytes: 100,
+            max_depth: 2,
+        };
+        assert!(check_limits(r#"{"a":"[[[[\"]]"}"#, &roomy).is_ok());
+    }
+
+    #[test]
+    fn repair_strips_fences_and_trailing_commas_but_not_inside_strings() {
+        let (text, applied) = repair("```json\n{\"a\": [1, 2,], \"b\": \",}\",}\n```").unwrap();
+        assert_eq!(text, "{\"a\": [1, 2], \"b\": \",}\"}");
+        assert_eq!(applied, vec![Repair::CodeFence, Repair::TrailingCommas]);
+        assert!(repair("{\"a\": 1}").is_none());
+    }
+}

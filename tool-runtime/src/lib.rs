@@ -1,0 +1,28 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+pub mod definition;
+pub mod error;
+pub mod hydrate;
+pub mod schema;
+pub mod tool;
+pub mod toolset;
+pub mod validate;
+
+pub use definition::{NoSchemaMode, Safety, SchemaOrigin, ToolDefinition, is_valid_tool_name};
+pub use error::{ErrorCode, ToolError, Violation};
+pub use hydrate::{Arguments, Limits, Repair, ToolCall, ToolInstance};
+pub use tool::{
+    CallContext, CallId, CorrelationId, Extensions, FromCallContext, Initiator, Run, Session,
+    State, StateRequirement, Tool,
+};
+pub use tool_macros::tool;
+pub use toolset::{DynHandler, RegistrationError, ToolSet};
+
+/// What the `#[tool]` macro's expansion refers to. Not a public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}

@@ -1,0 +1,246 @@
+//! The `Tool` trait the `#[tool]` macro implements, the `Run` trait struct-form tools implement,
+//! and the call context with its extractors (in the spirit of axum's `State<T>`).
+
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+
+/// A tool: a canonical definition, a typed argument type, and a body.
+///
+/// Implemented by `#[tool]`; implement it by hand only when the macro cannot express the tool.
+/// The methods are associated functions, not methods: a tool is a type, and each call receives its
+/// own validated arguments, so no state leaks between calls except through [`State`].
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments the model sends, after validation.
+    type Args: DeserializeOwned + Serialize + Send + Sync + 'static;
+    /// What a successful call returns.
+    type Output: Serialize + Send + 'static;
+
+    /// The canonical definition, built once on first use.
+    fn definition() -> &'static ToolDefinition;
+
+    /// Runs the tool with validated arguments.
+    fn call(
+        args: Self::Args,
+        cx: &CallContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// Injected state the tool needs, checked when it is registered so that a missing
+    /// `State<T>` fails at start-up rather than on the first call.
+    fn required_state() -> Vec<StateRequirement> {
+        Vec::new()
+    }
+}
+
+/// The body of a struct-form tool: `#[tool] struct GetWeather { .. }` plus `impl Run for GetWeather`.
+///
+/// The struct's fields are the arguments; `run` consumes the validated instance.
+pub trait Run: Sized + Send + 'static {
+    /// What a successful call returns.
+    type Output: Serialize + Send + 'static;
+    /// The body's error; anything convertible into a [`ToolError`].
+    type Error: Into<ToolError>;
+
+    /// Runs the tool.
+    fn run(
+        self,
+        cx: &CallContext,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// Who started a call, recorded in the audit trail (seed 001's activity feed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Initiator {
+    /// A model asked for it.
+    #[default]
+    Model,
+    /// A person asked for it directly (command line, UI).
+    User,
+    /// The application itself (a schedule, a chain).
+    System,
+}
+
+/// Application state shared with tools, keyed by type.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>,
+}
+
+impl Extensions {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the value of type `T`.
+    pub fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.map
+            .insert(TypeId::of::<T>(), (Arc::new(value), type_name::<T>()));
+    }
+
+    /// The value of type `T`, if present.
+    pub fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<&T> {
+        self.map
+            .get(&TypeId::of::<T>())
+            .and_then(|(v, _)| v.downcast_ref::<T>())
+    }
+
+    /// Whether a value with this type id is present.
+    pub fn contains(&self, id: TypeId) -> bool {
+        self.map.contains_key(&id)
+    }
+}
+
+impl fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set()
+            .entries(self.map.values().map(|(_, name)| name))
+            .finish()
+    }
+}
+
+/// A piece of injected state a tool needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateRequirement {
+    /// The state's type.
+    pub type_id: TypeId,
+    /// Its name, for error messages.
+    pub type_name: &'static str,
+}
+
+impl StateRequirement {
+    /// The requirement for `T`.
+    pub fn of<T: 'static>() -> Self {
+        StateRequirement {
+            type_id: TypeId::of::<T>(),
+            type_name: type_name::<T>(),
+        }
+    }
+}
+
+/// Everything about one call that is not an argument: ids, session, who started it, and the
+/// application state. Tools receive it by reference or through extractors.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The provider's call id (or a generated stable one).
+    pub call_id: String,
+    /// Ties every record of one user request together.
+    pub correlation_id: String,
+    /// The session the call belongs to, if any.
+    pub session: Option<String>,
+    /// Who started the call.
+    pub initiator: Initiator,
+    /// Shared application state.
+    pub state: Arc<Extensions>,
+}
+
+impl CallContext {
+    /// A context with the given call id and empty state; correlation id equals the call id.
+    pub fn new(call_id: impl Into<String>) -> Self {
+        let call_id = call_id.into();
+        CallContext {
+            correlation_id: call_id.clone(),
+            call_id,
+            ..Default::default()
+        }
+    }
+}
+
+/// Something a tool function receives from the call context instead of from the model.
+/// Parameters of these types never appear in the argument schema.
+pub trait FromCallContext: Sized {
+    /// Extracts the value.
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError>;
+
+    /// State that must be registered for extraction to succeed.
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+}
+
+/// Application state of type `T`, registered with `ToolSet::with_state`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct State<T>(pub T);
+
+impl<T: Clone + Send + Sync + 'static> FromCallContext for State<T> {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        cx.state.get::<T>().cloned().map(State).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::MISSING_STATE,
+                format!("no state of type {} was registered", type_name::<T>()),
+            )
+        })
+    }
+
+    fn requirement() -> Option<StateRequirement> {
+        Some(StateRequirement::of::<T>())
+    }
+}
+
+impl FromCallContext for CallContext {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Ok(cx.clone())
+    }
+}
+
+/// The provider's call id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallId(pub String);
+
+impl FromCallContext for CallId {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Ok(CallId(cx.call_id.clone()))
+    }
+}
+
+/// The id tying every record of one user request together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorrelationId(pub String);
+
+impl FromCallContext for CorrelationId {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Ok(CorrelationId(cx.correlation_id.clone()))
+    }
+}
+
+/// The session id, if the call belongs to one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session(pub Option<String>);
+
+impl FromCallContext for Session {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Ok(Session(cx.session.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Db(&'static str);
+
+    #[test]
+    fn state_is_extracted_by_type_and_missing_state_is_a_structured_error() {
+        let mut ext = Extensions::new();
+        ext.insert(Db("notes"));
+        let cx = CallContext {
+            state: Arc::new(ext),
+            ..CallContext::new("c1")
+        };
+        let State(db) = State::<Db>::from_call_context(&cx).unwrap();
+        assert_eq!(db, Db("notes"));
+        let err = State::<u32>::from_call_context(&cx).unwrap_err();
+        assert_eq!(err.code, ErrorCode::MISSING_STATE);
+        assert_eq!(CallId::from_call_context(&cx).unwrap().0, "c1");
+    }
+}

@@ -1,0 +1,99 @@
+//! Compiled validators for canonical schemas. Compiled once at registration, never per call; remote
+//! `$ref` resolution is impossible at run time because no remote retriever is compiled in.
+
+use serde_json::Value;
+
+use crate::error::Violation;
+
+/// A compiled JSON Schema (draft 2020-12) validator for one tool's arguments.
+pub struct Validator {
+    inner: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Validator")
+    }
+}
+
+/// Why a schema could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid JSON Schema: {0}")]
+pub struct SchemaError(pub String);
+
+impl Validator {
+    /// Compiles `schema` for draft 2020-12. Refuses remote `$ref`s.
+    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        if let Some(r) = find_remote_ref(schema) {
+            return Err(SchemaError(format!(
+                "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
+            )));
+        }
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(false)
+            .build(schema)
+            .map(|inner| Validator { inner })
+            .map_err(|e| SchemaError(e.to_string()))
+    }
+
+    /// Whether `instance` is valid.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        self.inner.is_valid(instance)
+    }
+
+    /// Every violation, each with a JSON pointer into the instance.
+    pub fn violations(&self, instance: &Value) -> Vec<Violation> {
+        self.inner
+            .iter_errors(instance)
+            .map(|e| Violation::new(e.instance_path().to_string(), e.to_string()))
+            .collect()
+    }
+}
+
+/// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
+/// scheme), if any.
+pub fn find_remote_ref(schema: &Value) -> Option<&str> {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref")
+                && !r.starts_with('#')
+            {
+                return Some(r);
+            }
+            map.values().find_map(find_remote_ref)
+        }
+        Value::Array(items) => items.iter().find_map(find_remote_ref),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn collects_every_violation_with_pointers() {
+        let v = Validator::compile(&json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer", "minimum": 1}, "b": {"type": "string"}},
+            "required": ["a", "b"]
+        }))
+        .unwrap();
+        let errs = v.violations(&json!({"a": 0}));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs.iter().any(|e| e.pointer == "/a"));
+        assert!(
+            errs.iter()
+                .any(|e| e.pointer.is_empty() && e.message.contains("\"b\""))
+        );
+    }
+
+    #[test]
+    fn remote_refs_are_refused() {
+        let err = Validator::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        assert!(err.0.contains("remote $ref"));
+        assert!(Validator::compile(&json!({"type": "objekt"})).is_err());
+    }
+}
