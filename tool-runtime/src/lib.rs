@@ -1,10 +1,14 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod definition;
 pub mod error;
+pub mod executor;
 pub mod hydrate;
 pub mod schema;
+pub mod select;
+pub mod store;
 pub mod tool;
 pub mod toolset;
 pub mod validate;

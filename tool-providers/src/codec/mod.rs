@@ -1,0 +1,1 @@
+//! Pure provider codecs: JSON in, JSON out, no IO.

@@ -1,0 +1,1 @@
+//! Serving a ToolSet as an MCP server.

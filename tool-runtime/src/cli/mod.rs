@@ -1,0 +1,1 @@
+//! The `tools` command line every app built on a `ToolSet` gets.

@@ -1,0 +1,1 @@
+//! The executor: policy, confirmation, timeouts, retries, rate limits, caching, audit.

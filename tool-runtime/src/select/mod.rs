@@ -1,0 +1,1 @@
+//! Pre-selection of tools for large catalogs (seed 004 `pickTools`), never running anything.
