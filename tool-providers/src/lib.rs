@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod cli;
 pub mod codec;
 pub mod http;
 pub mod mcp;

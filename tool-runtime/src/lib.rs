@@ -25,8 +25,5 @@ pub use toolset::{DynHandler, RegistrationError, ToolSet};
 
 /// What the `#[tool]` macro's expansion refers to. Not a public API: it may change in any release.
 #[doc(hidden)]
-pub mod __private {
-    pub use schemars;
-    pub use serde;
-    pub use serde_json;
-}
+#[path = "private.rs"]
+pub mod __private;

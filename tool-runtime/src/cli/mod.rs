@@ -1,1 +1,60 @@
 //! The `tools` command line every app built on a `ToolSet` gets.
+//!
+//! Built-in subcommands: `list`, `schema`, `check`. Other layers add theirs through the same
+//! [`CliCommand`] trait (the executor's `call`/`pending`/`approve`/`deny`, selection's `pick`, the
+//! providers' `decode`), and provider views of `schema --provider P` through [`SchemaView`], so the
+//! runtime never speaks a provider's wire format itself.
+//!
+//! Exit codes are a contract: 0 success, 1 the input was refused, 2 usage.
+
+use std::io::Write;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::definition::ToolDefinition;
+use crate::toolset::ToolSet;
+
+/// How a command ended; the process exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: success.
+    Success = 0,
+    /// 1: the input was refused (invalid arguments, unknown tool, denied call).
+    Refused = 1,
+    /// 2: usage error (bad flags, unreadable file).
+    Usage = 2,
+}
+
+/// Where a command writes, and whether the user asked for JSON.
+pub struct Output<'a> {
+    /// Standard output (a buffer in tests).
+    pub out: &'a mut (dyn Write + Send),
+    /// Standard error.
+    pub err: &'a mut (dyn Write + Send),
+    /// `--json` was given.
+    pub json: bool,
+}
+
+/// A subcommand of `tools`.
+pub trait CliCommand: Send + Sync {
+    /// The clap definition of the subcommand (its name, arguments and help).
+    fn command(&self) -> clap::Command;
+
+    /// Runs the subcommand against `toolset` (which already includes any `--catalog` tools).
+    fn run<'a>(
+        &'a self,
+        toolset: &'a ToolSet,
+        matches: &'a clap::ArgMatches,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Exit>;
+}
+
+/// A provider's view of tool declarations, for `tools schema --provider NAME`.
+pub trait SchemaView: Send + Sync {
+    /// The provider names this view answers to (e.g. `["openai", "anthropic"]`).
+    fn providers(&self) -> Vec<&'static str>;
+
+    /// Exactly what would be sent to `provider` to declare `tools`.
+    fn render(&self, provider: &str, tools: &[&ToolDefinition]) -> Result<Value, String>;
+}

@@ -1,0 +1,1 @@
+//! `tools schema --provider` and `tools decode` for the `tools` command line.
