@@ -1,1 +1,10 @@
-//! Shared pieces of the example agents.
+//! Shared pieces of the example agents: model selection and the research assistant's domain.
+
+// Tools return the framework's `ToolError` by design (it is what the model sees).
+#![allow(clippy::result_large_err)]
+
+pub mod catalog;
+pub mod graph;
+pub mod research;
+pub mod setup;
+pub mod tasks;

@@ -1,1 +1,1 @@
-//! Integration tests live under `tests/`.
+#![doc = include_str!("../../README.md")]

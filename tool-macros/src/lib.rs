@@ -1,9 +1,95 @@
 //! The `#[tool]` attribute. Use it through `tool_runtime::tool`.
+//!
+//! Structure, as in serde_derive: `ast` parses the item and its options into a model (options
+//! with darling in `attr`), `valid` checks it and accumulates every error at its tokens
+//! (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that calls
+//! into `tool_runtime::__private`.
+
+mod ast;
+mod attr;
+mod expand;
+mod names;
+mod primitive;
+mod toolset;
+mod valid;
+mod verbatim;
 
 use proc_macro::TokenStream;
 
-/// Turns a function or a struct into a tool. See `tool_runtime` for the options.
+/// Turns a function or a struct into a tool: a `tool_runtime::Tool` impl whose canonical
+/// definition is built once, on first use.
+///
+/// # Function form
+///
+/// ```ignore
+/// /// Search your notes.                      <- the tool's description
+/// #[tool(read_only, intent = "Search your notes for {query}")]
+/// async fn search_notes(
+///     /// The search text                    <- the property's description
+///     query: String,
+///     #[arg(default = 10, min = 1, max = 50)]
+///     limit: u32,
+///     State(db): State<Db>,                  // injected, not in the schema
+/// ) -> Result<Vec<Note>, MyError> { .. }
+///
+/// let set = toolset![search_notes]?.with_state(db);   // or ToolSet::new().with::<search_notes>()
+/// ```
+///
+/// The function stays an ordinary function. A marker type of the same name (a braced struct,
+/// which lives only in the type namespace) names the tool. Parameters whose type is `State<T>`,
+/// `CallContext`, `&CallContext`, `CallId`, `CorrelationId` or `Session`, or that carry
+/// `#[inject]` (any `FromCallContext` type), are extracted from the call's context; their
+/// `requirement()`s are the tool's `required_state()`. Every other parameter is an argument:
+/// owned, concrete, bound to a plain name. The return type is `Result<T, E>` with
+/// `E: Into<ToolError>`, or a plain `T`; `T: Serialize + JsonSchema` and its schema is the
+/// output schema.
+///
+/// # Struct form
+///
+/// `#[tool(modify)] struct DeleteNote { /// The id\n id: u64 }` plus `impl Run for DeleteNote`.
+/// The fields are the arguments; `Deserialize`, `Serialize` and `JsonSchema` are derived unless
+/// the struct derives them already. The default name is the struct's name in snake_case.
+///
+/// # Options of `#[tool(..)]`
+///
+/// | option | meaning |
+/// |---|---|
+/// | `name = ".."` | the tool's name (`^[a-zA-Z0-9_-]{1,64}$`) |
+/// | `description = ".."` | overrides the doc comment (one of them is required) |
+/// | `read_only` / `create` / `modify` / `external` | the safety category; none means `Safety::Unspecified`, treated most restrictively |
+/// | `reversible`, `idempotent` | flags for the executor's policy |
+/// | `intent = "..{arg}.."` | a human-readable template; each placeholder must name an argument |
+/// | `tags = ["a", "b"]` or `tags("a", "b")` | tags for pre-selection |
+/// | `examples = [r#"{..}"#]` | example argument objects: valid JSON, checked against a verbatim schema |
+/// | `timeout = "30s"` or `timeout_ms = 30000` | per-tool timeout (`ms`, `s`, `m`, `h`) |
+/// | `strict` | OpenAI strict mode: checked at compile time for verbatim schemas and for maps/defaults of derived ones; a derived schema is brought into strict form, and what cannot be is refused at registration by `toolset!` |
+/// | `parameters = r#"{..}"#` | an inline verbatim JSON Schema, stored byte for byte |
+/// | `schema = "file.json"` | a verbatim schema file relative to `CARGO_MANIFEST_DIR`; its relative file `$ref`s are inlined under `$defs`; the files are tracked for rebuilds |
+/// | `allow_no_schema, no_schema_mode = read_only \| human_approval \| full` | opt out of a schema (struct tools without named fields only) |
+/// | `sensitive = ["password"]` | arguments the audit trail redacts |
+///
+/// Per argument, `#[arg(default)]`, `#[arg(default = EXPR)]`, `#[arg(min = .., max = ..)]`,
+/// `#[arg(min_length = .., max_length = ..)]` and `#[arg(sensitive)]`; `#[serde(..)]` and
+/// `#[schemars(..)]` are forwarded as they are.
+///
+/// # Checked at compile time
+///
+/// A missing description, an invalid name, intent placeholders and `sensitive` names that match
+/// no argument, conflicting options, a verbatim schema that is not JSON, not a draft 2020-12 JSON
+/// Schema, not an object, has a remote `$ref`, or disagrees with the parameters (names after
+/// serde renames, required-ness), `strict` that cannot hold, a struct without a schema, and
+/// argument types that cannot be deserialized into (borrowed, `impl Trait`, generics, `self`).
 #[proc_macro_attribute]
-pub fn tool(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool(attr.into(), item.into()).into()
+}
+
+/// `toolset!`'s compile-time duplicate-name check. Not a public API: use `tool_runtime::toolset!`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __check_unique_names(input: TokenStream) -> TokenStream {
+    match syn::parse::<toolset::Input>(input) {
+        Ok(i) => toolset::check(i).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }

@@ -1,1 +1,239 @@
-//! `tools schema --provider` and `tools decode` for the `tools` command line.
+//! `tools schema --provider ...` and `tools decode --provider P [FILE|-]` for the `tools` command
+//! line. Register [`ProviderSchemas`] as the schema view and [`DecodeCommand`] as a command with
+//! the runner in `tool_runtime::cli`.
+
+use std::io::Read;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tool_runtime::cli::{CliCommand, Exit, Output, SchemaView};
+use tool_runtime::{ToolDefinition, ToolSet};
+
+use crate::codec::{
+    CodecError, Decoded, Provider, StopReason, StreamCapture, ToolConfig, hydrate_call,
+};
+
+/// What `tools schema --provider P` prints: the `tools` array of the request body exactly as the
+/// codec sends it (for Gemini the `[{"functionDeclarations": [...]}]` wrapper), and for MCP the
+/// `tools/list` result `{"tools": [...]}`.
+pub fn render_schema(provider: Provider, tools: &[&ToolDefinition]) -> Result<Value, CodecError> {
+    let fragment = provider
+        .codec()
+        .encode_tools(tools, &ToolConfig::default())?;
+    Ok(match provider {
+        Provider::Mcp => fragment,
+        _ => fragment["tools"].clone(),
+    })
+}
+
+/// The provider views of `tools schema`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProviderSchemas;
+
+impl SchemaView for ProviderSchemas {
+    fn providers(&self) -> Vec<&'static str> {
+        Provider::ALL.iter().map(|p| p.as_str()).collect()
+    }
+
+    fn render(&self, provider: &str, tools: &[&ToolDefinition]) -> Result<Value, String> {
+        let provider: Provider = provider.parse().map_err(|e: CodecError| e.to_string())?;
+        render_schema(provider, tools).map_err(|e| e.to_string())
+    }
+}
+
+/// `tools decode --provider P [FILE|-]`: reads a response body or a stream capture (SSE `data:`
+/// lines or NDJSON, detected), decodes it, hydrates every call against the tool set and prints
+/// each result. Exit 0 when every call hydrated, 1 when any call is invalid or the input cannot be
+/// decoded, 2 when the file cannot be read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecodeCommand;
+
+fn stop_name(stop: &StopReason) -> String {
+    match stop {
+        StopReason::ToolCalls => "tool_calls".into(),
+        StopReason::EndTurn => "end_turn".into(),
+        StopReason::MaxTokens => "max_tokens".into(),
+        StopReason::Other(o) => o.clone(),
+        StopReason::Unknown => "unknown".into(),
+    }
+}
+
+/// Decodes `input` for `provider` and hydrates each call: the report `tools decode` prints (as
+/// JSON) and whether every call was valid.
+pub fn decode_report(
+    provider: Provider,
+    toolset: &ToolSet,
+    input: &str,
+) -> Result<(Value, bool), CodecError> {
+    let capture = StreamCapture::parse(provider, input)?;
+    let decoded: Decoded = capture.decode(provider.codec().as_ref())?;
+    let mut all_ok = true;
+    let calls: Vec<Value> = decoded
+        .calls
+        .iter()
+        .map(|call| match hydrate_call(toolset, call) {
+            Ok(instance) => json!({
+                "id": call.id,
+                "name": call.name,
+                "ok": true,
+                "arguments": instance.arguments(),
+                "repairs": instance.repairs(),
+            }),
+            Err(err) => {
+                all_ok = false;
+                json!({"id": call.id, "name": call.name, "ok": false, "error": err.to_json()})
+            }
+        })
+        .collect();
+    let report = json!({
+        "stream": matches!(capture, StreamCapture::Events(_)),
+        "text": decoded.text,
+        "stop": stop_name(&decoded.stop),
+        "calls": calls,
+    });
+    Ok((report, all_ok))
+}
+
+fn print_text(report: &Value, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let text = report["text"].as_str().unwrap_or_default();
+    if !text.is_empty() {
+        writeln!(out, "text: {text}")?;
+    }
+    let calls = report["calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "stop: {}  calls: {}",
+        report["stop"].as_str().unwrap_or_default(),
+        calls.len()
+    )?;
+    for c in calls {
+        let (id, name) = (
+            c["id"].as_str().unwrap_or_default(),
+            c["name"].as_str().unwrap_or_default(),
+        );
+        if c["ok"] == true {
+            write!(out, "ok    {id} {name} {}", c["arguments"])?;
+            if c["repairs"].as_array().is_some_and(|r| !r.is_empty()) {
+                write!(out, "  (repaired: {})", c["repairs"])?;
+            }
+            writeln!(out)?;
+        } else {
+            let e = &c["error"];
+            writeln!(
+                out,
+                "error {id} {name} {}: {}",
+                e["code"].as_str().unwrap_or_default(),
+                e["message"].as_str().unwrap_or_default()
+            )?;
+            for v in e["violations"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                writeln!(
+                    out,
+                    "        at {:?}: {}",
+                    v["pointer"].as_str().unwrap_or_default(),
+                    v["message"].as_str().unwrap_or_default()
+                )?;
+            }
+            if let Some(r) = e["recover_action"].as_str() {
+                writeln!(out, "        recover: {r}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl CliCommand for DecodeCommand {
+    fn command(&self) -> clap::Command {
+        clap::Command::new("decode")
+            .about("Decode a provider response or stream capture and hydrate each tool call")
+            .arg(
+                clap::Arg::new("provider")
+                    .long("provider")
+                    .required(true)
+                    .value_parser(clap::builder::PossibleValuesParser::new(
+                        Provider::ALL.map(Provider::as_str),
+                    ))
+                    .help("The wire format of the input"),
+            )
+            .arg(
+                clap::Arg::new("file")
+                    .default_value("-")
+                    .help("Response body or stream capture (SSE or NDJSON); - for stdin"),
+            )
+    }
+
+    fn run<'a>(
+        &'a self,
+        toolset: &'a ToolSet,
+        matches: &'a clap::ArgMatches,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Exit> {
+        async move {
+            let provider: Provider = match matches.get_one::<String>("provider").map(|p| p.parse())
+            {
+                Some(Ok(p)) => p,
+                Some(Err(e)) => {
+                    let _ = writeln!(output.err, "{e}");
+                    return Exit::Usage;
+                }
+                None => {
+                    let _ = writeln!(output.err, "--provider is required");
+                    return Exit::Usage;
+                }
+            };
+            let file = matches
+                .get_one::<String>("file")
+                .map(String::as_str)
+                .unwrap_or("-");
+            let input = if file == "-" {
+                let mut s = String::new();
+                std::io::stdin().read_to_string(&mut s).map(|_| s)
+            } else {
+                std::fs::read_to_string(file)
+            };
+            let input = match input {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = writeln!(output.err, "cannot read {file}: {e}");
+                    return Exit::Usage;
+                }
+            };
+            let (report, all_ok) = match decode_report(provider, toolset, &input) {
+                Ok(r) => r,
+                Err(e) => {
+                    if output.json {
+                        let _ = writeln!(
+                            output.out,
+                            "{}",
+                            json!({"error": tool_runtime::ToolError::from(e).to_json()})
+                        );
+                    } else {
+                        let _ = writeln!(output.err, "cannot decode: {e}");
+                    }
+                    return Exit::Refused;
+                }
+            };
+            let written = if output.json {
+                writeln!(
+                    output.out,
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                )
+            } else {
+                print_text(&report, output.out)
+            };
+            if written.is_err() {
+                return Exit::Usage;
+            }
+            if all_ok { Exit::Success } else { Exit::Refused }
+        }
+        .boxed()
+    }
+}

@@ -221,6 +221,175 @@ impl ToolDefinition {
     }
 }
 
+/// Builds a [`ToolDefinition`] step by step; what `#[tool]` expands to, and the easiest way to
+/// write a definition by hand.
+///
+/// ```
+/// use tool_runtime::definition::DefinitionBuilder;
+/// use tool_runtime::Safety;
+///
+/// let def = DefinitionBuilder::new("ping", "Answers pong")
+///     .verbatim(r#"{"type":"object","properties":{}}"#)
+///     .safety(Safety::ReadOnly)
+///     .build();
+/// assert_eq!(def.parameters.get(), r#"{"type":"object","properties":{}}"#);
+/// ```
+#[derive(Debug, Clone)]
+pub struct DefinitionBuilder {
+    def: ToolDefinition,
+}
+
+impl DefinitionBuilder {
+    /// A definition named `name` with an empty object schema, origin derived.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        let mut def = ToolDefinition::new(
+            name,
+            description,
+            &serde_json::json!({"type": "object", "properties": {}}),
+        );
+        def.schema_origin = SchemaOrigin::Derived;
+        DefinitionBuilder { def }
+    }
+
+    /// The argument schema derived from `A` with schemars (see [`crate::schema::derive`]).
+    pub fn derived<A: schemars::JsonSchema>(mut self) -> Self {
+        let schema = crate::schema::derive::<A>();
+        self.def.parameters = RawValue::from_string(schema.to_string())
+            .expect("a serde_json::Value always serializes to valid JSON");
+        self.def.schema_origin = SchemaOrigin::Derived;
+        self
+    }
+
+    /// A verbatim schema, stored byte-for-byte.
+    ///
+    /// # Panics
+    /// If `text` is not valid JSON. `#[tool]` checks this at compile time.
+    pub fn verbatim(mut self, text: &str) -> Self {
+        self.def.parameters = RawValue::from_string(text.to_owned()).unwrap_or_else(|e| {
+            panic!(
+                "tool {:?}: verbatim schema is not valid JSON: {e}",
+                self.def.name
+            )
+        });
+        self.def.schema_origin = SchemaOrigin::Verbatim;
+        self
+    }
+
+    /// No schema (`allow_no_schema`): an open object is declared, nothing is validated, and the
+    /// mode constrains how the tool may run.
+    pub fn no_schema(mut self, mode: NoSchemaMode) -> Self {
+        self.def.parameters =
+            RawValue::from_string(r#"{"type":"object"}"#.to_owned()).expect("constant JSON");
+        self.def.schema_origin = SchemaOrigin::None(mode);
+        self
+    }
+
+    /// The output schema, derived from `T` (MCP `outputSchema`). A `null` schema (unit output)
+    /// is left out.
+    pub fn output<T: schemars::JsonSchema>(mut self) -> Self {
+        let schema = crate::schema::output::<T>();
+        self.def.output_schema =
+            (schema.get("type").and_then(Value::as_str) != Some("null")).then_some(schema);
+        self
+    }
+
+    /// The safety category.
+    pub fn safety(mut self, safety: Safety) -> Self {
+        self.def.safety = safety;
+        self
+    }
+
+    /// Whether the effect can be undone.
+    pub fn reversible(mut self, yes: bool) -> Self {
+        self.def.reversible = yes;
+        self
+    }
+
+    /// Whether repeating a call has no further effect.
+    pub fn idempotent(mut self, yes: bool) -> Self {
+        self.def.idempotent = yes;
+        self
+    }
+
+    /// Requests OpenAI strict mode. Whether the schema can be strict is checked at compile time for
+    /// verbatim schemas and by [`ToolDefinition::strict_problems`] at registration otherwise.
+    pub fn strict(mut self, yes: bool) -> Self {
+        self.def.strict = yes.then_some(true);
+        self
+    }
+
+    /// The intent template, e.g. `"Search your notes for {query}"`.
+    pub fn intent(mut self, template: impl Into<Cow<'static, str>>) -> Self {
+        self.def.intent = Some(template.into());
+        self
+    }
+
+    /// Tags for pre-selection.
+    pub fn tags(mut self, tags: &[&'static str]) -> Self {
+        self.def.tags = tags.iter().map(|t| Cow::Borrowed(*t)).collect();
+        self
+    }
+
+    /// Example argument objects, as JSON texts.
+    ///
+    /// # Panics
+    /// If one is not valid JSON. `#[tool]` checks this at compile time.
+    pub fn examples(mut self, examples: &[&str]) -> Self {
+        self.def.examples = examples
+            .iter()
+            .map(|e| {
+                serde_json::from_str(e).unwrap_or_else(|err| {
+                    panic!("tool {:?}: example is not JSON: {err}", self.def.name)
+                })
+            })
+            .collect();
+        self
+    }
+
+    /// The per-tool timeout in milliseconds.
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.def.timeout = Some(Duration::from_millis(ms));
+        self
+    }
+
+    /// Argument names the audit trail redacts.
+    pub fn sensitive(mut self, names: &[&'static str]) -> Self {
+        self.def.sensitive = names.iter().map(|t| Cow::Borrowed(*t)).collect();
+        self
+    }
+
+    /// The definition. A derived schema with `strict` set is brought into strict form here
+    /// (see [`crate::schema::strictify`]); a verbatim one is never touched.
+    pub fn build(mut self) -> ToolDefinition {
+        if self.def.strict == Some(true) && self.def.schema_origin == SchemaOrigin::Derived {
+            let mut schema = self.def.parameters_value();
+            crate::schema::strictify(&mut schema);
+            self.def.parameters = RawValue::from_string(schema.to_string())
+                .expect("a serde_json::Value always serializes to valid JSON");
+        }
+        self.def
+    }
+}
+
+impl ToolDefinition {
+    /// Why this definition's schema cannot be used in OpenAI strict mode, when `strict` is set:
+    /// one `(JSON pointer, message)` per problem; empty when strict is not requested or holds.
+    ///
+    /// Strict mode needs `additionalProperties: false` on every object, every property listed in
+    /// `required` (optional ones as a union with `null`), and no open maps. `#[tool]` checks this
+    /// at compile time for verbatim schemas; derived schemas are only known at run time, so
+    /// registration through `toolset!` checks them with this.
+    pub fn strict_problems(&self) -> Vec<(String, String)> {
+        if self.strict != Some(true) {
+            return Vec::new();
+        }
+        crate::schema::strict_problems(&self.parameters_value())
+    }
+}
+
 /// Whether a name is accepted by every provider: `^[a-zA-Z0-9_-]{1,64}$`.
 pub fn is_valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())

@@ -40,6 +40,8 @@ impl ErrorCode {
     pub const MISSING_STATE: ErrorCode = ErrorCode::of("MISSING_STATE");
     /// A resource the arguments named does not exist.
     pub const NOT_FOUND: ErrorCode = ErrorCode::of("NOT_FOUND");
+    /// A tool definition (a catalog entry, a dynamic tool) was refused at registration.
+    pub const INVALID_DEFINITION: ErrorCode = ErrorCode::of("INVALID_DEFINITION");
     /// An internal error in the framework; not the model's fault.
     pub const INTERNAL: ErrorCode = ErrorCode::of("INTERNAL");
 

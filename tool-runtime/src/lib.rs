@@ -15,6 +15,7 @@ pub mod validate;
 
 pub use definition::{NoSchemaMode, Safety, SchemaOrigin, ToolDefinition, is_valid_tool_name};
 pub use error::{ErrorCode, ToolError, Violation};
+pub use executor::{Execution, Executor, ExecutorConfig, Outcome};
 pub use hydrate::{Arguments, Limits, Repair, ToolCall, ToolInstance};
 pub use tool::{
     CallContext, CallId, CorrelationId, Extensions, FromCallContext, Initiator, Run, Session,

@@ -22,3 +22,162 @@ pub fn derive<T: JsonSchema>() -> Value {
 pub fn output<T: JsonSchema>() -> Value {
     derive::<T>()
 }
+
+/// Brings a derived schema into OpenAI strict form where that keeps its meaning: every object
+/// without an `additionalProperties` gets `false`, and every property that already accepts `null`
+/// (schemars' rendering of `Option<T>`) is listed in `required`. Anything else that breaks strict
+/// mode (maps, defaults on non-null properties) is left for [`strict_problems`] to report.
+pub fn strictify(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if is_object_schema(map) {
+                map.entry("additionalProperties")
+                    .or_insert(Value::Bool(false));
+                let nullable: Vec<String> = map
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| {
+                        p.iter()
+                            .filter(|(_, s)| accepts_null(s))
+                            .map(|(k, _)| k.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let required = map
+                    .entry("required")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(req) = required {
+                    for k in nullable {
+                        if !req.iter().any(|r| r == k.as_str()) {
+                            req.push(Value::String(k));
+                        }
+                    }
+                }
+            }
+            for v in map.values_mut() {
+                strictify(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strictify),
+        _ => {}
+    }
+}
+
+fn is_object_schema(map: &serde_json::Map<String, Value>) -> bool {
+    map.contains_key("properties")
+        || match map.get("type") {
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+            _ => false,
+        }
+}
+
+fn accepts_null(s: &Value) -> bool {
+    match s.get("type") {
+        Some(Value::String(t)) if t == "null" => return true,
+        Some(Value::Array(ts)) if ts.iter().any(|t| t == "null") => return true,
+        _ => {}
+    }
+    ["anyOf", "oneOf"].iter().any(|k| {
+        s.get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|alts| alts.iter().any(accepts_null))
+    })
+}
+
+/// Every place where `schema` breaks OpenAI's strict-mode rules, as `(JSON pointer, message)`:
+/// an object without `additionalProperties: false`, an open map, a property not in `required`.
+pub fn strict_problems(schema: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk_strict(schema, String::new(), &mut out);
+    out
+}
+
+fn walk_strict(v: &Value, at: String, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(map) => {
+            if is_object_schema(map) {
+                let here = if at.is_empty() {
+                    "/".to_owned()
+                } else {
+                    at.clone()
+                };
+                match map.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {}
+                    Some(Value::Bool(true)) | Some(Value::Object(_)) => out.push((
+                        here.clone(),
+                        "an open object (a map) is not allowed in strict mode; use an array of key/value objects".into(),
+                    )),
+                    _ => out.push((
+                        here.clone(),
+                        "strict mode needs \"additionalProperties\": false on every object".into(),
+                    )),
+                }
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if let Some(Value::Object(props)) = map.get("properties") {
+                    for k in props.keys().filter(|k| !required.contains(&k.as_str())) {
+                        out.push((
+                            format!("{at}/properties/{}", k.replace('~', "~0").replace('/', "~1")),
+                            format!("property {k:?} must be required in strict mode (make an optional one nullable: Option<T>)"),
+                        ));
+                    }
+                }
+            }
+            for (k, child) in map {
+                if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                    continue;
+                }
+                walk_strict(
+                    child,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                walk_strict(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strictify_requires_nullable_properties_and_closes_objects() {
+        let mut s = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": ["integer", "null"]}},
+            "required": ["a"]
+        });
+        strictify(&mut s);
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(s["required"], json!(["a", "b"]));
+        assert!(strict_problems(&s).is_empty());
+    }
+
+    #[test]
+    fn strict_problems_name_maps_and_optional_properties() {
+        let s = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                "n": {"type": "integer"}
+            },
+            "required": ["tags"]
+        });
+        let problems = strict_problems(&s);
+        let pointers: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(pointers, ["/properties/n", "/properties/tags"]);
+    }
+}

@@ -24,6 +24,16 @@ pub trait Tool: Send + Sync + 'static {
     /// What a successful call returns.
     type Output: Serialize + Send + 'static;
 
+    /// The tool's name, known at compile time. `#[tool]` always sets it; `toolset!` compares
+    /// these to refuse duplicate names at compile time. Empty means "known only at run time"
+    /// (hand-written impls may leave it), and registration still refuses duplicates then.
+    const NAME: &'static str = "";
+
+    /// The canonical argument schema as JSON text, when it is known at compile time (verbatim
+    /// schemas), so provider codecs can build declarations without run-time work. `None` means:
+    /// use [`Tool::definition`].
+    const SCHEMA_JSON: Option<&'static str> = None;
+
     /// The canonical definition, built once on first use.
     fn definition() -> &'static ToolDefinition;
 
@@ -38,6 +48,30 @@ pub trait Tool: Send + Sync + 'static {
     fn required_state() -> Vec<StateRequirement> {
         Vec::new()
     }
+}
+
+/// Builds a [`ToolSet`](crate::ToolSet) from `#[tool]` types:
+/// `toolset![search_notes, GetWeather]`.
+///
+/// Evaluates to `Result<ToolSet, RegistrationError>`: registration can fail for reasons only
+/// known at run time (a derived schema that cannot be strict, a schema that does not compile),
+/// and the caller decides whether that is fatal. Two tools with the same name are a compile
+/// error when both names are known at compile time (always, for `#[tool]` types), pointing at
+/// the second one; otherwise registration refuses them with
+/// [`RegistrationError::DuplicateName`](crate::RegistrationError::DuplicateName).
+///
+/// Every tool's `strict` request is checked here too (see [`ToolDefinition::strict_problems`]).
+#[macro_export]
+macro_rules! toolset {
+    ($($tool:path),* $(,)?) => {{
+        $crate::__private::check_unique_names!($crate; $($tool),*);
+        (|| -> ::core::result::Result<$crate::ToolSet, $crate::RegistrationError> {
+            #[allow(unused_mut)]
+            let mut set = $crate::ToolSet::new();
+            $( $crate::__private::register::<$tool>(&mut set)?; )*
+            ::core::result::Result::Ok(set)
+        })()
+    }};
 }
 
 /// The body of a struct-form tool: `#[tool] struct GetWeather { .. }` plus `impl Run for GetWeather`.

@@ -4,17 +4,21 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_tool_name};
-use crate::error::{ErrorCode, ToolError};
-use crate::hydrate::{Limits, ToolCall, ToolInstance, parse_arguments};
+use crate::error::{ErrorCode, ToolError, Violation};
+use crate::hydrate::plan::{Plan, Unsupported};
+use crate::hydrate::{
+    Arguments, Limits, Repair, ToolCall, ToolInstance, check_limits, check_value_limits,
+    parse_arguments,
+};
 use crate::tool::{CallContext, Extensions, StateRequirement, Tool};
-use crate::validate::{SchemaError, Validator};
+use crate::validate::{SchemaError, Validator, find_remote_ref};
 
 /// The body of a tool registered at run time: JSON arguments in, JSON result out.
 pub type DynHandler =
@@ -40,6 +44,24 @@ pub enum RegistrationError {
     /// The schema's top level is not an object schema.
     #[error("tool {0:?}: the parameters schema must describe an object (\"type\": \"object\")")]
     NotAnObject(String),
+    /// The schema refers to a document outside itself; nothing is fetched at run time.
+    #[error(
+        "tool {name:?}: remote $ref {reference:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
+    )]
+    RemoteRef {
+        /// The tool.
+        name: String,
+        /// The offending reference.
+        reference: String,
+    },
+    /// A dynamic definition is not in the canonical shape.
+    #[error("tool {name:?}: {reason}")]
+    InvalidDefinition {
+        /// The tool (or the catalog position when it has no name).
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// A tool needs state that was not provided.
     #[error("tool {tool:?} needs state of type {type_name}; add it with ToolSet::with_state")]
     MissingState {
@@ -55,7 +77,23 @@ pub enum RegistrationError {
 
 /// Type-erased access to one registered tool.
 pub(crate) trait Handler: Send + Sync {
-    fn deserialize(&self, args: &Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
+    /// Slow path: the arguments were validated as JSON; now make them typed.
+    fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
+    /// Fast path: straight from the text into the typed arguments, then the plan's checks.
+    /// `None` sends the call down the slow path, which explains what is wrong.
+    fn fast_text(&self, _text: &str, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        None
+    }
+    /// Fast path for arguments that arrived as an object.
+    fn fast_value(&self, _args: &Value, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        None
+    }
+    /// A plan for checking what [`Handler::fast_text`] produces, when the schema allows one.
+    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
+        Plan::compile(schema)
+    }
+    /// The typed arguments as JSON.
+    fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value;
     fn run(
         &self,
         args: Box<dyn Any + Send + Sync>,
@@ -70,8 +108,33 @@ pub(crate) trait Handler: Send + Sync {
 struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> Handler for Typed<T> {
-    fn deserialize(&self, args: &Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
-        T::Args::deserialize(args)
+    fn fast_text(&self, text: &str, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        let args: T::Args = serde_json::from_str(text).ok()?;
+        plan.accepts(&args)
+            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
+    }
+
+    fn fast_value(&self, args: &Value, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        let args = T::Args::deserialize(args).ok()?;
+        plan.accepts(&args)
+            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
+    }
+
+    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
+        Plan::compile_for::<T::Args>(schema)
+    }
+
+    fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
+        let args = typed
+            .downcast_ref::<T::Args>()
+            .expect("a ToolInstance only ever holds its own tool's argument type");
+        // an argument type that deserialized from JSON serializes back; if a hand-written
+        // Serialize impl fails anyway, audit records null rather than the process panicking
+        serde_json::to_value(args).unwrap_or(Value::Null)
+    }
+
+    fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
+        serde_json::from_value::<T::Args>(args)
             .map(|a| Box::new(a) as Box<dyn Any + Send + Sync>)
             .map_err(|e| {
                 ToolError::new(
@@ -108,8 +171,15 @@ use serde::Deserialize as _;
 struct Dynamic(Option<DynHandler>);
 
 impl Handler for Dynamic {
-    fn deserialize(&self, args: &Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
-        Ok(Box::new(args.clone()))
+    fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
+        Ok(Box::new(args))
+    }
+
+    fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
+        typed
+            .downcast_ref::<Value>()
+            .expect("dynamic tools hold JSON")
+            .clone()
     }
 
     fn run(
@@ -137,10 +207,26 @@ impl Handler for Dynamic {
     }
 }
 
-/// One registered tool: its definition, its compiled validator and its body.
+/// How one tool's arguments are checked.
+enum Check {
+    /// `allow_no_schema`: nothing to check against.
+    None,
+    /// A plan compiled from the schema decides; the validator, compiled on the first refusal,
+    /// explains. `fast` is whether the typed arguments may be deserialized straight from the
+    /// text (derived schemas, whose shape serde enforces).
+    Plan {
+        plan: Plan,
+        fast: bool,
+        validator: OnceLock<Result<Validator, SchemaError>>,
+    },
+    /// The schema uses keywords no plan expresses: the validator, compiled at registration.
+    Validator(Validator),
+}
+
+/// One registered tool: its definition, how its arguments are checked, and its body.
 pub(crate) struct Entry {
     definition: ToolDefinition,
-    validator: Option<Validator>,
+    check: Check,
     handler: Box<dyn Handler>,
 }
 
@@ -159,6 +245,132 @@ impl Entry {
         cx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
         self.handler.run(typed, cx)
+    }
+
+    pub(crate) fn arguments_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
+        self.handler.to_json(typed)
+    }
+
+    /// Builds the entry, checking the definition the way registration promises: a valid name, an
+    /// object schema, no remote `$ref`, a schema that is itself valid; and a ready check.
+    fn build(
+        definition: ToolDefinition,
+        handler: Box<dyn Handler>,
+    ) -> Result<Entry, RegistrationError> {
+        let name = definition.name.to_string();
+        if !is_valid_tool_name(&name) {
+            return Err(RegistrationError::InvalidName(name));
+        }
+        if definition.kind != "function" {
+            return Err(RegistrationError::InvalidDefinition {
+                name,
+                reason: format!(
+                    "\"type\" is {:?}; canonical definitions have \"type\": \"function\"",
+                    definition.kind
+                ),
+            });
+        }
+        let check = match definition.schema_origin {
+            SchemaOrigin::None(_) => Check::None,
+            origin => {
+                let schema = definition.parameters_value();
+                if schema.get("type").and_then(Value::as_str) != Some("object") {
+                    return Err(RegistrationError::NotAnObject(name));
+                }
+                if let Some(reference) = find_remote_ref(&schema) {
+                    return Err(RegistrationError::RemoteRef {
+                        name,
+                        reference: reference.to_owned(),
+                    });
+                }
+                let invalid = |error| RegistrationError::InvalidSchema {
+                    name: name.clone(),
+                    error,
+                };
+                match handler.plan(&schema) {
+                    Ok(plan) => {
+                        // a derived schema is valid by construction; any other is checked
+                        // against the meta-schema now, its validator compiled on first refusal
+                        if origin != SchemaOrigin::Derived {
+                            Validator::check(&schema).map_err(invalid)?;
+                        }
+                        Check::Plan {
+                            plan,
+                            fast: origin == SchemaOrigin::Derived,
+                            validator: OnceLock::new(),
+                        }
+                    }
+                    Err(_) => Check::Validator(Validator::compile(&schema).map_err(invalid)?),
+                }
+            }
+        };
+        Ok(Entry {
+            definition,
+            check,
+            handler,
+        })
+    }
+
+    /// The fast path: typed arguments straight from what was sent, checked by the plan. `None`
+    /// when it does not apply or refuses; the slow path then decides and explains.
+    fn fast(
+        &self,
+        arguments: &Arguments,
+        limits: &Limits,
+    ) -> Result<Option<Box<dyn Any + Send + Sync>>, ToolError> {
+        let Check::Plan {
+            plan, fast: true, ..
+        } = &self.check
+        else {
+            return Ok(None);
+        };
+        Ok(match arguments {
+            Arguments::Text(text) => {
+                check_limits(text, limits)?;
+                self.handler.fast_text(text, plan)
+            }
+            Arguments::Json(value) if !value.is_string() => {
+                check_value_limits(value, limits)?;
+                self.handler.fast_value(value, plan)
+            }
+            Arguments::Json(_) => None,
+        })
+    }
+
+    /// Every violation of the schema by `value`; empty when it is valid.
+    fn violations(&self, value: &Value) -> Vec<Violation> {
+        match &self.check {
+            Check::None => Vec::new(),
+            Check::Validator(v) => v.violations(value),
+            Check::Plan {
+                plan, validator, ..
+            } => {
+                if plan.accepts(value) {
+                    return Vec::new();
+                }
+                let compiled = validator
+                    .get_or_init(|| Validator::compile(&self.definition.parameters_value()));
+                match compiled {
+                    Ok(v) => v.violations(value),
+                    // the meta-schema accepted it at registration, so this is not expected; the
+                    // plan's refusal still stands
+                    Err(e) => vec![Violation::new(
+                        "",
+                        format!("the arguments do not satisfy the schema ({e})"),
+                    )],
+                }
+            }
+        }
+    }
+
+    /// Whether a validator, or a plan standing for one, checks this tool's arguments.
+    pub(crate) fn is_checked(&self) -> bool {
+        !matches!(self.check, Check::None)
+    }
+
+    /// Whether calls to this tool can take the fast path (a plan over a derived schema).
+    pub(crate) fn has_fast_path(&self) -> bool {
+        matches!(self.check, Check::Plan { fast: true, .. })
     }
 }
 
@@ -216,12 +428,38 @@ impl ToolSet {
     }
 
     /// Registers every definition of a catalog: a JSON array of definitions in the canonical shape
-    /// `{"type": "function", "name", "description", "parameters", "strict"?, ...}`.
+    /// `{"type": "function", "name", "description", "parameters", "strict"?, ...}` (plus the
+    /// optional safety fields), without bodies.
+    ///
+    /// All or nothing: when one definition is refused, none is registered, and the error names it.
     pub fn register_catalog(&mut self, json: &str) -> Result<&mut Self, RegistrationError> {
-        let defs: Vec<ToolDefinition> =
-            serde_json::from_str(json).map_err(|e| RegistrationError::Catalog(e.to_string()))?;
+        let raw: Vec<Box<serde_json::value::RawValue>> =
+            serde_json::from_str(json).map_err(|e| {
+                RegistrationError::Catalog(format!(
+                    "expected a JSON array of tool definitions: {e}"
+                ))
+            })?;
+        let mut staged: Vec<Entry> = Vec::with_capacity(raw.len());
+        let mut names: HashMap<&str, usize> = HashMap::with_capacity(raw.len());
+        let defs = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                serde_json::from_str::<ToolDefinition>(r.get())
+                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, def) in defs.iter().enumerate() {
+            let name = def.name.as_ref();
+            if self.by_name.contains_key(name) || names.insert(name, i).is_some() {
+                return Err(RegistrationError::DuplicateName(name.to_owned()));
+            }
+        }
         for def in defs {
-            self.register_dynamic(def, None)?;
+            staged.push(Entry::build(def, Box::new(Dynamic(None)))?);
+        }
+        for entry in staged {
+            self.push(entry);
         }
         Ok(self)
     }
@@ -259,35 +497,20 @@ impl ToolSet {
         definition: ToolDefinition,
         handler: Box<dyn Handler>,
     ) -> Result<&mut Self, RegistrationError> {
-        let name = definition.name.to_string();
-        if !is_valid_tool_name(&name) {
-            return Err(RegistrationError::InvalidName(name));
+        if self.by_name.contains_key(definition.name.as_ref()) {
+            return Err(RegistrationError::DuplicateName(
+                definition.name.to_string(),
+            ));
         }
-        if self.by_name.contains_key(&name) {
-            return Err(RegistrationError::DuplicateName(name));
-        }
-        let validator = match definition.schema_origin {
-            SchemaOrigin::None(_) => None,
-            _ => {
-                let schema = definition.parameters_value();
-                if schema.get("type").and_then(Value::as_str) != Some("object") {
-                    return Err(RegistrationError::NotAnObject(name));
-                }
-                Some(Validator::compile(&schema).map_err(|error| {
-                    RegistrationError::InvalidSchema {
-                        name: name.clone(),
-                        error,
-                    }
-                })?)
-            }
-        };
-        self.by_name.insert(name, self.entries.len());
-        self.entries.push(Arc::new(Entry {
-            definition,
-            validator,
-            handler,
-        }));
+        let entry = Entry::build(definition, handler)?;
+        self.push(entry);
         Ok(self)
+    }
+
+    fn push(&mut self, entry: Entry) {
+        self.by_name
+            .insert(entry.definition.name.to_string(), self.entries.len());
+        self.entries.push(Arc::new(entry));
     }
 
     /// Removes a tool; returns whether it was present.
@@ -339,36 +562,61 @@ impl ToolSet {
     /// deserialize them into the tool's typed arguments. Runs nothing.
     pub fn hydrate(&self, call: &ToolCall) -> Result<ToolInstance, ToolError> {
         let entry = self.lookup(&call.name)?;
-        let (arguments, repairs) = parse_arguments(&call.arguments, &self.limits)?;
-        match &entry.validator {
-            Some(v) => {
-                let violations = v.violations(&arguments);
-                if !violations.is_empty() {
-                    return Err(invalid_arguments(&entry.definition, violations));
-                }
-            }
-            None => {
-                if entry.definition.no_schema_mode() == Some(NoSchemaMode::ReadOnly)
-                    && !entry.definition.safety.is_read_only()
-                {
-                    return Err(ToolError::new(
-                        ErrorCode::SCHEMA_REQUIRED,
-                        format!(
-                            "tool {:?} has no schema and is registered for read-only use only",
-                            entry.definition.name
-                        ),
-                    ));
-                }
-            }
+        if let Some(typed) = entry.fast(&call.arguments, &self.limits)? {
+            return Ok(self.instance(call, entry, typed, Vec::new()));
         }
-        let typed = entry.handler.deserialize(&arguments)?;
-        Ok(ToolInstance {
+        let (arguments, repairs) = parse_arguments(&call.arguments, &self.limits)?;
+        if entry.is_checked() {
+            let violations = entry.violations(&arguments);
+            if !violations.is_empty() {
+                return Err(invalid_arguments(&entry.definition, &arguments, violations));
+            }
+        } else if entry.definition.no_schema_mode() == Some(NoSchemaMode::ReadOnly)
+            && !entry.definition.safety.is_read_only()
+        {
+            return Err(ToolError::new(
+                ErrorCode::SCHEMA_REQUIRED,
+                format!(
+                    "tool {:?} has no schema and is registered for read-only use only",
+                    entry.definition.name
+                ),
+            ));
+        }
+        let typed = entry.handler.deserialize(arguments)?;
+        Ok(self.instance(call, entry, typed, repairs))
+    }
+
+    fn instance(
+        &self,
+        call: &ToolCall,
+        entry: &Arc<Entry>,
+        typed: Box<dyn Any + Send + Sync>,
+        repairs: Vec<Repair>,
+    ) -> ToolInstance {
+        ToolInstance {
             call_id: call.id.clone(),
             entry: entry.clone(),
-            arguments,
+            arguments: OnceLock::new(),
             typed,
             repairs,
-        })
+        }
+    }
+
+    /// Whether `name` is registered with a body that can run in this process (dynamic tools may
+    /// be declared without one).
+    pub fn is_runnable(&self, name: &str) -> bool {
+        self.by_name
+            .get(name)
+            .is_some_and(|&i| self.entries[i].is_runnable())
+    }
+
+    /// Whether calls to `name` are hydrated on the fast path (straight into the typed arguments,
+    /// checked by a compiled plan) rather than through a `Value` and the validator. For tests,
+    /// benchmarks and the `tools list --json` report.
+    pub fn has_fast_path(&self, name: &str) -> bool {
+        self.by_name
+            .get(name)
+            .is_some_and(|&i| self.entries[i].has_fast_path())
     }
 
     fn lookup(&self, name: &str) -> Result<&Arc<Entry>, ToolError> {
@@ -423,8 +671,21 @@ fn quoted_list(names: &[String]) -> String {
 
 pub(crate) fn invalid_arguments(
     def: &ToolDefinition,
-    violations: Vec<crate::error::Violation>,
+    arguments: &Value,
+    mut violations: Vec<Violation>,
 ) -> ToolError {
+    // An object sent as a string holding JSON is refused, never decoded: only the arguments as
+    // a whole are decoded twice (a known provider quirk); inside them a string is a string, and
+    // guessing otherwise could change what a legitimate string argument means. Say so, though.
+    for v in &mut violations {
+        if let Some(Value::String(text)) = arguments.pointer(&v.pointer)
+            && looks_like_encoded_json(text)
+        {
+            v.message.push_str(
+                " (this is JSON encoded as a string; send the object or array itself, not a string)",
+            );
+        }
+    }
     let summary = violations
         .iter()
         .map(|v| {
@@ -446,4 +707,11 @@ pub(crate) fn invalid_arguments(
     .retryable(true)
     .recover("fix each argument named in violations and call the tool again")
     .with_violations(violations)
+    .with_detail("tool", def.name.as_ref())
+}
+
+fn looks_like_encoded_json(text: &str) -> bool {
+    let t = text.trim_start();
+    (t.starts_with('{') || t.starts_with('['))
+        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }

@@ -37,6 +37,18 @@ impl Validator {
             .map_err(|e| SchemaError(e.to_string()))
     }
 
+    /// Checks `schema` without compiling a validator: no remote `$ref`, and valid against the
+    /// draft 2020-12 meta-schema. What registration does eagerly for a schema whose validator it
+    /// compiles later, so that a bad schema still fails at registration.
+    pub fn check(schema: &Value) -> Result<(), SchemaError> {
+        if let Some(r) = find_remote_ref(schema) {
+            return Err(SchemaError(format!(
+                "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
+            )));
+        }
+        jsonschema::draft202012::meta::validate(schema).map_err(|e| SchemaError(e.to_string()))
+    }
+
     /// Whether `instance` is valid.
     pub fn is_valid(&self, instance: &Value) -> bool {
         self.inner.is_valid(instance)
@@ -95,5 +107,8 @@ mod tests {
         let err = Validator::compile(&json!({"$ref": "https://example.com/s.json"})).unwrap_err();
         assert!(err.0.contains("remote $ref"));
         assert!(Validator::compile(&json!({"type": "objekt"})).is_err());
+        assert!(Validator::check(&json!({"type": "objekt"})).is_err());
+        assert!(Validator::check(&json!({"$ref": "http://x/y"})).is_err());
+        assert!(Validator::check(&json!({"type": "object", "properties": {"a": {}}})).is_ok());
     }
 }

@@ -6,11 +6,29 @@
 //! runtime never speaks a provider's wire format itself.
 //!
 //! Exit codes are a contract: 0 success, 1 the input was refused, 2 usage.
+//!
+//! ```no_run
+//! use tool_runtime::ToolSet;
+//! use tool_runtime::cli::Cli;
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let tools = ToolSet::new(); // register your tools here
+//!     Cli::new(tools).run_from_env().into()
+//! }
+//! ```
+//!
+//! Inside an application's own clap command line, nest [`Cli::command`] as a subcommand and hand
+//! its matches to [`Cli::run_matches`].
+
+mod app;
+mod builtin;
 
 use std::io::Write;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+
+pub use app::Cli;
 
 use crate::definition::ToolDefinition;
 use crate::toolset::ToolSet;
@@ -24,6 +42,19 @@ pub enum Exit {
     Refused = 1,
     /// 2: usage error (bad flags, unreadable file).
     Usage = 2,
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
 }
 
 /// Where a command writes, and whether the user asked for JSON.

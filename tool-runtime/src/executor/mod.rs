@@ -1,1 +1,123 @@
-//! The executor: policy, confirmation, timeouts, retries, rate limits, caching, audit.
+//! The executor: runs hydrated tool instances under the human-centred policy, and records them.
+//!
+//! ```text
+//! executor.run(instance, cx)
+//!   policy      allow/deny lists; category → run now | confirm (+ first-time gate)
+//!   confirm     ConfirmationHandler: yes | no(reason) | edit(args → re-validated) | timeout | defer
+//!               defer → PendingOperation in the Store, approved/denied by id later, runs once
+//!   run         cache (read-only) → rate limits → attempt on its own task with a timeout
+//!               → retries with backoff (read-only / idempotent / opted-in tools)
+//!   after       undo journal (reversible tools) → result fitted for the model
+//!   record      one AuditRecord per call → sinks + store; `execute_tool {name}` tracing span
+//! ```
+//!
+//! What goes back to the model is an [`Outcome`]: success, error, denied (the user's choice, not
+//! an error) or pending. Nothing in a call's arguments or the model's output takes part in a
+//! decision: approval comes only from the [`ConfirmationHandler`] or from
+//! [`Executor::approve`], called by the application on a person's behalf.
+
+mod audit;
+mod builder;
+mod cache;
+mod chain;
+pub mod cli;
+mod config;
+mod confirm;
+mod engine;
+mod format;
+mod limit;
+mod outcome;
+mod pending;
+pub mod policy;
+mod run;
+mod undo;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+pub use audit::{
+    ActivityQuery, AuditRecord, AuditSink, MemoryAuditSink, REDACTED, SUMMARY_CHARS, is_secret_key,
+    redact, summarize,
+};
+pub use builder::{BuildError, ExecutorBuilder};
+pub use cache::{cache_key, write_canonical};
+pub use chain::{ChainResult, ChainStep, REF_KEY};
+pub use config::{
+    AuditMode, CacheConfig, ConfigError, ConfirmationMode, ENV_PREFIX, ExecutorConfig,
+    RateLimitConfig, RetryConfig, StoreConfig, Window,
+};
+pub use confirm::{
+    Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, Deferred, DenyAll, FnConfirmer,
+    TerminalConfirmer,
+};
+pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
+pub use limit::RateLimiter;
+pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status};
+pub use undo::{Reversible, UndoPlanner};
+
+use crate::error::ToolError;
+use crate::store::Store;
+use crate::tool::CallContext;
+use crate::toolset::ToolSet;
+
+/// Describes the change a modifying call will make, for the confirmation preview: validated
+/// arguments and the call's context in, a JSON description out (e.g. a diff).
+pub type Previewer =
+    Arc<dyn Fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// Runs tool calls under policy. Cheap to clone; clones share everything (store, rate limits,
+/// cache, first-time gates).
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolset: ToolSet,
+    config: ExecutorConfig,
+    store: Arc<dyn Store>,
+    confirmer: Arc<dyn ConfirmationHandler>,
+    sinks: Vec<Arc<dyn AuditSink>>,
+    limiter: RateLimiter,
+    cache: cache::TtlCache,
+    undo: HashMap<String, UndoPlanner>,
+    previews: HashMap<String, Previewer>,
+    /// Audit records also go to the store.
+    store_audit: bool,
+    /// First-time gates passed in this process: (session, tool).
+    gates: Mutex<HashSet<(String, String)>>,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("toolset", &self.inner.toolset)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// Starts building an executor for `toolset`.
+    pub fn builder(toolset: ToolSet) -> ExecutorBuilder {
+        ExecutorBuilder::new(toolset)
+    }
+
+    /// The tools this executor runs.
+    pub fn toolset(&self) -> &ToolSet {
+        &self.inner.toolset
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.inner.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+}

@@ -2,9 +2,10 @@
 //! [`ToolInstance`] or a structured [`ToolError`]. Nothing runs here.
 
 mod parse;
+pub mod plan;
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,7 +47,9 @@ impl ToolCall {
 pub struct ToolInstance {
     pub(crate) call_id: String,
     pub(crate) entry: Arc<Entry>,
-    pub(crate) arguments: Value,
+    /// The validated arguments as JSON, made from `typed` on first use: most calls on the fast
+    /// path never need it, and when they do it costs one serialization of an already valid value.
+    pub(crate) arguments: OnceLock<Value>,
     pub(crate) typed: Box<dyn Any + Send + Sync>,
     pub(crate) repairs: Vec<Repair>,
 }
@@ -56,7 +59,7 @@ impl std::fmt::Debug for ToolInstance {
         f.debug_struct("ToolInstance")
             .field("call_id", &self.call_id)
             .field("tool", &self.entry.definition().name)
-            .field("arguments", &self.arguments)
+            .field("arguments", self.arguments())
             .field("repairs", &self.repairs)
             .finish()
     }
@@ -79,8 +82,13 @@ impl ToolInstance {
     }
 
     /// The validated arguments as JSON (for intent, audit and cache keys).
+    ///
+    /// This is the typed arguments serialized again, so it is the same whichever path hydration
+    /// took: defaults are filled in and keys the argument type does not know are absent. Computed
+    /// on first use and kept.
     pub fn arguments(&self) -> &Value {
-        &self.arguments
+        self.arguments
+            .get_or_init(|| self.entry.arguments_json(&*self.typed))
     }
 
     /// The typed arguments, if `T` is this tool's argument type.

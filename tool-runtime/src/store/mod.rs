@@ -1,1 +1,189 @@
-//! One store interface for pending operations, first-time approvals, journal and audit records.
+//! One store interface for what outlives a call: pending operations, first-time approvals, the
+//! undo journal and the audit records (whose query is the activity feed).
+//!
+//! [`SqliteStore`] (embedded, nothing to start) is the default; [`MemoryStore`] is for tests and
+//! short-lived processes; [`RedisStore`] is for several processes or machines sharing state. All are safe to share between tasks; `SqliteStore` handles on the same
+//! file are also safe to share between processes, and every state change that must happen once
+//! (resolving a pending operation, claiming an undo) is a compare-and-set in the store, so two
+//! approvers racing each other cannot both win.
+
+mod memory;
+mod redis_store;
+mod sqlite;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+pub use sqlite::SqliteStore;
+
+use crate::executor::{ActivityQuery, AuditRecord, Outcome, Preview};
+use crate::tool::Initiator;
+
+/// A call parked until a person approves or denies it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingOperation {
+    /// The operation's id (`op-` and 32 hex digits).
+    pub id: String,
+    /// The call it stands for.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The validated arguments, as the tool will receive them (not redacted: they are needed to
+    /// run the call; the audit trail redacts).
+    pub arguments: Value,
+    /// What the person is shown.
+    pub preview: Preview,
+    /// The call's correlation id.
+    pub correlation_id: String,
+    /// The call's session.
+    pub session: Option<String>,
+    /// Who started the call.
+    pub initiator: Initiator,
+    /// When it was parked (ms since the epoch).
+    pub created_ms: u64,
+    /// Where it stands.
+    pub state: PendingState,
+}
+
+/// The life of a pending operation. Moves only forward: `Pending` → `Approved` → `Completed`, or
+/// `Pending` → `Denied`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PendingState {
+    /// Waiting for a decision.
+    Pending,
+    /// Approved; running (or it was running when its process stopped).
+    Approved {
+        /// Arguments a person edited, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edited: Option<Value>,
+    },
+    /// Denied.
+    Denied {
+        /// The person's reason.
+        reason: String,
+    },
+    /// Approved and run.
+    Completed {
+        /// What it ended as.
+        outcome: Box<Outcome>,
+    },
+}
+
+impl PendingState {
+    /// The state's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PendingState::Pending => "pending",
+            PendingState::Approved { .. } => "approved",
+            PendingState::Denied { .. } => "denied",
+            PendingState::Completed { .. } => "completed",
+        }
+    }
+}
+
+/// How an undo is performed: a call of a tool with arguments, planned when the original call
+/// succeeded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InverseCall {
+    /// The tool that reverts the effect (often a sibling: `create_note` → `delete_note`).
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+}
+
+/// What the journal keeps about a reversible call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// The original call.
+    pub call_id: String,
+    /// The original tool.
+    pub tool: String,
+    /// How to revert it.
+    pub inverse: InverseCall,
+    /// When the original call finished (ms since the epoch).
+    pub created_ms: u64,
+    /// Whether it has been undone.
+    pub undone: bool,
+}
+
+/// Where the first-time gate of a tool was passed: in one session, or for every session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GateScope<'a> {
+    /// This session only.
+    Session(&'a str),
+    /// Every session (`persist_first_time_approvals`).
+    Everywhere,
+}
+
+impl GateScope<'_> {
+    pub(crate) fn key(&self) -> &str {
+        match self {
+            GateScope::Session(s) => s,
+            GateScope::Everywhere => "*",
+        }
+    }
+}
+
+/// A store failed (I/O, a corrupt row). Reported to the model as an `INTERNAL` error.
+#[derive(Debug, thiserror::Error)]
+#[error("store: {0}")]
+pub struct StoreError(pub String);
+
+impl From<StoreError> for crate::error::ToolError {
+    fn from(e: StoreError) -> Self {
+        crate::error::ToolError::new(crate::error::ErrorCode::INTERNAL, e.to_string())
+    }
+}
+
+/// What a caller got when it tried to resolve a pending operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolve {
+    /// This caller resolved it; the operation as it was before.
+    Won(Box<PendingOperation>),
+    /// Someone else resolved it first; its current state.
+    AlreadyResolved(PendingState),
+    /// No operation has this id.
+    NotFound,
+}
+
+/// The store interface. Methods are synchronous and short: SQLite answers in microseconds, and a
+/// synchronous trait keeps implementations simple and object-safe.
+pub trait Store: Send + Sync + 'static {
+    /// Parks an operation.
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError>;
+    /// One operation by id, in any state.
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError>;
+    /// Operations still waiting for a decision, oldest first.
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// Moves an operation from `Pending` to `to` (approved or denied) if and only if it is still
+    /// pending: exactly one of any number of concurrent callers wins.
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError>;
+    /// Records how an approved operation ended.
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError>;
+
+    /// Remembers that a tool's first-time gate was passed.
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError>;
+    /// Whether a tool's first-time gate was passed in this scope.
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError>;
+
+    /// Journals how to undo a call.
+    fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError>;
+    /// The journal entry of a call.
+    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError>;
+    /// Marks a call undone if it was not: `true` for exactly one caller.
+    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError>;
+    /// Reverts [`Store::claim_undo`] when the undo itself failed, so it can be tried again.
+    fn release_undo(&self, call_id: &str) -> Result<(), StoreError>;
+
+    /// Appends an audit record.
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError>;
+    /// The activity feed: matching records, newest first.
+    fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;
+}
+
+pub(crate) fn new_operation_id() -> String {
+    format!("op-{:032x}", fastrand::u128(..))
+}

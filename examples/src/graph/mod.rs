@@ -1,0 +1,75 @@
+//! The knowledge graph agent (seed 001): nodes and relationships in SQLite; `find_related_nodes`
+//! and `summarize_node` run at once, `merge_nodes` and `delete_node` become pending operations
+//! (id + preview in the store) that a person approves or denies later, from any process; the
+//! activity feed is a query over the stored audit records.
+
+pub mod db;
+pub mod tools;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Previewer};
+use tool_runtime::store::SqliteStore;
+use tool_runtime::{ToolError, ToolSet};
+
+pub use db::{Edge, GraphDb, MergeStrategy, Node};
+
+/// The system prompt.
+pub const SYSTEM: &str = "You manage a knowledge graph of observations, hypotheses and sources. \
+Use the tools to find related nodes, summarise, merge or delete nodes; merges and deletions wait \
+for the user's approval. Answer briefly.";
+
+/// Every tool of the graph agent, with its state.
+pub fn toolset(db: GraphDb) -> ToolSet {
+    let mut ts = ToolSet::new().with_state(db);
+    ts.register::<tools::find_related_nodes>()
+        .and_then(|t| t.register::<tools::summarize_node>())
+        .and_then(|t| t.register::<tools::merge_nodes>())
+        .and_then(|t| t.register::<tools::delete_node>())
+        .expect("the graph tools have unique names and valid schemas");
+    ts
+}
+
+/// The executor: every confirmation is deferred (a pending operation in the store at
+/// `store_path`), with a preview of what a merge or deletion would affect.
+pub fn executor(
+    db: GraphDb,
+    store_path: &Path,
+    config: ExecutorConfig,
+) -> Result<Executor, ToolError> {
+    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let del_db = db.clone();
+    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = del_db.clone();
+        async move {
+            let id = args["node_id"].as_str().unwrap_or_default();
+            let node = db.node(id)?;
+            let preview: String = node.content.chars().take(80).collect();
+            Ok(json!({"node_id": id, "node_type": node.kind, "content_preview": preview,
+                      "relationships_affected": db.edges_of(id)?.len()}))
+        }
+        .boxed()
+    });
+    let merge_db = db.clone();
+    let merge_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = merge_db.clone();
+        async move {
+            let p = db.node(args["primary_node_id"].as_str().unwrap_or_default())?;
+            let s = db.node(args["secondary_node_id"].as_str().unwrap_or_default())?;
+            Ok(json!({"keep": p, "remove": s,
+                      "relationships_moved": db.edges_of(&s.id)?.len()}))
+        }
+        .boxed()
+    });
+    Executor::builder(toolset(db))
+        .config(config)
+        .store(Arc::new(store))
+        .confirmation(Deferred)
+        .preview_with("delete_node", delete_preview)
+        .preview_with("merge_nodes", merge_preview)
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}

@@ -1,0 +1,97 @@
+//! The research assistant (seed 000): notes and a bibliography in SQLite, tools in the four safety
+//! categories, confirmation with previews of edits, undo, and an external DOI lookup behind the
+//! first-time gate.
+
+pub mod db;
+pub mod tools;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorConfig, Previewer};
+use tool_runtime::store::InverseCall;
+use tool_runtime::store::SqliteStore;
+use tool_runtime::{ToolError, ToolSet};
+
+pub use db::Db;
+pub use tools::DoiService;
+
+/// The system prompt: short, because small local models follow short prompts best.
+pub const SYSTEM: &str = "You are a research assistant. You manage the user's notes and \
+bibliography with the tools. Use a tool whenever the request is about notes, the bibliography or \
+a DOI; then answer briefly.";
+
+/// Every tool of the assistant, with its state.
+pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
+    let mut ts = ToolSet::new().with_state(db).with_state(doi);
+    ts.register::<tools::search_bibliography>()
+        .and_then(|t| t.register::<tools::search_notes>())
+        .and_then(|t| t.register::<tools::create_note>())
+        .and_then(|t| t.register::<tools::edit_note>())
+        .and_then(|t| t.register::<tools::delete_note>())
+        .and_then(|t| t.register::<tools::restore_note>())
+        .and_then(|t| t.register::<tools::merge_notes>())
+        .and_then(|t| t.register::<tools::add_annotation>())
+        .and_then(|t| t.register::<tools::fetch_doi>())
+        .expect("the research tools have unique names and valid schemas");
+    ts
+}
+
+/// The executor: the store next to the notes, the given confirmation handler, previews of edits
+/// and deletions, and undo for creating, editing and deleting notes.
+pub fn executor(
+    toolset: ToolSet,
+    db: Db,
+    store_path: &Path,
+    confirmer: Arc<dyn ConfirmationHandler>,
+    config: ExecutorConfig,
+) -> Result<Executor, ToolError> {
+    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let edit_db = db.clone();
+    let edit_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = edit_db.clone();
+        async move {
+            let id = args["id"].as_i64().unwrap_or_default();
+            let note = db.note(id)?;
+            Ok(json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]}))
+        }
+        .boxed()
+    });
+    let delete_db = db.clone();
+    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = delete_db.clone();
+        async move {
+            let note = db.note(args["id"].as_i64().unwrap_or_default())?;
+            Ok(json!({"delete": note}))
+        }
+        .boxed()
+    });
+    Executor::builder(toolset)
+        .config(config)
+        .store(Arc::new(store))
+        .confirmation_shared(confirmer)
+        .preview_with("edit_note", edit_preview)
+        .preview_with("delete_note", delete_preview)
+        .undo_with("create_note", |_args, result| {
+            Some(InverseCall {
+                tool: "delete_note".into(),
+                arguments: json!({"id": result["id"]}),
+            })
+        })
+        .undo_with("delete_note", |args, _result| {
+            Some(InverseCall {
+                tool: "restore_note".into(),
+                arguments: json!({"id": args["id"]}),
+            })
+        })
+        .undo_with("edit_note", |args, result| {
+            Some(InverseCall {
+                tool: "edit_note".into(),
+                arguments: json!({"id": args["id"], "body": result["previous_body"]}),
+            })
+        })
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}

@@ -1,0 +1,88 @@
+//! Picks the model for an example: a provider named with `--provider`, else the local llama.cpp
+//! server (`TOOLS_LLAMA_URL`, or started by `scripts/llama-server.sh`, built once and cached),
+//! unless a provider's key is in the environment.
+
+use std::process::Command;
+
+use tool_providers::agent::ChatModel;
+use tool_providers::http::{ClientConfig, HttpClient, Provider, ProviderApi};
+
+/// Where the model is and how to talk to it.
+#[derive(Debug)]
+pub struct ModelChoice {
+    /// The model.
+    pub model: ChatModel,
+    /// A line for the user: which provider, which address.
+    pub description: String,
+    /// Whether this is the small local model (prompts and tool choice are tuned for it).
+    pub local: bool,
+}
+
+/// The local server's script (next to the workspace, found at compile time).
+pub fn llama_script() -> String {
+    std::env::var("TOOLS_LLAMA_SCRIPT")
+        .unwrap_or_else(|_| format!("{}/../scripts/llama-server.sh", env!("CARGO_MANIFEST_DIR")))
+}
+
+/// Chooses the model: `provider` if given; else `TOOLS_LLAMA_URL`; else the first provider whose
+/// key is set (OpenAI, Anthropic, Gemini); else the local server, started (and on first run
+/// built) by the script.
+pub fn choose(provider: Option<Provider>) -> Result<ModelChoice, String> {
+    let from_env = |p: Provider| -> Result<ModelChoice, String> {
+        let client = HttpClient::from_env(p).map_err(|e| e.to_string())?;
+        let description = format!(
+            "{p} at {} (model {})",
+            client.config().base_url,
+            client.config().model
+        );
+        Ok(ModelChoice {
+            model: ChatModel::new(client),
+            description,
+            local: false,
+        })
+    };
+    if let Some(p) = provider {
+        return from_env(p);
+    }
+    if let Ok(url) = std::env::var("TOOLS_LLAMA_URL") {
+        return Ok(local(&url));
+    }
+    for p in [Provider::OpenAiChat, Provider::Anthropic, Provider::Gemini] {
+        if p.key_env()
+            .iter()
+            .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
+        {
+            return from_env(p);
+        }
+    }
+    eprintln!(
+        "No provider key in the environment: using the local model server (the first run builds it, ~6 minutes)."
+    );
+    let out = Command::new("bash")
+        .arg(llama_script())
+        .arg("start")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not run {}: {e}", llama_script()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} start failed; see the messages above",
+            llama_script()
+        ));
+    }
+    let url = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    Ok(local(&url))
+}
+
+/// The OpenAI-compatible client for a local llama.cpp server at `url`.
+pub fn local(url: &str) -> ModelChoice {
+    let cfg = ClientConfig::new(Provider::OpenAiChat, "local")
+        .with_base_url(format!("{}/v1", url.trim_end_matches('/')))
+        .with_timeout(std::time::Duration::from_secs(300));
+    let client = HttpClient::new(cfg).expect("a valid local URL");
+    ModelChoice {
+        model: ChatModel::new(client),
+        description: format!("local llama.cpp server at {url} (SmolLM2-135M-Instruct)"),
+        local: true,
+    }
+}

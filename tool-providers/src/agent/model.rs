@@ -1,0 +1,377 @@
+//! A chat model behind one provider: the HTTP client plus the provider's codec. It builds each
+//! request (system prompt, conversation, declarations from the cache), sends it (streamed or not)
+//! and decodes the answer, natively or through the prompt-based fallback.
+
+use serde_json::{Map, Value, json};
+use tool_runtime::ToolDefinition;
+
+use crate::codec::{
+    Codec, CodecError, DeclarationCache, Decoded, Provider, StopReason, ToolConfig, ToolResult,
+    prompt,
+};
+use crate::http::{HttpClient, Usage};
+
+use super::AgentError;
+
+/// How the model is told about tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolMode {
+    /// The provider's native function calling.
+    #[default]
+    Native,
+    /// For models without native function calling (seed 002): tools described in the system
+    /// prompt, calls parsed from the text, results sent back as a user message.
+    Prompt,
+}
+
+/// One model answer.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// Text, calls and stop reason.
+    pub decoded: Decoded,
+    /// Tokens this request spent.
+    pub usage: Usage,
+    /// Call blocks the prompt-based fallback could not read (errors for the model).
+    pub unreadable: Vec<tool_runtime::ToolError>,
+}
+
+/// A client and a codec for the same provider.
+pub struct ChatModel {
+    client: HttpClient,
+    codec: Box<dyn Codec>,
+    cache: DeclarationCache,
+    mode: ToolMode,
+    stream: bool,
+}
+
+impl std::fmt::Debug for ChatModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatModel")
+            .field("client", &self.client)
+            .field("mode", &self.mode)
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChatModel {
+    /// A model speaking the client's provider with that provider's default codec.
+    pub fn new(client: HttpClient) -> Self {
+        let codec = client.provider().codec();
+        ChatModel {
+            client,
+            codec,
+            cache: DeclarationCache::new(),
+            mode: ToolMode::Native,
+            stream: false,
+        }
+    }
+
+    /// Uses another codec of the same provider (for instance one with other strict settings).
+    pub fn with_codec(mut self, codec: Box<dyn Codec>) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Streams responses (text deltas reach the event sink as they arrive).
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// Chooses native or prompt-based tool calling.
+    pub fn tool_mode(mut self, mode: ToolMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> Provider {
+        self.client.provider()
+    }
+
+    /// The codec.
+    pub fn codec(&self) -> &dyn Codec {
+        self.codec.as_ref()
+    }
+
+    /// The tool mode.
+    pub fn mode(&self) -> ToolMode {
+        self.mode
+    }
+
+    /// The conversation entry for a user's text.
+    pub fn user_message(&self, text: &str) -> Value {
+        match self.provider() {
+            Provider::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
+            _ => json!({"role": "user", "content": text}),
+        }
+    }
+
+    /// The conversation entries for an assistant turn: the provider's own message when the
+    /// response was not streamed (keeps provider-only data), else rebuilt by the codec.
+    pub fn assistant_entries(&self, decoded: &Decoded) -> Vec<Value> {
+        if self.mode == ToolMode::Prompt {
+            return vec![self.text_message("assistant", &decoded.text_with_calls())];
+        }
+        match &decoded.assistant {
+            Some(Value::Array(items)) => items.clone(),
+            Some(v) => vec![v.clone()],
+            None => self.codec.encode_assistant(&decoded.text, &decoded.calls),
+        }
+    }
+
+    /// The conversation entries carrying the results of a turn's calls.
+    pub fn result_entries(&self, results: &[ToolResult]) -> Vec<Value> {
+        if self.mode == ToolMode::Prompt {
+            let lines: Vec<String> = results
+                .iter()
+                .map(|r| {
+                    json!({"tool": r.name, "call_id": r.call_id, "result": r.outcome.to_value()})
+                        .to_string()
+                })
+                .collect();
+            return vec![self.user_message(&format!(
+                "Tool results (one JSON object per call):\n{}",
+                lines.join("\n")
+            ))];
+        }
+        self.codec.encode_results(results)
+    }
+
+    fn text_message(&self, role: &str, text: &str) -> Value {
+        match self.provider() {
+            Provider::Gemini => {
+                let role = if role == "assistant" { "model" } else { role };
+                json!({"role": role, "parts": [{"text": text}]})
+            }
+            _ => json!({"role": role, "content": text}),
+        }
+    }
+
+    /// The request body for one turn.
+    pub fn request(
+        &self,
+        system: Option<&str>,
+        conversation: &[Value],
+        tools: &[&ToolDefinition],
+        config: &ToolConfig,
+    ) -> Result<Value, AgentError> {
+        let p = self.provider();
+        let mut system = system.map(str::to_owned);
+        let mut body = Map::new();
+        if !tools.is_empty() {
+            match self.mode {
+                ToolMode::Native => {
+                    let raw = self
+                        .cache
+                        .encode_tools(self.codec.as_ref(), tools, config)
+                        .map_err(AgentError::Codec)?;
+                    let fields: Map<String, Value> =
+                        serde_json::from_str(raw.get()).expect("the cache emits a JSON object");
+                    body.extend(fields);
+                }
+                ToolMode::Prompt => {
+                    let section = prompt::system_prompt(tools);
+                    system = Some(match system {
+                        Some(s) => format!("{s}\n\n{section}"),
+                        None => section,
+                    });
+                }
+            }
+        }
+        let conversation = Value::Array(conversation.to_vec());
+        match p {
+            Provider::OpenAiChat | Provider::Ollama => {
+                let mut messages = Vec::new();
+                if let Some(s) = system {
+                    messages.push(json!({"role": "system", "content": s}));
+                }
+                messages.extend(conversation.as_array().into_iter().flatten().cloned());
+                body.insert("messages".into(), Value::Array(messages));
+            }
+            Provider::OpenAiResponses => {
+                if let Some(s) = system {
+                    body.insert("instructions".into(), Value::String(s));
+                }
+                body.insert("input".into(), conversation);
+            }
+            Provider::Anthropic => {
+                if let Some(s) = system {
+                    body.insert("system".into(), Value::String(s));
+                }
+                body.insert("messages".into(), conversation);
+            }
+            Provider::Gemini => {
+                if let Some(s) = system {
+                    body.insert("systemInstruction".into(), json!({"parts": [{"text": s}]}));
+                }
+                body.insert("contents".into(), conversation);
+            }
+            Provider::Mcp => {
+                return Err(AgentError::Codec(CodecError::Unsupported {
+                    provider: p,
+                    feature: "chat requests (MCP is a tool protocol)".into(),
+                }));
+            }
+        }
+        Ok(Value::Object(body))
+    }
+
+    /// Sends one turn and decodes the answer; `on_text` receives text as it arrives (the whole
+    /// text at once when not streaming).
+    pub async fn complete(
+        &self,
+        body: &Value,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Turn, AgentError> {
+        let (mut decoded, usage) = if self.stream {
+            use futures::StreamExt;
+            let mut events = self.client.stream(body).await.map_err(AgentError::Http)?;
+            let mut acc = self.codec.accumulator();
+            while let Some(event) = events.next().await {
+                let event = event.map_err(AgentError::Http)?;
+                if let Some(delta) = text_delta(self.provider(), &event) {
+                    on_text(&delta);
+                }
+                acc.push(&event).map_err(AgentError::Codec)?;
+            }
+            let usage = events.usage();
+            (acc.finish().map_err(AgentError::Codec)?, usage)
+        } else {
+            let reply = self.client.send(body).await.map_err(AgentError::Http)?;
+            let decoded = self
+                .codec
+                .decode_response(&reply.body)
+                .map_err(AgentError::Codec)?;
+            if !decoded.text.is_empty() {
+                on_text(&decoded.text);
+            }
+            (decoded, reply.usage)
+        };
+        let mut unreadable = Vec::new();
+        if self.mode == ToolMode::Prompt {
+            let parsed = prompt::parse_calls(&decoded.text);
+            decoded.text = parsed.text.trim().to_owned();
+            decoded.calls = parsed.calls;
+            unreadable = parsed.errors;
+            if !decoded.calls.is_empty() {
+                decoded.stop = StopReason::ToolCalls;
+            }
+            // The verbatim message holds the raw text; the fallback echoes its own rendering.
+            decoded.assistant = None;
+        }
+        Ok(Turn {
+            decoded,
+            usage,
+            unreadable,
+        })
+    }
+}
+
+/// The text a stream event adds, per provider.
+fn text_delta(provider: Provider, event: &Value) -> Option<String> {
+    let s = match provider {
+        Provider::OpenAiChat => event
+            .pointer("/choices/0/delta/content")?
+            .as_str()?
+            .to_owned(),
+        Provider::OpenAiResponses => {
+            if event.get("type")?.as_str()? != "response.output_text.delta" {
+                return None;
+            }
+            event.get("delta")?.as_str()?.to_owned()
+        }
+        Provider::Anthropic => {
+            if event.pointer("/delta/type")?.as_str()? != "text_delta" {
+                return None;
+            }
+            event.pointer("/delta/text")?.as_str()?.to_owned()
+        }
+        Provider::Ollama => event.pointer("/message/content")?.as_str()?.to_owned(),
+        Provider::Gemini => event
+            .pointer("/candidates/0/content/parts")?
+            .as_array()?
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        Provider::Mcp => return None,
+    };
+    (!s.is_empty()).then_some(s)
+}
+
+/// Renders a decoded turn's calls back into the fallback's text form, for the echo.
+trait TextWithCalls {
+    fn text_with_calls(&self) -> String;
+}
+
+impl TextWithCalls for Decoded {
+    fn text_with_calls(&self) -> String {
+        let mut out = self.text.clone();
+        for c in &self.calls {
+            let args = match &c.arguments {
+                tool_runtime::Arguments::Json(v) => v.clone(),
+                tool_runtime::Arguments::Text(t) => {
+                    serde_json::from_str(t).unwrap_or(Value::String(t.clone()))
+                }
+            };
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "<tool_call>{}</tool_call>",
+                json!({"name": c.name, "arguments": args})
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_deltas_are_read_from_every_providers_stream_events() {
+        let cases = [
+            (
+                Provider::OpenAiChat,
+                json!({"choices":[{"delta":{"content":"Hel"}}]}),
+                Some("Hel"),
+            ),
+            (
+                Provider::OpenAiChat,
+                json!({"choices":[{"delta":{"tool_calls":[]}}]}),
+                None,
+            ),
+            (
+                Provider::OpenAiResponses,
+                json!({"type":"response.output_text.delta","delta":"lo"}),
+                Some("lo"),
+            ),
+            (
+                Provider::Anthropic,
+                json!({"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}),
+                Some("x"),
+            ),
+            (
+                Provider::Anthropic,
+                json!({"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{"}}),
+                None,
+            ),
+            (
+                Provider::Ollama,
+                json!({"message":{"content":"y"}}),
+                Some("y"),
+            ),
+            (
+                Provider::Gemini,
+                json!({"candidates":[{"content":{"parts":[{"text":"a"},{"text":"b"}]}}]}),
+                Some("ab"),
+            ),
+        ];
+        for (p, ev, want) in cases {
+            assert_eq!(text_delta(p, &ev).as_deref(), want, "{p}: {ev}");
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`), wire README §1 and §7.
+//!
+//! Declarations are `{"type": "function", "function": {name, description, parameters, strict}}`.
+//! `strict` is always sent explicitly (`false` when the strict view is not used) so the request
+//! says exactly which mode applies. Arguments come back as a JSON string; hydration parses and,
+//! once, repairs them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use tool_runtime::{ToolCall, ToolDefinition};
+
+use super::json::{self, array_opt, object, str_opt};
+use super::schema::strict::strict_view;
+use super::stream::{Gathered, StreamAccumulator};
+use super::{
+    ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
+    ToolResult,
+};
+
+const P: Provider = Provider::OpenAiChat;
+
+/// When the OpenAI codecs send the strict view of a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum StrictPolicy {
+    /// Strict exactly for tools whose definition sets `strict: true`; such a tool whose schema
+    /// cannot be strict is refused with [`CodecError::Schema`] rather than silently downgraded.
+    #[default]
+    AsDeclared,
+    /// Strict for every tool whose schema can be strict (unless it sets `strict: false`); the
+    /// others are sent non-strict.
+    Prefer,
+    /// Never strict.
+    Never,
+}
+
+/// The `parameters` to send and whether they are the strict view.
+pub(crate) fn openai_parameters(
+    provider: Provider,
+    def: &ToolDefinition,
+    policy: StrictPolicy,
+) -> Result<(Value, bool), CodecError> {
+    let canonical = def.parameters_value();
+    let want = match policy {
+        StrictPolicy::AsDeclared => def.strict == Some(true),
+        StrictPolicy::Prefer => def.strict != Some(false),
+        StrictPolicy::Never => false,
+    };
+    if !want {
+        return Ok((canonical, false));
+    }
+    match strict_view(&canonical) {
+        Ok(view) => Ok((view, true)),
+        Err(_) if policy == StrictPolicy::Prefer && def.strict != Some(true) => {
+            Ok((canonical, false))
+        }
+        Err(e) => Err(CodecError::Schema {
+            tool: def.name.to_string(),
+            view: if provider == Provider::OpenAiChat {
+                "openai strict"
+            } else {
+                "openai-responses strict"
+            },
+            pointer: e.pointer,
+            reason: e.reason,
+        }),
+    }
+}
+
+/// The OpenAI Chat Completions codec.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenAiChat {
+    /// When to send the strict view.
+    pub strict: StrictPolicy,
+}
+
+impl OpenAiChat {
+    /// A codec with this strict policy.
+    pub fn with_strict(strict: StrictPolicy) -> Self {
+        OpenAiChat { strict }
+    }
+}
+
+fn function_ref(name: &str) -> Value {
+    json!({"type": "function", "function": {"name": name}})
+}
+
+pub(crate) fn stop_reason(reason: Option<&str>) -> Option<StopReason> {
+    Some(match reason? {
+        "tool_calls" | "function_call" => StopReason::ToolCalls,
+        "stop" => StopReason::EndTurn,
+        "length" => StopReason::MaxTokens,
+        other => StopReason::Other(other.to_owned()),
+    })
+}
+
+/// Text of a `content` that is a string, `null`, or an array of text parts.
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+impl Codec for OpenAiChat {
+    fn provider(&self) -> Provider {
+        P
+    }
+
+    fn view_key(&self) -> u64 {
+        self.strict as u64
+    }
+
+    fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
+        let (parameters, strict) = openai_parameters(P, def, self.strict)?;
+        let mut function = Map::new();
+        function.insert("name".into(), json!(def.name));
+        if !def.description.is_empty() {
+            function.insert("description".into(), json!(def.description));
+        }
+        function.insert("parameters".into(), parameters);
+        function.insert("strict".into(), json!(strict));
+        Ok(json!({"type": "function", "function": function}))
+    }
+
+    fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
+        let choice = match &config.choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Named(name) => function_ref(name),
+            ToolChoice::Allowed { tools, required } => json!({
+                "type": "allowed_tools",
+                "allowed_tools": {
+                    "mode": if *required { "required" } else { "auto" },
+                    "tools": tools.iter().map(|n| function_ref(n)).collect::<Vec<_>>(),
+                }
+            }),
+        };
+        let mut fields = Map::new();
+        fields.insert("tool_choice".into(), choice);
+        if let Some(p) = config.parallel {
+            fields.insert("parallel_tool_calls".into(), json!(p));
+        }
+        Ok(ChoiceEncoding { fields, only: None })
+    }
+
+    fn decode_response(&self, body: &Value) -> Result<Decoded, CodecError> {
+        object(P, body, "")?;
+        let choices = array_opt(P, body, "choices", "")?;
+        let choice = choices
+            .first()
+            .ok_or_else(|| CodecError::malformed(P, "/choices", "no choices in the response"))?;
+        let message = choice
+            .get("message")
+            .ok_or_else(|| CodecError::malformed(P, "/choices/0/message", "missing"))?;
+        object(P, message, "/choices/0/message")?;
+        let mut calls = Vec::new();
+        for (i, tc) in array_opt(P, message, "tool_calls", "/choices/0/message")?
+            .iter()
+            .enumerate()
+        {
+            let at = format!("/choices/0/message/tool_calls/{i}");
+            let function = tc
+                .get("function")
+                .ok_or_else(|| CodecError::malformed(P, format!("{at}/function"), "missing"))?;
+            let name = json::str_req(P, function, "name", &format!("{at}/function"))?;
+            calls.push(json::call(
+                P,
+                i,
+                str_opt(tc, "id"),
+                name,
+                json::arguments(function.get("arguments")),
+            ));
+        }
+        let mut text = content_text(message.get("content"));
+        if let Some(refusal) = str_opt(message, "refusal") {
+            text.push_str(refusal);
+        }
+        Ok(Decoded {
+            text,
+            calls,
+            stop: stop_reason(str_opt(choice, "finish_reason")).unwrap_or(StopReason::Unknown),
+            assistant: Some(message.clone()),
+        })
+    }
+
+    fn accumulator(&self) -> Box<dyn StreamAccumulator> {
+        Box::<ChatAccumulator>::default()
+    }
+
+    fn encode_assistant(&self, text: &str, calls: &[ToolCall]) -> Vec<Value> {
+        let mut msg = Map::new();
+        msg.insert("role".into(), json!("assistant"));
+        msg.insert(
+            "content".into(),
+            if text.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            },
+        );
+        if !calls.is_empty() {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {
+                        "name": c.name, "arguments": json::arguments_text(&c.arguments)}})
+                })
+                .collect();
+            msg.insert("tool_calls".into(), Value::Array(tool_calls));
+        }
+        vec![Value::Object(msg)]
+    }
+
+    fn encode_results(&self, results: &[ToolResult]) -> Vec<Value> {
+        results
+            .iter()
+            .map(|r| json!({"role": "tool", "tool_call_id": r.call_id, "content": r.outcome.to_text()}))
+            .collect()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Partial {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+/// Chat deltas keyed by `index`. OpenAI streams parallel calls one after another, so a call is
+/// complete when a higher index starts or a `finish_reason` arrives.
+#[derive(Debug, Default)]
+struct ChatAccumulator {
+    open: BTreeMap<u64, Partial>,
+    gathered: Gathered,
+}
+
+impl ChatAccumulator {
+    fn close_below(&mut self, limit: Option<u64>) -> Vec<ToolCall> {
+        let keys: Vec<u64> = self
+            .open
+            .keys()
+            .copied()
+            .filter(|k| limit.is_none_or(|l| *k < l))
+            .collect();
+        let mut done = Vec::new();
+        for k in keys {
+            let p = self.open.remove(&k).expect("key just listed");
+            let call = json::call(
+                P,
+                k as usize,
+                p.id.as_deref(),
+                &p.name,
+                tool_runtime::Arguments::Text(p.arguments),
+            );
+            self.gathered.calls.push(call.clone());
+            done.push(call);
+        }
+        done
+    }
+}
+
+impl StreamAccumulator for ChatAccumulator {
+    fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, CodecError> {
+        if let Some(err) = event.get("error") {
+            return Err(CodecError::malformed(
+                P,
+                "/error",
+                format!("the stream reported an error: {err}"),
+            ));
+        }
+        let mut done = Vec::new();
+        for (ci, choice) in array_opt(P, event, "choices", "")?.iter().enumerate() {
+            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                continue; // only the first choice is decoded
+            }
+            if let Some(delta) = choice.get("delta") {
+                if let Some(t) = str_opt(delta, "content") {
+                    self.gathered.text.push_str(t);
+                }
+                let at = format!("/choices/{ci}/delta");
+                for (i, tc) in array_opt(P, delta, "tool_calls", &at)?.iter().enumerate() {
+                    let index = tc.get("index").and_then(Value::as_u64).ok_or_else(|| {
+                        CodecError::malformed(
+                            P,
+                            format!("{at}/tool_calls/{i}/index"),
+                            "expected an integer",
+                        )
+                    })?;
+                    done.extend(self.close_below(Some(index)));
+                    let partial = self.open.entry(index).or_default();
+                    if let Some(id) = str_opt(tc, "id") {
+                        partial.id = Some(id.to_owned());
+                    }
+                    if let Some(f) = tc.get("function") {
+                        if let Some(n) = str_opt(f, "name") {
+                            partial.name.push_str(n);
+                        }
+                        match f.get("arguments") {
+                            Some(Value::String(a)) => partial.arguments.push_str(a),
+                            Some(Value::Object(_)) => {
+                                partial.arguments.push_str(&f["arguments"].to_string())
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            if let Some(reason) = stop_reason(str_opt(choice, "finish_reason")) {
+                done.extend(self.close_below(None));
+                self.gathered.stop = Some(reason);
+            }
+        }
+        Ok(done)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<Decoded, CodecError> {
+        self.close_below(None);
+        Ok(self.gathered.into_decoded())
+    }
+}

@@ -1,0 +1,134 @@
+//! Inlining of local `$ref`s: the view for providers that drop or reject references.
+
+use serde_json::{Map, Value};
+
+use super::{ViewError, escape, resolve};
+
+/// Guards against reference bombs in untrusted (MCP, catalog) schemas.
+const MAX_NODES: usize = 100_000;
+
+/// The schema with every local `$ref` replaced by its target (sibling keywords kept, overriding
+/// the target's) and the root `$defs`/`definitions` removed. Recursive schemas cannot be
+/// inlined and are refused.
+pub fn inline_refs(schema: &Value) -> Result<Value, ViewError> {
+    let mut nodes = 0;
+    let mut stack = Vec::new();
+    let mut out = walk(schema, schema, "", &mut stack, &mut nodes)?;
+    if let Value::Object(map) = &mut out {
+        map.remove("$defs");
+        map.remove("definitions");
+    }
+    Ok(out)
+}
+
+/// Whether the schema uses `$ref` anywhere.
+pub fn has_refs(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k == "$ref" || (k != "$defs" && k != "definitions" && has_refs(v))),
+        Value::Array(a) => a.iter().any(has_refs),
+        _ => false,
+    }
+}
+
+fn walk(
+    root: &Value,
+    node: &Value,
+    pointer: &str,
+    stack: &mut Vec<String>,
+    nodes: &mut usize,
+) -> Result<Value, ViewError> {
+    *nodes += 1;
+    if *nodes > MAX_NODES {
+        return Err(ViewError::new(
+            pointer,
+            "the schema expands to more than 100000 nodes when its references are inlined",
+        ));
+    }
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                if stack.iter().any(|r| r == reference) {
+                    return Err(ViewError::new(
+                        pointer,
+                        format!("recursive reference {reference:?} cannot be inlined"),
+                    ));
+                }
+                let target = resolve(root, reference).ok_or_else(|| {
+                    ViewError::new(
+                        pointer,
+                        format!("reference {reference:?} is not a local definition"),
+                    )
+                })?;
+                stack.push(reference.clone());
+                let resolved = walk(root, target, pointer, stack, nodes)?;
+                stack.pop();
+                let mut merged = match resolved {
+                    Value::Object(m) => m,
+                    other => return Ok(other),
+                };
+                for (k, v) in map {
+                    if k != "$ref" {
+                        let child = format!("{pointer}/{}", escape(k));
+                        merged.insert(k.clone(), walk(root, v, &child, stack, nodes)?);
+                    }
+                }
+                return Ok(Value::Object(merged));
+            }
+            let mut out = Map::with_capacity(map.len());
+            for (k, v) in map {
+                if k == "$defs" || k == "definitions" {
+                    // definitions are only reachable through references, which are inlined
+                    continue;
+                }
+                let child = format!("{pointer}/{}", escape(k));
+                // property names and enum values are data, not schemas: copy them as they are
+                let value = if k == "enum" || k == "const" || k == "default" || k == "examples" {
+                    v.clone()
+                } else {
+                    walk(root, v, &child, stack, nodes)?
+                };
+                out.insert(k.clone(), value);
+            }
+            Ok(Value::Object(out))
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| walk(root, v, &format!("{pointer}/{i}"), stack, nodes))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        other => Ok(other.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inlines_nested_refs_keeps_siblings_and_refuses_recursion() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"p": {"$ref": "#/$defs/P", "description": "the point"}},
+            "$defs": {
+                "P": {"type": "object", "properties": {"x": {"$ref": "#/$defs/N"}}},
+                "N": {"type": "number"}
+            }
+        });
+        assert!(has_refs(&schema));
+        let out = inline_refs(&schema).unwrap();
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"p": {"type": "object",
+                "properties": {"x": {"type": "number"}}, "description": "the point"}}})
+        );
+        assert!(!has_refs(&out));
+        let recursive = json!({"type": "object", "properties": {"next": {"$ref": "#"}}});
+        let err = inline_refs(&recursive).unwrap_err();
+        assert!(err.pointer.starts_with("/properties/next"), "{err:?}");
+        assert!(err.reason.contains("recursive"));
+    }
+}

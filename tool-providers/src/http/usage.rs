@@ -1,0 +1,181 @@
+//! Token usage as each provider reports it, in one shape.
+
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::provider::Provider;
+
+/// Tokens spent by one request (or, summed, by a whole run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens (tool declarations and results included).
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache, when it says.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+}
+
+impl Usage {
+    /// Input plus output.
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// The usage in a provider's response body, or in one stream event.
+    ///
+    /// Streams report cumulative counts (Gemini on every chunk, Anthropic's input in
+    /// `message_start` and output in `message_delta`), so stream events are combined with
+    /// [`Usage::merge_max`], and whole requests with `+`.
+    pub fn from_body(provider: Provider, body: &Value) -> Option<Usage> {
+        let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        match provider {
+            Provider::Mcp => None,
+            Provider::OpenAiChat => {
+                let u = body.get("usage").filter(|u| u.is_object())?;
+                Some(Usage {
+                    input_tokens: n(u.get("prompt_tokens")),
+                    output_tokens: n(u.get("completion_tokens")),
+                    cached_input_tokens: n(u.pointer("/prompt_tokens_details/cached_tokens")),
+                })
+            }
+            Provider::OpenAiResponses => {
+                // Non-streaming: the response object; streaming: `response.completed` carries it.
+                let u = body
+                    .get("usage")
+                    .or_else(|| body.pointer("/response/usage"))
+                    .filter(|u| u.is_object())?;
+                Some(Usage {
+                    input_tokens: n(u.get("input_tokens")),
+                    output_tokens: n(u.get("output_tokens")),
+                    cached_input_tokens: n(u.pointer("/input_tokens_details/cached_tokens")),
+                })
+            }
+            Provider::Anthropic => {
+                let u = body
+                    .get("usage")
+                    .or_else(|| body.pointer("/message/usage"))
+                    .filter(|u| u.is_object())?;
+                Some(Usage {
+                    input_tokens: n(u.get("input_tokens")),
+                    output_tokens: n(u.get("output_tokens")),
+                    cached_input_tokens: n(u.get("cache_read_input_tokens")),
+                })
+            }
+            Provider::Ollama => {
+                if body.get("prompt_eval_count").is_none() && body.get("eval_count").is_none() {
+                    return None;
+                }
+                Some(Usage {
+                    input_tokens: n(body.get("prompt_eval_count")),
+                    output_tokens: n(body.get("eval_count")),
+                    cached_input_tokens: 0,
+                })
+            }
+            Provider::Gemini => {
+                let u = body.get("usageMetadata").filter(|u| u.is_object())?;
+                Some(Usage {
+                    input_tokens: n(u.get("promptTokenCount")),
+                    output_tokens: n(u.get("candidatesTokenCount"))
+                        + n(u.get("thoughtsTokenCount")),
+                    cached_input_tokens: n(u.get("cachedContentTokenCount")),
+                })
+            }
+        }
+    }
+
+    /// Field-wise maximum: combines the cumulative counts of one stream's events.
+    pub fn merge_max(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.max(other.input_tokens);
+        self.output_tokens = self.output_tokens.max(other.output_tokens);
+        self.cached_input_tokens = self.cached_input_tokens.max(other.cached_input_tokens);
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        self.input_tokens += rhs.input_tokens;
+        self.output_tokens += rhs.output_tokens;
+        self.cached_input_tokens += rhs.cached_input_tokens;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn reads_every_providers_usage_shape() {
+        let u = Usage::from_body(
+            Provider::OpenAiChat,
+            &json!({"usage":{"prompt_tokens":53,"completion_tokens":17,"total_tokens":70,
+                "prompt_tokens_details":{"cached_tokens":5}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cached_input_tokens),
+            (53, 17, 5)
+        );
+        let u = Usage::from_body(
+            Provider::OpenAiResponses,
+            &json!({"type":"response.completed","response":{"usage":{"input_tokens":9,"output_tokens":3}}}),
+        )
+        .unwrap();
+        assert_eq!(u.total(), 12);
+        let u = Usage::from_body(
+            Provider::Anthropic,
+            &json!({"type":"message_start","message":{"usage":{"input_tokens":472,"output_tokens":2}}}),
+        )
+        .unwrap();
+        assert_eq!(u.input_tokens, 472);
+        let u = Usage::from_body(
+            Provider::Ollama,
+            &json!({"done":true,"prompt_eval_count":26,"eval_count":8}),
+        )
+        .unwrap();
+        assert_eq!(u.total(), 34);
+        let u = Usage::from_body(
+            Provider::Gemini,
+            &json!({"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":6,"thoughtsTokenCount":4}}),
+        )
+        .unwrap();
+        assert_eq!((u.input_tokens, u.output_tokens), (40, 10));
+        assert_eq!(
+            Usage::from_body(Provider::OpenAiChat, &json!({"usage":null})),
+            None
+        );
+        assert_eq!(
+            Usage::from_body(Provider::Ollama, &json!({"done":false})),
+            None
+        );
+    }
+
+    #[test]
+    fn stream_counts_merge_by_maximum_and_requests_add_up() {
+        let mut s = Usage {
+            input_tokens: 472,
+            output_tokens: 2,
+            cached_input_tokens: 0,
+        };
+        s.merge_max(Usage {
+            input_tokens: 0,
+            output_tokens: 89,
+            cached_input_tokens: 0,
+        });
+        assert_eq!((s.input_tokens, s.output_tokens), (472, 89));
+        let mut total = Usage::default();
+        total += s;
+        total += s;
+        assert_eq!(total.total(), 2 * 561);
+    }
+}

@@ -1,0 +1,199 @@
+//! `tools decode` over the wire README's examples, and `tools schema --provider`.
+
+mod common;
+
+use std::io::Write;
+
+use serde_json::Value;
+use tool_providers::cli::{DecodeCommand, ProviderSchemas, render_schema};
+use tool_providers::codec::{Provider, ToolConfig};
+use tool_runtime::ToolSet;
+use tool_runtime::cli::{CliCommand, Exit, Output, SchemaView};
+
+fn run(toolset: &ToolSet, args: &[&str], json: bool) -> (Exit, String, String) {
+    let cmd = DecodeCommand;
+    let matches = cmd
+        .command()
+        .try_get_matches_from(std::iter::once("decode").chain(args.iter().copied()))
+        .unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = {
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json,
+        };
+        futures::executor::block_on(cmd.run(toolset, &matches, &mut output))
+    };
+    (
+        exit,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn fixture_path(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn every_wire_example_decodes_and_hydrates() {
+    let set = common::fixture_toolset();
+    for (provider, file, calls) in [
+        ("openai", "openai_chat_response.json", 1),
+        ("openai", "openai_chat_stream.sse", 1),
+        ("openai-responses", "openai_responses_response.json", 1),
+        ("openai-responses", "openai_responses_stream.ndjson", 1),
+        ("anthropic", "anthropic_response.json", 2),
+        ("anthropic", "anthropic_stream.ndjson", 1),
+        ("ollama", "ollama_response.json", 1),
+        ("ollama", "ollama_stream.ndjson", 1),
+        ("gemini", "gemini_stream.ndjson", 1),
+        ("gemini", "gemini_partial_args.ndjson", 1),
+        ("mcp", "mcp_tools_call.json", 1),
+    ] {
+        let (exit, out, err) = run(&set, &["--provider", provider, &fixture_path(file)], true);
+        assert_eq!(exit, Exit::Success, "{file}: {out}{err}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let list = report["calls"].as_array().unwrap();
+        assert_eq!(list.len(), calls, "{file}");
+        assert!(list.iter().all(|c| c["ok"] == true), "{file}");
+    }
+}
+
+#[test]
+fn an_invalid_call_exits_1_and_says_why() {
+    let set = common::fixture_toolset();
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    write!(
+        file,
+        r#"{{"id":"m","type":"message","role":"assistant","stop_reason":"tool_use","content":[
+            {{"type":"tool_use","id":"t1","name":"get_weather","input":{{"city":"Oslo"}}}},
+            {{"type":"tool_use","id":"t2","name":"get_weather","input":{{"city":""}}}}]}}"#
+    )
+    .unwrap();
+    let path = file.path().to_str().unwrap();
+    let (exit, out, _) = run(&set, &["--provider", "anthropic", path], false);
+    assert_eq!(exit, Exit::Refused);
+    assert!(
+        out.contains("ok    t1 get_weather {\"city\":\"Oslo\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("error t2 get_weather INVALID_ARGUMENTS"),
+        "{out}"
+    );
+    assert!(out.contains("at \"/city\""), "{out}");
+    assert!(out.contains("recover:"), "{out}");
+}
+
+#[test]
+fn unreadable_and_undecodable_inputs() {
+    let set = common::fixture_toolset();
+    let (exit, _, err) = run(
+        &set,
+        &["--provider", "openai", "/nonexistent/x.json"],
+        false,
+    );
+    assert_eq!(exit, Exit::Usage);
+    assert!(err.contains("cannot read"));
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    write!(file, r#"{{"choices": 3}}"#).unwrap();
+    let (exit, out, _) = run(
+        &set,
+        &["--provider", "openai", file.path().to_str().unwrap()],
+        true,
+    );
+    assert_eq!(exit, Exit::Refused);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["error"]["code"], "MALFORMED_RESPONSE");
+    assert!(
+        DecodeCommand
+            .command()
+            .try_get_matches_from(["decode", "--provider", "cohere"])
+            .is_err(),
+        "unknown providers are a usage error"
+    );
+}
+
+#[test]
+fn schema_view_prints_what_would_be_sent() {
+    let defs = common::representative_definitions();
+    let refs: Vec<_> = defs.iter().collect();
+    let view = ProviderSchemas;
+    assert_eq!(
+        view.providers(),
+        [
+            "openai",
+            "openai-responses",
+            "anthropic",
+            "ollama",
+            "gemini",
+            "mcp"
+        ]
+    );
+    for p in Provider::ALL {
+        let printed = view.render(p.as_str(), &refs).unwrap();
+        let sent = p
+            .codec()
+            .encode_tools(&refs, &ToolConfig::default())
+            .unwrap();
+        match p {
+            Provider::Mcp => assert_eq!(printed, sent, "the tools/list result"),
+            _ => assert_eq!(printed, sent["tools"], "{p}: the tools array"),
+        }
+    }
+    assert_eq!(
+        render_schema(Provider::Anthropic, &[]).unwrap(),
+        serde_json::json!([])
+    );
+    assert!(
+        view.render("cohere", &refs)
+            .unwrap_err()
+            .contains("unknown provider")
+    );
+    // a tool that must be strict but cannot be is an error, not a silent downgrade
+    let mut open = defs[3].clone();
+    open.strict = Some(true);
+    let err = view.render("openai", &[&open]).unwrap_err();
+    assert!(err.contains("additionalProperties"), "{err}");
+}
+
+/// Through the `tools` runner itself, as an application registers the provider layer.
+#[test]
+fn the_tools_runner_dispatches_decode_and_schema() {
+    let cli = tool_runtime::cli::Cli::new(common::fixture_toolset())
+        .with(DecodeCommand)
+        .with_schema_view(ProviderSchemas);
+    let run = |args: &[&str]| {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let exit = {
+            let mut output = Output {
+                out: &mut out,
+                err: &mut err,
+                json: false,
+            };
+            futures::executor::block_on(cli.run(args.iter().copied(), &mut output))
+        };
+        (exit, String::from_utf8(out).unwrap())
+    };
+    let path = fixture_path("anthropic_response.json");
+    let (exit, out) = run(&["tools", "decode", "--provider", "anthropic", &path]);
+    assert_eq!(exit, Exit::Success, "{out}");
+    assert!(out.contains("ok    toolu_01B get_weather"), "{out}");
+
+    let (exit, out) = run(&[
+        "tools",
+        "--json",
+        "schema",
+        "--provider",
+        "gemini",
+        "weather",
+    ]);
+    assert_eq!(exit, Exit::Success, "{out}");
+    let printed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        printed[0]["functionDeclarations"][0]["parametersJsonSchema"]["required"],
+        serde_json::json!(["location"])
+    );
+}

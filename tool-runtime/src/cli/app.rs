@@ -1,0 +1,233 @@
+//! [`Cli`]: the `tools` command group, composed at run time from the built-in subcommands, the
+//! [`CliCommand`]s other layers add, and the [`SchemaView`]s providers add.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::sync::Mutex;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::builtin;
+use super::{CliCommand, Exit, Output, SchemaView};
+use crate::error::{ErrorCode, ToolError};
+use crate::toolset::ToolSet;
+
+/// The `tools` command line of a [`ToolSet`].
+pub struct Cli {
+    toolset: ToolSet,
+    commands: Vec<Box<dyn CliCommand>>,
+    views: Vec<Box<dyn SchemaView>>,
+    stdin: Mutex<Option<Box<dyn Read + Send>>>,
+}
+
+impl std::fmt::Debug for Cli {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cli")
+            .field("toolset", &self.toolset)
+            .field(
+                "commands",
+                &self
+                    .commands
+                    .iter()
+                    .map(|c| c.command().get_name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("providers", &self.providers())
+            .finish()
+    }
+}
+
+impl Cli {
+    /// The command line of `toolset`, with the built-in `list`, `schema` and `check`.
+    pub fn new(toolset: ToolSet) -> Self {
+        Cli {
+            toolset,
+            commands: Vec::new(),
+            views: Vec::new(),
+            stdin: Mutex::new(None),
+        }
+    }
+
+    /// Adds a subcommand (the executor's `call`, selection's `pick`, ...). A command named like a
+    /// built-in replaces it.
+    pub fn with(mut self, command: impl CliCommand + 'static) -> Self {
+        self.commands.push(Box::new(command));
+        self
+    }
+
+    /// Adds provider views for `schema --provider NAME`.
+    pub fn with_schema_view(mut self, view: impl SchemaView + 'static) -> Self {
+        self.views.push(Box::new(view));
+        self
+    }
+
+    /// Reads `--args -` from `reader` instead of standard input (for tests and embedding).
+    pub fn with_stdin(self, reader: impl Read + Send + 'static) -> Self {
+        *self.stdin.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(reader));
+        self
+    }
+
+    /// The tool set the commands run against (before any `--catalog`).
+    pub fn toolset(&self) -> &ToolSet {
+        &self.toolset
+    }
+
+    /// The `tools` command: nest it in an application's own clap command line with
+    /// `Command::subcommand`, then pass its matches to [`Cli::run_matches`].
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new("tools")
+            .about("Inspect and check the tools of this application")
+            .subcommand_required(true)
+            .arg_required_else_help(true)
+            .arg(
+                Arg::new("catalog")
+                    .long("catalog")
+                    .value_name("FILE")
+                    .global(true)
+                    .action(ArgAction::Append)
+                    .help("Add the tools defined in FILE (a JSON array of canonical definitions)"),
+            )
+            .arg(
+                Arg::new("json")
+                    .long("json")
+                    .global(true)
+                    .action(ArgAction::SetTrue)
+                    .help("Write machine-readable JSON to standard output"),
+            );
+        for builtin in builtin::commands(&self.providers()) {
+            if !self.overrides(builtin.get_name()) {
+                cmd = cmd.subcommand(builtin);
+            }
+        }
+        for c in &self.commands {
+            cmd = cmd.subcommand(c.command());
+        }
+        cmd
+    }
+
+    /// Parses `args` (the first is the program name, as in `std::env::args_os`) and runs the
+    /// subcommand. Usage errors, clap's included, exit with [`Exit::Usage`]; `--help` succeeds.
+    pub async fn run<I, T>(&self, args: I, output: &mut Output<'_>) -> Exit
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        match self.command().try_get_matches_from(args) {
+            Ok(matches) => self.run_matches(&matches, output).await,
+            Err(e) => {
+                use clap::error::ErrorKind;
+                let text = e.render().to_string();
+                match e.kind() {
+                    ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                        if e.exit_code() == 0 =>
+                    {
+                        let _ = write!(output.out, "{text}");
+                        Exit::Success
+                    }
+                    _ => {
+                        let _ = write!(output.err, "{text}");
+                        Exit::Usage
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the subcommand of already parsed matches of [`Cli::command`] (for a nested `tools`).
+    pub async fn run_matches(&self, matches: &ArgMatches, output: &mut Output<'_>) -> Exit {
+        output.json = output.json || matches.get_flag("json");
+        let toolset = match self.with_catalogs(matches, output) {
+            Ok(t) => t,
+            Err(exit) => return exit,
+        };
+        let Some((name, sub)) = matches.subcommand() else {
+            let _ = writeln!(output.err, "error: a subcommand is required; see --help");
+            return Exit::Usage;
+        };
+        if let Some(c) = self
+            .commands
+            .iter()
+            .find(|c| c.command().get_name() == name)
+        {
+            return c.run(&toolset, sub, output).await;
+        }
+        let views: Vec<&dyn SchemaView> = self.views.iter().map(|v| &**v).collect();
+        match name {
+            "list" => builtin::list(&toolset, output),
+            "schema" => builtin::schema(&toolset, sub, &views, output),
+            "check" => builtin::check(&toolset, sub, &self.stdin, output),
+            other => {
+                let _ = writeln!(output.err, "error: unknown subcommand {other:?}");
+                Exit::Usage
+            }
+        }
+    }
+
+    /// Runs with the process's arguments, standard output and standard error, on a runtime of
+    /// its own: call it from a synchronous `main` (inside an async runtime, use [`Cli::run`]).
+    pub fn run_from_env(&self) -> Exit {
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("error: cannot start the async runtime: {e}");
+                return Exit::Usage;
+            }
+        };
+        let mut out = std::io::stdout();
+        let mut err = std::io::stderr();
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json: false,
+        };
+        let exit = runtime.block_on(self.run(std::env::args_os(), &mut output));
+        let _ = output.out.flush();
+        exit
+    }
+
+    fn providers(&self) -> Vec<&'static str> {
+        self.views.iter().flat_map(|v| v.providers()).collect()
+    }
+
+    fn overrides(&self, name: &str) -> bool {
+        self.commands.iter().any(|c| c.command().get_name() == name)
+    }
+
+    /// The tool set plus every `--catalog` file. An unreadable file is a usage error (2); a
+    /// catalog whose definitions are refused is refused input (1), explained like any other.
+    fn with_catalogs(
+        &self,
+        matches: &ArgMatches,
+        output: &mut Output<'_>,
+    ) -> Result<ToolSet, Exit> {
+        let files: Vec<&String> = matches
+            .get_many::<String>("catalog")
+            .map(|v| v.collect())
+            .unwrap_or_default();
+        if files.is_empty() {
+            return Ok(self.toolset.clone());
+        }
+        let mut toolset = self.toolset.clone();
+        for file in files {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                let _ = writeln!(output.err, "error: cannot read catalog {file:?}: {e}");
+                Exit::Usage
+            })?;
+            if let Err(e) = toolset.register_catalog(&text) {
+                let err = ToolError::new(
+                    ErrorCode::INVALID_DEFINITION,
+                    format!("catalog {file:?}: {e}"),
+                )
+                .recover("fix the definition named in the message");
+                builtin::report(&err, output);
+                return Err(Exit::Refused);
+            }
+        }
+        Ok(toolset)
+    }
+}

@@ -1,0 +1,129 @@
+//! The TTL cache of read-only results, keyed by the tool and its canonical arguments.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The cache key: the tool's name and the arguments as canonical JSON (object keys sorted at
+/// every depth), so `{"a":1,"b":2}` and `{"b":2,"a":1}` share an entry.
+pub fn cache_key(tool: &str, arguments: &Value) -> String {
+    let mut key = String::with_capacity(tool.len() + 64);
+    key.push_str(tool);
+    key.push('\u{0}');
+    write_canonical(arguments, &mut key);
+    key
+}
+
+/// Writes `v` as JSON with object keys sorted.
+pub fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct TtlCache {
+    entries: Mutex<HashMap<String, (Instant, Value)>>,
+}
+
+impl TtlCache {
+    pub(crate) fn get(&self, key: &str, ttl: Duration) -> Option<Value> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match entries.get(key) {
+            Some((at, v)) if at.elapsed() < ttl => Some(v.clone()),
+            Some(_) => {
+                entries.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    pub(crate) fn put(&self, key: String, value: Value, ttl: Duration, max_entries: usize) {
+        if max_entries == 0 {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= max_entries && !entries.contains_key(&key) {
+            entries.retain(|_, (at, _)| at.elapsed() < ttl);
+            if entries.len() >= max_entries {
+                let oldest = entries
+                    .iter()
+                    .min_by_key(|(_, (at, _))| *at)
+                    .map(|(k, _)| k.clone());
+                if let Some(k) = oldest {
+                    entries.remove(&k);
+                }
+            }
+        }
+        entries.insert(key, (Instant::now(), value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keys_ignore_key_order_but_not_values_or_tool() {
+        let a = cache_key(
+            "t",
+            &json!({"a": 1, "b": {"y": [1, {"q": 1, "p": 2}], "x": 2}}),
+        );
+        let b = cache_key(
+            "t",
+            &json!({"b": {"x": 2, "y": [1, {"p": 2, "q": 1}]}, "a": 1}),
+        );
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            cache_key(
+                "u",
+                &json!({"a": 1, "b": {"x": 2, "y": [1, {"p": 2, "q": 1}]}})
+            )
+        );
+        assert_ne!(
+            cache_key("t", &json!({"a": 1})),
+            cache_key("t", &json!({"a": "1"}))
+        );
+    }
+
+    #[test]
+    fn entries_expire_and_capacity_evicts_the_oldest() {
+        let c = TtlCache::default();
+        let ttl = Duration::from_secs(60);
+        c.put("a".into(), json!(1), ttl, 2);
+        c.put("b".into(), json!(2), ttl, 2);
+        c.put("c".into(), json!(3), ttl, 2);
+        assert_eq!(c.get("a", ttl), None);
+        assert_eq!(c.get("c", ttl), Some(json!(3)));
+        assert_eq!(c.get("b", Duration::ZERO), None, "expired");
+    }
+}

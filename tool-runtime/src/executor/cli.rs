@@ -1,0 +1,325 @@
+//! The executor's `tools` subcommands: `call`, `pending`, `approve`, `deny`.
+//!
+//! ```text
+//! tools call NAME [--args JSON] [--yes] [--session S] [--config FILE]
+//! tools pending [--config FILE]
+//! tools approve ID [--args JSON] [--config FILE]
+//! tools deny ID [--reason TEXT] [--config FILE]
+//! ```
+//!
+//! The configuration is read from `--config`, else the file named by `TOOLS_CONFIG`, else
+//! `tools.toml` in the working directory when it exists, and then overlaid with `TOOLS_*`
+//! variables. Pending operations live in the configured store (SQLite by default), so
+//! `tools call` in one process and `tools approve` in another meet there.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use futures::future::BoxFuture;
+
+use crate::cli::{Cli, CliCommand, Exit, Output};
+use crate::hydrate::{Arguments, ToolCall};
+use crate::tool::{CallContext, Initiator};
+use crate::toolset::ToolSet;
+
+use super::{
+    ApproveAll, ConfirmationMode, Deferred, Execution, Executor, ExecutorBuilder, ExecutorConfig,
+    Outcome, TerminalConfirmer,
+};
+
+/// Customises the executor the commands build (undo planners, previewers, a store).
+pub type Setup = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + Send + Sync>;
+
+/// The executor's subcommands, ready to add to the `tools` command line.
+#[derive(Clone, Default)]
+pub struct ExecutorCli {
+    setup: Option<Setup>,
+}
+
+impl ExecutorCli {
+    /// The commands with a default executor.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The commands with an executor customised by `setup`.
+    pub fn with_setup(setup: Setup) -> Self {
+        ExecutorCli { setup: Some(setup) }
+    }
+
+    /// `call`, `pending`, `approve` and `deny`.
+    pub fn commands(&self) -> Vec<ExecutorCommand> {
+        [Kind::Call, Kind::Pending, Kind::Approve, Kind::Deny]
+            .into_iter()
+            .map(|kind| ExecutorCommand {
+                kind,
+                setup: self.setup.clone(),
+            })
+            .collect()
+    }
+
+    /// Adds the four commands to a `tools` command line.
+    pub fn install(&self, mut cli: Cli) -> Cli {
+        for c in self.commands() {
+            cli = cli.with(c);
+        }
+        cli
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Call,
+    Pending,
+    Approve,
+    Deny,
+}
+
+/// One of the executor's subcommands (see [`ExecutorCli`]).
+pub struct ExecutorCommand {
+    kind: Kind,
+    setup: Option<Setup>,
+}
+
+fn config_arg() -> Arg {
+    Arg::new("config")
+        .long("config")
+        .value_name("FILE")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help("TOML configuration (default: $TOOLS_CONFIG, else ./tools.toml if present)")
+}
+
+impl CliCommand for ExecutorCommand {
+    fn command(&self) -> Command {
+        match self.kind {
+            Kind::Call => Command::new("call")
+                .about("Run a tool through the executor, confirming in the terminal")
+                .arg(Arg::new("name").required(true).help("The tool"))
+                .arg(
+                    Arg::new("args")
+                        .long("args")
+                        .value_name("JSON")
+                        .default_value("{}")
+                        .help("The arguments as a JSON object"),
+                )
+                .arg(
+                    Arg::new("yes")
+                        .long("yes")
+                        .short('y')
+                        .action(ArgAction::SetTrue)
+                        .help("Approve in advance instead of being asked"),
+                )
+                .arg(
+                    Arg::new("session")
+                        .long("session")
+                        .default_value("cli")
+                        .help("The session (first-time gates are per session)"),
+                )
+                .arg(config_arg()),
+            Kind::Pending => Command::new("pending")
+                .about("List operations waiting for approval")
+                .arg(config_arg()),
+            Kind::Approve => Command::new("approve")
+                .about("Approve a pending operation and run it")
+                .arg(Arg::new("id").required(true))
+                .arg(
+                    Arg::new("args")
+                        .long("args")
+                        .value_name("JSON")
+                        .help("Run with these (edited) arguments instead"),
+                )
+                .arg(config_arg()),
+            Kind::Deny => Command::new("deny")
+                .about("Deny a pending operation")
+                .arg(Arg::new("id").required(true))
+                .arg(
+                    Arg::new("reason")
+                        .long("reason")
+                        .help("Why (sent to the model)"),
+                )
+                .arg(config_arg()),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        toolset: &'a ToolSet,
+        matches: &'a ArgMatches,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Exit> {
+        Box::pin(async move {
+            let config =
+                match load_config(matches.get_one::<PathBuf>("config").map(|p| p.as_path())) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = writeln!(output.err, "error: {e}");
+                        return Exit::Usage;
+                    }
+                };
+            let yes = matches!(self.kind, Kind::Call) && matches.get_flag("yes");
+            let mut builder = Executor::builder(toolset.clone()).config(config.clone());
+            builder = if yes {
+                builder.confirmation(ApproveAll)
+            } else if config.confirmation == ConfirmationMode::Deferred {
+                builder.confirmation(Deferred)
+            } else {
+                builder.confirmation(TerminalConfirmer::stdio())
+            };
+            if let Some(setup) = &self.setup {
+                builder = setup(builder);
+            }
+            let executor = match builder.build() {
+                Ok(e) => e,
+                Err(e) => {
+                    let _ = writeln!(output.err, "error: {e}");
+                    return Exit::Usage;
+                }
+            };
+            match self.kind {
+                Kind::Call => call(&executor, matches, output).await,
+                Kind::Pending => pending(&executor, output),
+                Kind::Approve => {
+                    let id = matches.get_one::<String>("id").expect("required");
+                    let edited = match matches.get_one::<String>("args") {
+                        None => None,
+                        Some(text) => match serde_json::from_str(text) {
+                            Ok(v) => Some(v),
+                            Err(e) => {
+                                let _ = writeln!(output.err, "error: --args is not JSON: {e}");
+                                return Exit::Usage;
+                            }
+                        },
+                    };
+                    match executor.approve_with(id, edited).await {
+                        Ok(exec) => print_execution(&exec, output),
+                        Err(e) => print_error(&e, output),
+                    }
+                }
+                Kind::Deny => {
+                    let id = matches.get_one::<String>("id").expect("required");
+                    let reason = matches.get_one::<String>("reason").cloned();
+                    match executor.deny(id, reason) {
+                        Ok(exec) => {
+                            print_execution(&exec, output);
+                            // denying is what the user asked for: a success of this command
+                            Exit::Success
+                        }
+                        Err(e) => print_error(&e, output),
+                    }
+                }
+            }
+        })
+    }
+}
+
+async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>) -> Exit {
+    let name = matches.get_one::<String>("name").expect("required");
+    let args = matches.get_one::<String>("args").expect("defaulted");
+    let session = matches.get_one::<String>("session").cloned();
+    let call_id = format!("cli-{:016x}", fastrand::u64(..));
+    let call = ToolCall::new(call_id.clone(), name.clone(), Arguments::Text(args.clone()));
+    let cx = CallContext {
+        session,
+        initiator: Initiator::User,
+        ..CallContext::new(call_id)
+    };
+    let exec = executor.call(&call, cx).await;
+    print_execution(&exec, output)
+}
+
+fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
+    let ops = match executor.pending() {
+        Ok(ops) => ops,
+        Err(e) => return print_error(&e, output),
+    };
+    if output.json {
+        let _ = writeln!(
+            output.out,
+            "{}",
+            serde_json::to_string_pretty(&ops).unwrap_or_default()
+        );
+        return Exit::Success;
+    }
+    if ops.is_empty() {
+        let _ = writeln!(output.out, "no pending operations");
+    }
+    for op in ops {
+        let _ = writeln!(
+            output.out,
+            "{}  {}  [{}]  {}  {}",
+            op.id,
+            op.tool,
+            op.preview.category.as_str(),
+            op.preview.intent,
+            op.arguments
+        );
+    }
+    Exit::Success
+}
+
+fn print_execution(exec: &Execution, output: &mut Output<'_>) -> Exit {
+    if output.json {
+        let _ = writeln!(
+            output.out,
+            "{}",
+            serde_json::to_string_pretty(exec).unwrap_or_default()
+        );
+    } else {
+        match &exec.outcome {
+            Outcome::Success { .. } => {
+                let value = exec.value().cloned().unwrap_or_default();
+                let _ = writeln!(
+                    output.out,
+                    "{}",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                );
+            }
+            Outcome::Error { error } => {
+                let _ = writeln!(output.err, "error {}: {}", error.code, error.message);
+                if let Some(r) = &error.recover_action {
+                    let _ = writeln!(output.err, "  {r}");
+                }
+            }
+            Outcome::Denied { reason, by } => {
+                let by = serde_json::to_value(by).ok();
+                let by = by.as_ref().and_then(|v| v.as_str()).unwrap_or("user");
+                let _ = writeln!(output.out, "denied ({by}): {reason}");
+            }
+            Outcome::Pending {
+                operation_id,
+                preview,
+            } => {
+                let _ = writeln!(output.out, "pending {operation_id}: {}", preview.intent);
+                let _ = writeln!(
+                    output.out,
+                    "approve with `tools approve {operation_id}` or deny with `tools deny {operation_id}`"
+                );
+            }
+        }
+    }
+    match exec.outcome {
+        Outcome::Success { .. } | Outcome::Pending { .. } => Exit::Success,
+        Outcome::Error { .. } | Outcome::Denied { .. } => Exit::Refused,
+    }
+}
+
+fn print_error(error: &crate::error::ToolError, output: &mut Output<'_>) -> Exit {
+    if output.json {
+        let _ = writeln!(output.out, "{}", error.to_json());
+    } else {
+        let _ = writeln!(output.err, "error {}: {}", error.code, error.message);
+    }
+    Exit::Refused
+}
+
+/// The configuration for the command line (see the module docs for where it is read from).
+pub fn load_config(explicit: Option<&Path>) -> Result<ExecutorConfig, super::ConfigError> {
+    let from_env = std::env::var_os("TOOLS_CONFIG").map(PathBuf::from);
+    let local = PathBuf::from("tools.toml");
+    let path = explicit
+        .map(Path::to_path_buf)
+        .or(from_env)
+        .or_else(|| local.exists().then_some(local));
+    ExecutorConfig::load(path.as_deref())
+}

@@ -1,0 +1,445 @@
+//! The executor's configuration: one typed struct with seed 000's options (and seed 003's
+//! timeouts, retries, caching), loadable from a TOML file and the environment.
+//!
+//! Environment variables override the file: `TOOLS_<KEY>` for top-level keys and
+//! `TOOLS_<SECTION>__<KEY>` for nested ones, values written as TOML literals
+//! (`TOOLS_AUTO_CONFIRM_CREATE=true`, `TOOLS_DENY='["rm"]'`, `TOOLS_RETRY__MAX_ATTEMPTS=5`); a
+//! value that is not a TOML literal is taken as a string (`TOOLS_STORE__PATH=/var/lib/t.db`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::definition::Safety;
+
+/// Every option of the executor. `Default` is the safe configuration described in seed 000.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecutorConfig {
+    /// Read-only tools run without asking (seed 000: `auto_confirm_read_only`).
+    pub auto_confirm_read_only: bool,
+    /// Create (note-taking) tools run without asking (seed 000: `auto_confirm_note_taking`).
+    pub auto_confirm_create: bool,
+    /// External tools run without asking once their first-time gate is passed.
+    pub auto_confirm_external: bool,
+    /// How long a person has to answer a confirmation; no answer is a denial.
+    pub confirmation_timeout_ms: u64,
+    /// External tools pass a first-time gate per session.
+    pub require_first_time_gate: bool,
+    /// A passed first-time gate is remembered across sessions (in the store).
+    pub persist_first_time_approvals: bool,
+    /// Whether confirmations are asked inline or parked as pending operations (used by the
+    /// command line; programs choose their handler directly).
+    pub confirmation: ConfirmationMode,
+    /// Only these tools may run, when set.
+    pub allow: Option<Vec<String>>,
+    /// These tools never run.
+    pub deny: Vec<String>,
+    /// Timeout for tools that do not declare one.
+    pub default_timeout_ms: u64,
+    /// Retries of retryable failures.
+    pub retry: RetryConfig,
+    /// Rate limits.
+    pub rate_limits: RateLimitConfig,
+    /// The TTL cache of read-only results.
+    pub cache: CacheConfig,
+    /// How many calls of one model turn run at the same time.
+    pub max_concurrency: usize,
+    /// Results longer than this (as JSON text) are summarised for the model.
+    pub max_result_chars: usize,
+    /// Write an audit record for every call (seed 000: `log_tool_calls`).
+    pub log_tool_calls: bool,
+    /// Record confirmation prompts and answers as tracing events (seed 000: `log_confirmations`).
+    pub log_confirmations: bool,
+    /// What the audit trail keeps of the arguments.
+    pub audit_mode: AuditMode,
+    /// Where state lives.
+    pub store: StoreConfig,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            auto_confirm_read_only: true,
+            auto_confirm_create: false,
+            auto_confirm_external: false,
+            confirmation_timeout_ms: 30_000,
+            require_first_time_gate: true,
+            persist_first_time_approvals: true,
+            confirmation: ConfirmationMode::Inline,
+            allow: None,
+            deny: Vec::new(),
+            default_timeout_ms: 30_000,
+            retry: RetryConfig::default(),
+            rate_limits: RateLimitConfig::default(),
+            cache: CacheConfig::default(),
+            max_concurrency: 8,
+            max_result_chars: 16_000,
+            log_tool_calls: true,
+            log_confirmations: true,
+            audit_mode: AuditMode::Redacted,
+            store: StoreConfig::default(),
+        }
+    }
+}
+
+/// Inline confirmation (a handler awaits the answer) or deferred (a pending operation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmationMode {
+    /// Ask now and wait.
+    Inline,
+    /// Return a pending operation, approved or denied later by id.
+    Deferred,
+}
+
+/// What the audit trail keeps of the arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditMode {
+    /// The arguments with secrets redacted.
+    Redacted,
+    /// No arguments and no result summary: ids, tool, decision, timing and status only
+    /// (seed 003: "no content logs").
+    MetadataOnly,
+}
+
+/// Retries with exponential backoff and full jitter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in total, the first included (1 disables retries).
+    pub max_attempts: u32,
+    /// The first backoff; doubled each retry.
+    pub base_delay_ms: u64,
+    /// The longest backoff.
+    pub max_delay_ms: u64,
+    /// Tools that are neither read-only nor idempotent but may be retried anyway.
+    pub opt_in: Vec<String>,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: 3,
+            base_delay_ms: 100,
+            max_delay_ms: 5_000,
+            opt_in: Vec::new(),
+        }
+    }
+}
+
+/// A sliding window: at most `max_calls` in any `window_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    /// Calls allowed in the window.
+    pub max_calls: u32,
+    /// The window's length.
+    #[serde(default = "minute")]
+    pub window_ms: u64,
+}
+
+fn minute() -> u64 {
+    60_000
+}
+
+impl Window {
+    /// `max_calls` per minute.
+    pub fn per_minute(max_calls: u32) -> Self {
+        Window {
+            max_calls,
+            window_ms: 60_000,
+        }
+    }
+
+    /// The window's length.
+    pub fn duration(&self) -> Duration {
+        Duration::from_millis(self.window_ms)
+    }
+}
+
+/// Rate limits per tool and per category. Seed 000's `external_rate_limit` is the default for
+/// the external category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// Per category (`read_only`, `create`, `modify`, `external`, `unspecified`).
+    pub categories: HashMap<Safety, Window>,
+    /// Per tool name.
+    pub tools: BTreeMap<String, Window>,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        RateLimitConfig {
+            categories: HashMap::from([(Safety::External, Window::per_minute(10))]),
+            tools: BTreeMap::new(),
+        }
+    }
+}
+
+/// The TTL cache of read-only results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Whether read-only results are cached.
+    pub enabled: bool,
+    /// How long a result stays fresh.
+    pub ttl_ms: u64,
+    /// The most entries kept; the oldest go first.
+    pub max_entries: usize,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: true,
+            ttl_ms: 300_000,
+            max_entries: 1_024,
+        }
+    }
+}
+
+/// Where pending operations, approvals, the journal and the audit trail are kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The SQLite file (the default store); `None` keeps everything in memory.
+    pub path: Option<PathBuf>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            path: Some(PathBuf::from(".tools/state.sqlite3")),
+        }
+    }
+}
+
+/// Why a configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML (file or environment) does not fit the configuration.
+    #[error("invalid configuration{}: {message}", origin.as_deref().map(|o| format!(" in {o}")).unwrap_or_default())]
+    Invalid {
+        /// The file or variable at fault, when known.
+        origin: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The prefix of environment variables.
+pub const ENV_PREFIX: &str = "TOOLS_";
+
+/// The top-level keys of [`ExecutorConfig`], which `TOOLS_*` variables may set.
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "auto_confirm_read_only",
+    "auto_confirm_create",
+    "auto_confirm_external",
+    "confirmation_timeout_ms",
+    "require_first_time_gate",
+    "persist_first_time_approvals",
+    "confirmation",
+    "allow",
+    "deny",
+    "default_timeout_ms",
+    "retry",
+    "rate_limits",
+    "cache",
+    "max_concurrency",
+    "max_result_chars",
+    "log_tool_calls",
+    "log_confirmations",
+    "audit_mode",
+    "store",
+];
+
+impl ExecutorConfig {
+    /// Parses TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            origin: None,
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_toml(&text).map_err(|e| match e {
+            ConfigError::Invalid { message, .. } => ConfigError::Invalid {
+                origin: Some(path.display().to_string()),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// The defaults, overlaid with the file (when given) and then with `TOOLS_*` variables.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let base = match path {
+            Some(p) => Self::from_file(p)?,
+            None => Self::default(),
+        };
+        base.with_env_vars(std::env::vars())
+    }
+
+    /// Overlays variables named `TOOLS_<KEY>` / `TOOLS_<SECTION>__<KEY>` (see the module docs).
+    /// Takes the variables as an iterator so that tests need not touch the process environment.
+    pub fn with_env_vars(
+        self,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let mut table = toml::Table::try_from(&self).map_err(|e| ConfigError::Invalid {
+            origin: None,
+            message: e.to_string(),
+        })?;
+        let mut touched = false;
+        for (name, raw) in vars {
+            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            let path: Vec<String> = key.split("__").map(|k| k.to_ascii_lowercase()).collect();
+            // variables of other programs sharing the prefix (and TOOLS_CONFIG, the file) are not
+            // configuration keys: skip them rather than refuse to start
+            if !TOP_LEVEL_KEYS.contains(&path[0].as_str()) {
+                tracing::debug!(variable = %name, "not an executor configuration key; ignored");
+                continue;
+            }
+            let value = parse_literal(&raw);
+            set_path(&mut table, &path, value).map_err(|message| ConfigError::Invalid {
+                origin: Some(name.clone()),
+                message,
+            })?;
+            touched = true;
+        }
+        if !touched {
+            return Ok(self);
+        }
+        table
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                origin: Some("environment".into()),
+                message: e.to_string(),
+            })
+    }
+
+    /// The default tool timeout.
+    pub fn default_timeout(&self) -> Duration {
+        Duration::from_millis(self.default_timeout_ms)
+    }
+
+    /// The confirmation timeout.
+    pub fn confirmation_timeout(&self) -> Duration {
+        Duration::from_millis(self.confirmation_timeout_ms)
+    }
+}
+
+fn parse_literal(raw: &str) -> toml::Value {
+    match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.to_owned())),
+        Err(_) => toml::Value::String(raw.to_owned()),
+    }
+}
+
+fn set_path(table: &mut toml::Table, path: &[String], value: toml::Value) -> Result<(), String> {
+    let (last, parents) = path.split_last().expect("split of a non-empty key");
+    let mut cur = table;
+    for p in parents {
+        let entry = cur
+            .entry(p.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("{p} is not a section"))?;
+    }
+    cur.insert(last.clone(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_file_and_environment_overlay_the_defaults() {
+        let cfg = ExecutorConfig::from_toml(
+            r#"
+            auto_confirm_create = true
+            deny = ["rm_rf"]
+            [retry]
+            max_attempts = 5
+            [rate_limits.tools.search_web]
+            max_calls = 2
+            window_ms = 1000
+            [rate_limits.categories.external]
+            max_calls = 3
+            "#,
+        )
+        .unwrap();
+        assert!(cfg.auto_confirm_create);
+        assert_eq!(cfg.retry.max_attempts, 5);
+        assert_eq!(cfg.retry.base_delay_ms, 100, "unset keys keep defaults");
+        assert_eq!(cfg.rate_limits.tools["search_web"].max_calls, 2);
+        assert_eq!(
+            cfg.rate_limits.categories[&Safety::External],
+            Window::per_minute(3)
+        );
+        let cfg = cfg
+            .with_env_vars([
+                ("TOOLS_AUTO_CONFIRM_CREATE".into(), "false".into()),
+                ("TOOLS_RETRY__MAX_ATTEMPTS".into(), "7".into()),
+                ("TOOLS_STORE__PATH".into(), "/tmp/x.db".into()),
+                ("TOOLS_ALLOW".into(), r#"["a", "b"]"#.into()),
+                ("HOME".into(), "/root".into()),
+                ("TOOLS_CONFIG".into(), "/etc/tools.toml".into()),
+                ("TOOLS_SOMETHING_ELSE".into(), "x".into()),
+            ])
+            .unwrap();
+        assert!(!cfg.auto_confirm_create);
+        assert_eq!(cfg.retry.max_attempts, 7);
+        assert_eq!(cfg.store.path.as_deref(), Some(Path::new("/tmp/x.db")));
+        assert_eq!(cfg.allow, Some(vec!["a".into(), "b".into()]));
+    }
+
+    #[test]
+    fn every_top_level_key_can_be_set_from_the_environment() {
+        let table = toml::Table::try_from(ExecutorConfig {
+            allow: Some(vec![]),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut keys: Vec<&str> = table.keys().map(String::as_str).collect();
+        keys.sort();
+        let mut known = TOP_LEVEL_KEYS.to_vec();
+        known.sort();
+        assert_eq!(keys, known);
+    }
+
+    #[test]
+    fn unknown_or_mistyped_keys_are_refused_with_their_origin() {
+        let err = ExecutorConfig::from_toml("auto_confirm_creat = true").unwrap_err();
+        assert!(err.to_string().contains("auto_confirm_creat"), "{err}");
+        let err = ExecutorConfig::default()
+            .with_env_vars([("TOOLS_MAX_CONCURRENCY".into(), "many".into())])
+            .unwrap_err();
+        assert!(err.to_string().contains("environment"), "{err}");
+    }
+}

@@ -1,0 +1,327 @@
+//! The terminal confirmation: a box with the intent, the parameters, the category, whether the
+//! action can be undone and the change preview; then `Y/n/e` with a timeout.
+
+use std::io::Write;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::sync::Mutex;
+
+use super::{Answer, ConfirmationHandler, ConfirmationRequest};
+
+/// Width of the box, borders included.
+const WIDTH: usize = 72;
+
+/// Asks in a terminal. Prompts are serialised: concurrent calls wait their turn rather than
+/// interleave their boxes.
+pub struct TerminalConfirmer {
+    io: Mutex<Io>,
+}
+
+struct Io {
+    input: Box<dyn AsyncBufRead + Send + Unpin>,
+    output: Box<dyn Write + Send>,
+}
+
+impl TerminalConfirmer {
+    /// Reads answers from standard input and draws on standard error (standard output stays free
+    /// for the command's result).
+    pub fn stdio() -> Self {
+        Self::new(BufReader::new(tokio::io::stdin()), std::io::stderr())
+    }
+
+    /// Reads from `input` and draws on `output`.
+    pub fn new(
+        input: impl AsyncBufRead + Send + Unpin + 'static,
+        output: impl Write + Send + 'static,
+    ) -> Self {
+        TerminalConfirmer {
+            io: Mutex::new(Io {
+                input: Box::new(input),
+                output: Box::new(output),
+            }),
+        }
+    }
+}
+
+impl ConfirmationHandler for TerminalConfirmer {
+    fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let deadline = Instant::now() + request.timeout;
+            let mut io = self.io.lock().await;
+            let _ = io.output.write_all(render(request).as_bytes());
+            ask(&mut io, deadline, request)
+                .await
+                .unwrap_or(Answer::Timeout)
+        })
+    }
+}
+
+/// Runs the dialogue; `None` when the deadline passed.
+async fn ask(io: &mut Io, deadline: Instant, request: &ConfirmationRequest) -> Option<Answer> {
+    loop {
+        let secs = deadline.saturating_duration_since(Instant::now()).as_secs();
+        let line = read_line(io, deadline, &format!("Proceed? [Y/n/e] ({secs}s) ")).await?;
+        let Some(line) = line else {
+            return Some(no("no answer: the terminal input is closed"));
+        };
+        match line.trim().to_ascii_lowercase().as_str() {
+            "" | "y" | "yes" => return Some(Answer::Yes),
+            "n" | "no" => {
+                let reason = read_line(io, deadline, "Reason (optional): ").await?;
+                let reason = reason
+                    .map(|r| r.trim().to_owned())
+                    .filter(|r| !r.is_empty());
+                return Some(Answer::No { reason });
+            }
+            "e" | "edit" => {
+                let current = request.preview.arguments.to_string();
+                let _ = writeln!(io.output, "Current arguments: {current}");
+                loop {
+                    let text =
+                        read_line(io, deadline, "New arguments (JSON, empty to cancel edit): ")
+                            .await?;
+                    let Some(text) = text else {
+                        return Some(no("no answer: the terminal input is closed"));
+                    };
+                    if text.trim().is_empty() {
+                        break;
+                    }
+                    match serde_json::from_str::<Value>(text.trim()) {
+                        Ok(arguments) if arguments.is_object() => {
+                            return Some(Answer::Edit { arguments });
+                        }
+                        Ok(_) => {
+                            let _ = writeln!(io.output, "The arguments must be a JSON object.");
+                        }
+                        Err(e) => {
+                            let _ = writeln!(io.output, "That is not JSON: {e}");
+                        }
+                    }
+                }
+            }
+            other => {
+                let _ = writeln!(io.output, "Please answer y, n or e (not {other:?}).");
+            }
+        }
+    }
+}
+
+fn no(reason: &str) -> Answer {
+    Answer::No {
+        reason: Some(reason.to_owned()),
+    }
+}
+
+/// One line, or `Some(None)` at end of input, or `None` when the deadline passed.
+async fn read_line(io: &mut Io, deadline: Instant, prompt: &str) -> Option<Option<String>> {
+    let _ = io.output.write_all(prompt.as_bytes());
+    let _ = io.output.flush();
+    let mut line = String::new();
+    let read = tokio::time::timeout_at(deadline.into(), io.input.read_line(&mut line)).await;
+    match read {
+        Err(_) => {
+            let _ = writeln!(io.output, "\nNo answer in time: the call is cancelled.");
+            None
+        }
+        Ok(Ok(0)) | Ok(Err(_)) => Some(None),
+        Ok(Ok(_)) => Some(Some(line.trim_end_matches(['\r', '\n']).to_owned())),
+    }
+}
+
+/// The box, as text.
+pub(crate) fn render(request: &ConfirmationRequest) -> String {
+    let p = &request.preview;
+    let inner = WIDTH - 4;
+    let mut out = String::new();
+    let rule = |l: char, r: char| format!("{l}{}{r}\n", "─".repeat(WIDTH - 2));
+    let line = |out: &mut String, text: &str| {
+        for piece in wrap(text, inner) {
+            let pad = inner.saturating_sub(piece.chars().count());
+            out.push_str(&format!("│ {piece}{} │\n", " ".repeat(pad)));
+        }
+    };
+    out.push('\n');
+    out.push_str(&rule('┌', '┐'));
+    line(&mut out, &format!("Tool: {}", p.tool));
+    line(
+        &mut out,
+        &format!("Category: {}", p.category.as_str().to_uppercase()),
+    );
+    out.push_str(&rule('├', '┤'));
+    line(&mut out, &p.intent);
+    if let Some(first) = &p.first_use {
+        line(&mut out, "");
+        line(&mut out, &first.message);
+    }
+    if let Some(args) = p.arguments.as_object().filter(|a| !a.is_empty()) {
+        line(&mut out, "");
+        line(&mut out, "Parameters:");
+        for (k, v) in args {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            line(&mut out, &format!("  {k}: {v}"));
+        }
+    }
+    if let Some(change) = &p.change {
+        line(&mut out, "");
+        line(&mut out, "Changes:");
+        let text = match change {
+            Value::String(s) => s.clone(),
+            v => serde_json::to_string_pretty(v).unwrap_or_default(),
+        };
+        for l in text.lines() {
+            line(&mut out, &format!("  {l}"));
+        }
+    }
+    line(&mut out, "");
+    if p.reversible {
+        line(&mut out, "This action can be undone.");
+    } else {
+        line(&mut out, "WARNING: this action cannot be undone.");
+    }
+    if let Some(problem) = &request.problem {
+        line(&mut out, "");
+        line(&mut out, &format!("Your edit was not accepted: {problem}"));
+    }
+    out.push_str(&rule('├', '┤'));
+    line(&mut out, "[Y] Proceed  [n] Cancel  [e] Edit the arguments");
+    out.push_str(&rule('└', '┘'));
+    out
+}
+
+/// Splits `text` into lines of at most `width` characters, at spaces where possible.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    if text.is_empty() {
+        return vec![String::new()];
+    }
+    let mut lines = Vec::new();
+    for para in text.split('\n') {
+        // keep a paragraph's indentation on each of its lines
+        let body = para.trim_start_matches(' ');
+        let indent = " ".repeat((para.len() - body.len()).min(width / 2));
+        let width = width - indent.len();
+        let start = lines.len();
+        let mut cur = String::new();
+        for word in body.split(' ') {
+            let mut word = word.to_owned();
+            while word.chars().count() > width {
+                if !cur.is_empty() {
+                    lines.push(std::mem::take(&mut cur));
+                }
+                let head: String = word.chars().take(width).collect();
+                word = word.chars().skip(width).collect();
+                lines.push(head);
+            }
+            let extra = usize::from(!cur.is_empty());
+            if cur.chars().count() + extra + word.chars().count() > width {
+                lines.push(std::mem::take(&mut cur));
+            }
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(&word);
+        }
+        lines.push(cur);
+        for l in &mut lines[start..] {
+            l.insert_str(0, &indent);
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::Safety;
+    use crate::executor::Preview;
+    use serde_json::json;
+    use std::sync::{Arc, Mutex as StdMutex};
+    use std::time::Duration;
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<StdMutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn request() -> ConfirmationRequest {
+        ConfirmationRequest {
+            preview: Preview {
+                call_id: "c1".into(),
+                tool: "delete_note".into(),
+                intent: "Delete the note \"Ricoeur\"".into(),
+                category: Safety::Modify,
+                arguments: json!({"note_id": "n1"}),
+                reversible: false,
+                change: Some(json!("- note n1")),
+                first_use: None,
+            },
+            problem: None,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    async fn answer(input: &'static str) -> (Answer, String) {
+        let out = Shared::default();
+        let t = TerminalConfirmer::new(BufReader::new(input.as_bytes()), out.clone());
+        let a = t.confirm(&request()).await;
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        (a, text)
+    }
+
+    #[tokio::test]
+    async fn the_box_shows_intent_parameters_category_and_undo_ability() {
+        let (a, text) = answer("\n").await;
+        assert_eq!(a, Answer::Yes);
+        assert!(text.contains("Tool: delete_note"));
+        assert!(text.contains("Category: MODIFY"));
+        assert!(text.contains("Delete the note \"Ricoeur\""));
+        assert!(text.contains("│   note_id: n1 "), "{text}");
+        assert!(text.contains("cannot be undone"));
+        assert!(text.contains("- note n1"));
+        for l in text.lines().filter(|l| l.starts_with('│')) {
+            assert_eq!(l.chars().count(), WIDTH, "{l:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn no_with_reason_edit_and_closed_input() {
+        assert_eq!(
+            answer("n\nkeep it\n").await.0,
+            Answer::No {
+                reason: Some("keep it".into())
+            }
+        );
+        assert_eq!(answer("no\n\n").await.0, Answer::No { reason: None });
+        let (a, text) = answer("maybe\ne\nnot json\n{\"note_id\":\"n2\"}\n").await;
+        assert_eq!(
+            a,
+            Answer::Edit {
+                arguments: json!({"note_id": "n2"})
+            }
+        );
+        assert!(text.contains("Please answer y, n or e"));
+        assert!(text.contains("That is not JSON"));
+        assert!(matches!(answer("").await.0, Answer::No { .. }));
+    }
+
+    #[tokio::test]
+    async fn silence_is_a_timeout() {
+        let (_keep_open, rx) = tokio::io::duplex(64);
+        let t = TerminalConfirmer::new(BufReader::new(rx), std::io::sink());
+        let mut req = request();
+        req.timeout = Duration::from_millis(50);
+        assert_eq!(t.confirm(&req).await, Answer::Timeout);
+    }
+}

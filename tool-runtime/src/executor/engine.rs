@@ -1,0 +1,865 @@
+//! The life of one call: policy, confirmation, running, journaling, recording.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::definition::{Safety, ToolDefinition};
+use crate::error::{ErrorCode, ToolError};
+use crate::hydrate::{Arguments, Repair, ToolCall, ToolInstance};
+use crate::store::{GateScope, JournalEntry, PendingOperation, PendingState, new_operation_id};
+use crate::tool::CallContext;
+use crate::toolset::Entry;
+
+use super::audit::{self, AuditRecord, SUMMARY_CHARS, now_ms};
+use super::chain::{self, ChainResult, ChainStep};
+use super::config::AuditMode;
+use super::confirm::{Answer, ConfirmationRequest};
+use super::format::fit;
+use super::outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview};
+use super::policy::{self, Requirement};
+use super::{Executor, run};
+
+/// How many times a person may send edited arguments that do not validate before the call is
+/// given up as denied.
+const MAX_EDIT_ROUNDS: usize = 3;
+
+/// What happened on the way to an outcome, for the audit record.
+pub(crate) struct Trail {
+    pub(crate) started: Instant,
+    pub(crate) decision: Decision,
+    pub(crate) by: Decider,
+    pub(crate) attempts: u32,
+    pub(crate) cached: bool,
+    pub(crate) operation_id: Option<String>,
+    pub(crate) arguments: Option<Value>,
+    pub(crate) repairs: Vec<Repair>,
+}
+
+impl Trail {
+    pub(crate) fn new(started: Instant) -> Self {
+        Trail {
+            started,
+            decision: Decision::Allowed,
+            by: Decider::Policy,
+            attempts: 0,
+            cached: false,
+            operation_id: None,
+            arguments: None,
+            repairs: Vec::new(),
+        }
+    }
+}
+
+/// What running the body produced.
+struct Ran {
+    result: Result<Value, ToolError>,
+    attempts: u32,
+    cached: bool,
+}
+
+impl Executor {
+    /// Hydrates `call` against the toolset and runs it. A call that does not hydrate (unknown
+    /// tool, invalid arguments) ends as an error outcome, recorded like any other.
+    pub async fn call(&self, call: &ToolCall, cx: CallContext) -> Execution {
+        match self.inner.toolset.hydrate(call) {
+            Ok(instance) => self.run(instance, cx).await,
+            Err(error) => {
+                let started = Instant::now();
+                let cx = self.context(&call.id, cx);
+                let def = self.inner.toolset.get(&call.name);
+                let mut trail = Trail::new(started);
+                trail.decision = Decision::Refused;
+                trail.arguments = match &call.arguments {
+                    Arguments::Json(v) => Some(v.clone()),
+                    Arguments::Text(t) => serde_json::from_str(t).ok(),
+                }
+                .map(|v| match def {
+                    Some(d) => audit::redact(&v, d),
+                    None => audit::redact_with_keys(&v),
+                });
+                let span = span(&call.name, &cx);
+                let exec = Execution {
+                    call_id: cx.call_id.clone(),
+                    tool: call.name.clone(),
+                    outcome: Outcome::error_from(error),
+                    full: None,
+                };
+                let category = def.map(|d| d.safety).unwrap_or_default();
+                let _g = span.enter();
+                self.record(&cx, &call.name, category, &exec, trail);
+                exec
+            }
+        }
+    }
+
+    /// Runs a hydrated instance under the policy. The instance's call id is the call's id; the
+    /// rest of the context (correlation id, session, initiator) comes from `cx`, and the tools'
+    /// state from the toolset.
+    pub async fn run(&self, instance: ToolInstance, cx: CallContext) -> Execution {
+        let cx = self.context(instance.call_id(), cx);
+        let span = span(instance.name(), &cx);
+        self.run_inner(instance, cx).instrument(span).await
+    }
+
+    /// Runs the calls of one model turn concurrently (at most `max_concurrency` at a time) and
+    /// returns their executions in the calls' order. A failure or panic in one is that call's
+    /// outcome only.
+    pub async fn run_batch(&self, calls: &[ToolCall], cx: &CallContext) -> Vec<Execution> {
+        use futures::StreamExt;
+        futures::stream::iter(calls.iter().map(|call| {
+            let mut cx = cx.clone();
+            cx.call_id = call.id.clone();
+            async move { self.call(call, cx).await }
+        }))
+        .buffered(self.inner.config.max_concurrency.max(1))
+        .collect()
+        .await
+    }
+
+    /// Runs a chain (see the `chain` module docs for the `{"$ref": "step#/pointer"}` syntax): each
+    /// step's references are resolved from earlier results, then it is hydrated, validated and
+    /// run under the policy like any call. Stops at the first step that does not succeed. Step
+    /// call ids are `<cx.call_id>.<step id>`.
+    pub async fn chain(&self, steps: &[ChainStep], cx: CallContext) -> ChainResult {
+        if let Err(error) = chain::check(steps) {
+            return ChainResult {
+                steps: Vec::new(),
+                completed: false,
+                error: Some(error),
+            };
+        }
+        let mut outputs: Vec<(String, Value)> = Vec::new();
+        let mut done = Vec::new();
+        for step in steps {
+            let arguments = match chain::resolve(&step.arguments, &outputs) {
+                Ok(a) => a,
+                Err(error) => {
+                    return ChainResult {
+                        steps: done,
+                        completed: false,
+                        error: Some(error.with_detail("step", step.id.clone())),
+                    };
+                }
+            };
+            let call_id = format!("{}.{}", cx.call_id, step.id);
+            let call = ToolCall::new(
+                call_id.clone(),
+                step.tool.clone(),
+                Arguments::Json(arguments),
+            );
+            let mut step_cx = cx.clone();
+            step_cx.call_id = call_id;
+            let exec = self.call(&call, step_cx).await;
+            let value = exec.value().cloned();
+            done.push(exec);
+            match value {
+                Some(v) => outputs.push((step.id.clone(), v)),
+                None => {
+                    return ChainResult {
+                        steps: done,
+                        completed: false,
+                        error: None,
+                    };
+                }
+            }
+        }
+        ChainResult {
+            steps: done,
+            completed: true,
+            error: None,
+        }
+    }
+
+    /// Reverts a reversible call from its journal entry, once. The inverse call runs without a
+    /// confirmation (a person asked for the undo) but under the allow and deny lists, with the
+    /// timeout and audit of any call; its call id is `<call_id>:undo`.
+    pub async fn undo(&self, call_id: &str, cx: CallContext) -> Execution {
+        let undo_id = format!("{call_id}:undo");
+        let cx = self.context(&undo_id, cx);
+        let started = Instant::now();
+        let fail = |tool: &str, error: ToolError| Execution {
+            call_id: undo_id.clone(),
+            tool: tool.to_owned(),
+            outcome: Outcome::error_from(error),
+            full: None,
+        };
+        let entry = match self.inner.store.get_journal(call_id) {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                return fail(
+                    "",
+                    ToolError::new(
+                        ErrorCode::NOT_FOUND,
+                        format!(
+                            "nothing to undo for call {call_id:?}: it is unknown, failed, or its tool is not reversible"
+                        ),
+                    ),
+                );
+            }
+            Err(e) => return fail("", e.into()),
+        };
+        let inverse = entry.inverse.clone();
+        let span = span(&inverse.tool, &cx);
+        async {
+            let mut trail = Trail::new(started);
+            trail.decision = Decision::Undo;
+            trail.by = Decider::User;
+            let category = self
+                .inner
+                .toolset
+                .get(&inverse.tool)
+                .map(|d| d.safety)
+                .unwrap_or_default();
+            if let Some(err) = policy::refusal(&inverse.tool, &self.inner.config) {
+                let exec = fail(&inverse.tool, err);
+                self.record(&cx, &inverse.tool, category, &exec, trail);
+                return exec;
+            }
+            match self.inner.store.claim_undo(call_id) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let exec = fail(
+                        &inverse.tool,
+                        ToolError::new(
+                            ErrorCode::of("ALREADY_UNDONE"),
+                            format!("call {call_id:?} was already undone"),
+                        ),
+                    );
+                    self.record(&cx, &inverse.tool, category, &exec, trail);
+                    return exec;
+                }
+                Err(e) => return fail(&inverse.tool, e.into()),
+            }
+            let call = ToolCall::new(
+                undo_id.clone(),
+                inverse.tool.clone(),
+                Arguments::Json(inverse.arguments.clone()),
+            );
+            let instance = match self.inner.toolset.hydrate(&call) {
+                Ok(i) => i,
+                Err(error) => {
+                    let _ = self.inner.store.release_undo(call_id);
+                    let exec = fail(&inverse.tool, error);
+                    self.record(&cx, &inverse.tool, category, &exec, trail);
+                    return exec;
+                }
+            };
+            let exec = self.proceed(instance, cx.clone(), trail).await;
+            if !exec.outcome.is_success() {
+                // the undo did not happen: let it be tried again
+                let _ = self.inner.store.release_undo(call_id);
+            }
+            exec
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Fills in the context: the call id, a correlation id when none was given, and the
+    /// toolset's state.
+    pub(crate) fn context(&self, call_id: &str, mut cx: CallContext) -> CallContext {
+        cx.call_id = call_id.to_owned();
+        if cx.correlation_id.is_empty() {
+            cx.correlation_id = cx.call_id.clone();
+        }
+        cx.state = self.inner.toolset.state().clone();
+        cx
+    }
+
+    async fn run_inner(&self, instance: ToolInstance, cx: CallContext) -> Execution {
+        let started = Instant::now();
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        let cfg = &self.inner.config;
+        let gate_passed = !needs_gate(def.safety) || self.gate_passed(def, &cx);
+        let mut trail = Trail::new(started);
+        trail.arguments = self.audited_arguments(instance.arguments(), def);
+        trail.repairs = instance.repairs().to_vec();
+        match policy::requirement(def, cfg, gate_passed) {
+            Requirement::Refused(error) => {
+                trail.decision = Decision::Refused;
+                let exec = Execution {
+                    call_id: cx.call_id.clone(),
+                    tool: def.name.to_string(),
+                    outcome: Outcome::error_from(error),
+                    full: None,
+                };
+                self.record(&cx, &def.name, def.safety, &exec, trail);
+                exec
+            }
+            Requirement::RunNow => self.proceed(instance, cx, trail).await,
+            Requirement::Confirm { first_use } => {
+                self.confirm_then_run(instance, &entry, cx, trail, first_use)
+                    .await
+            }
+        }
+    }
+
+    async fn confirm_then_run(
+        &self,
+        instance: ToolInstance,
+        entry: &Arc<Entry>,
+        cx: CallContext,
+        mut trail: Trail,
+        first_use: bool,
+    ) -> Execution {
+        let def = entry.definition();
+        let cfg = &self.inner.config;
+        let mut request = ConfirmationRequest {
+            preview: self
+                .preview(def, instance.arguments(), &cx, first_use)
+                .await,
+            problem: None,
+            timeout: cfg.confirmation_timeout(),
+        };
+        let mut instance = instance;
+        let mut rounds = 0;
+        loop {
+            let answer =
+                tokio::time::timeout(request.timeout, self.inner.confirmer.confirm(&request))
+                    .await
+                    .unwrap_or(Answer::Timeout);
+            if cfg.log_confirmations {
+                tracing::info!(
+                    target: "tool_runtime::confirmation",
+                    tool = %def.name,
+                    call_id = %cx.call_id,
+                    answer = answer_name(&answer),
+                    first_use,
+                    "confirmation answered"
+                );
+            }
+            let denied = |reason: String, by: Decider| Outcome::Denied { reason, by };
+            let outcome = match answer {
+                Answer::Yes => {
+                    trail.decision = Decision::Confirmed;
+                    trail.by = Decider::User;
+                    if first_use {
+                        self.pass_gate(def, &cx);
+                    }
+                    return self.proceed(instance, cx, trail).await;
+                }
+                Answer::Edit { arguments } => {
+                    let call = ToolCall::new(
+                        cx.call_id.clone(),
+                        def.name.to_string(),
+                        Arguments::Json(arguments.clone()),
+                    );
+                    match self.inner.toolset.hydrate(&call) {
+                        Ok(edited) => {
+                            trail.decision = Decision::Edited;
+                            trail.by = Decider::User;
+                            trail.arguments = self.audited_arguments(edited.arguments(), def);
+                            if first_use {
+                                self.pass_gate(def, &cx);
+                            }
+                            instance = edited;
+                            return self.proceed(instance, cx, trail).await;
+                        }
+                        Err(error) => {
+                            rounds += 1;
+                            if rounds < MAX_EDIT_ROUNDS {
+                                // the preview keeps the arguments a "yes" would run; the rejected
+                                // edit is named in the problem
+                                request.problem =
+                                    Some(format!("{} (your edit: {arguments})", error.message));
+                                continue;
+                            }
+                            trail.decision = Decision::Denied;
+                            trail.by = Decider::User;
+                            denied(
+                                format!(
+                                    "the user's edited arguments were not valid: {}",
+                                    error.message
+                                ),
+                                Decider::User,
+                            )
+                        }
+                    }
+                }
+                Answer::No { reason } => {
+                    trail.decision = Decision::Denied;
+                    trail.by = Decider::User;
+                    denied(
+                        reason.unwrap_or_else(|| "the user declined this call".to_owned()),
+                        Decider::User,
+                    )
+                }
+                Answer::Timeout => {
+                    trail.decision = Decision::Denied;
+                    trail.by = Decider::Timeout;
+                    denied(
+                        format!(
+                            "nobody confirmed this call within {} s, so it was not run",
+                            request.timeout.as_secs_f64()
+                        ),
+                        Decider::Timeout,
+                    )
+                }
+                Answer::Defer => {
+                    trail.decision = Decision::Deferred;
+                    trail.by = Decider::Policy;
+                    self.defer(&instance, &cx, request.preview.clone(), &mut trail)
+                }
+            };
+            let exec = Execution {
+                call_id: cx.call_id.clone(),
+                tool: def.name.to_string(),
+                outcome,
+                full: None,
+            };
+            self.record(&cx, &def.name, def.safety, &exec, trail);
+            return exec;
+        }
+    }
+
+    fn defer(
+        &self,
+        instance: &ToolInstance,
+        cx: &CallContext,
+        preview: Preview,
+        trail: &mut Trail,
+    ) -> Outcome {
+        let op = PendingOperation {
+            id: new_operation_id(),
+            call_id: cx.call_id.clone(),
+            tool: instance.name().to_owned(),
+            arguments: instance.arguments().clone(),
+            preview: preview.clone(),
+            correlation_id: cx.correlation_id.clone(),
+            session: cx.session.clone(),
+            initiator: cx.initiator,
+            created_ms: now_ms(),
+            state: PendingState::Pending,
+        };
+        match self.inner.store.put_pending(&op) {
+            Ok(()) => {
+                trail.operation_id = Some(op.id.clone());
+                Outcome::Pending {
+                    operation_id: op.id,
+                    preview,
+                }
+            }
+            Err(e) => Outcome::error_from(e.into()),
+        }
+    }
+
+    /// After the decision: run (cache, rate limit, attempts), journal, fit, record.
+    pub(crate) async fn proceed(
+        &self,
+        instance: ToolInstance,
+        cx: CallContext,
+        mut trail: Trail,
+    ) -> Execution {
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        let planner = self.inner.undo.get(def.name.as_ref());
+        let arguments = planner.map(|_| instance.arguments().clone());
+        let ran = self.execute(instance, &cx).await;
+        trail.attempts = ran.attempts;
+        trail.cached = ran.cached;
+        let (outcome, full) = match ran.result {
+            Ok(value) => {
+                if let (Some(planner), Some(args)) = (planner, &arguments) {
+                    self.journal(def, &cx, planner(args, &value));
+                }
+                let (for_model, truncated) = fit(&value, self.inner.config.max_result_chars);
+                let full = truncated.then_some(value);
+                (
+                    Outcome::Success {
+                        value: for_model,
+                        truncated,
+                    },
+                    full,
+                )
+            }
+            Err(error) => (Outcome::error_from(error), None),
+        };
+        let exec = Execution {
+            call_id: cx.call_id.clone(),
+            tool: def.name.to_string(),
+            outcome,
+            full,
+        };
+        self.record(&cx, &def.name, def.safety, &exec, trail);
+        exec
+    }
+
+    fn journal(
+        &self,
+        def: &ToolDefinition,
+        cx: &CallContext,
+        inverse: Option<crate::store::InverseCall>,
+    ) {
+        let Some(inverse) = inverse else { return };
+        let entry = JournalEntry {
+            call_id: cx.call_id.clone(),
+            tool: def.name.to_string(),
+            inverse,
+            created_ms: now_ms(),
+            undone: false,
+        };
+        if let Err(e) = self.inner.store.put_journal(&entry) {
+            tracing::error!(error = %e, call_id = %cx.call_id, "could not journal the undo of a call");
+        }
+    }
+
+    /// Cache, rate limits, then attempts with timeout and retries.
+    async fn execute(&self, instance: ToolInstance, cx: &CallContext) -> Ran {
+        let cfg = &self.inner.config;
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        if !instance.is_runnable() {
+            return Ran {
+                result: Err(ToolError::new(
+                    ErrorCode::NOT_ALLOWED,
+                    format!(
+                        "the tool {:?} is declared without a body in this process and cannot be run here",
+                        def.name
+                    ),
+                )),
+                attempts: 0,
+                cached: false,
+            };
+        }
+        let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
+            .then(|| super::cache::cache_key(&def.name, instance.arguments()));
+        let ttl = Duration::from_millis(cfg.cache.ttl_ms);
+        if let Some(v) = cache_key
+            .as_ref()
+            .and_then(|k| self.inner.cache.get(k, ttl))
+        {
+            return Ran {
+                result: Ok(v),
+                attempts: 0,
+                cached: true,
+            };
+        }
+        if let Err(wait) = self.inner.limiter.acquire(def, &cfg.rate_limits) {
+            let ms = wait.as_millis() as u64;
+            return Ran {
+                result: Err(ToolError::new(
+                    ErrorCode::RATE_LIMITED,
+                    format!("too many calls of {:?}; try again in {ms} ms", def.name),
+                )
+                .retryable(true)
+                .recover(format!("wait {ms} ms before calling this tool again"))
+                .with_detail("retry_after_ms", ms)),
+                attempts: 0,
+                cached: false,
+            };
+        }
+        let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
+        let may_retry = cfg.retry.max_attempts > 1
+            && (def.safety.is_read_only()
+                || def.idempotent
+                || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
+        let retry_args = may_retry.then(|| instance.arguments().clone());
+        let mut next = Some(instance);
+        let mut attempts = 0;
+        let result = loop {
+            let instance = match next.take() {
+                Some(i) => i,
+                // a retry runs a fresh instance of the same validated arguments
+                None => match self.inner.toolset.hydrate(&ToolCall::new(
+                    cx.call_id.clone(),
+                    def.name.to_string(),
+                    Arguments::Json(retry_args.clone().unwrap_or_default()),
+                )) {
+                    Ok(i) => i,
+                    Err(e) => break Err(e),
+                },
+            };
+            attempts += 1;
+            let result = run::attempt(instance, cx.clone(), timeout).await;
+            match result {
+                Err(e) if may_retry && e.retryable && attempts < cfg.retry.max_attempts => {
+                    let delay = run::backoff(&cfg.retry, attempts);
+                    tracing::warn!(
+                        tool = %def.name,
+                        attempt = attempts,
+                        code = %e.code,
+                        delay_ms = delay.as_millis() as u64,
+                        "retrying a retryable failure"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                other => break other,
+            }
+        };
+        if let (Ok(v), Some(k)) = (&result, cache_key) {
+            self.inner
+                .cache
+                .put(k, v.clone(), ttl, cfg.cache.max_entries);
+        }
+        Ran {
+            result,
+            attempts,
+            cached: false,
+        }
+    }
+
+    async fn preview(
+        &self,
+        def: &ToolDefinition,
+        arguments: &Value,
+        cx: &CallContext,
+        first_use: bool,
+    ) -> Preview {
+        let intent = def.render_intent(arguments).unwrap_or_else(|| {
+            let what = def
+                .description
+                .split(['.', '\n'])
+                .next()
+                .unwrap_or("")
+                .trim();
+            if what.is_empty() {
+                format!("Run the tool {}", def.name)
+            } else {
+                format!("Run the tool {}: {what}", def.name)
+            }
+        });
+        let change = match self.inner.previews.get(def.name.as_ref()) {
+            None => None,
+            Some(p) => {
+                let timeout = def
+                    .timeout
+                    .unwrap_or_else(|| self.inner.config.default_timeout());
+                Some(
+                    match tokio::time::timeout(timeout, p(arguments.clone(), cx.clone())).await {
+                        Ok(Ok(v)) => v,
+                        Ok(Err(e)) => json!({"preview_unavailable": e.message}),
+                        Err(_) => json!({"preview_unavailable": "the preview timed out"}),
+                    },
+                )
+            }
+        };
+        let first_use = first_use.then(|| {
+            let data_leaving: Vec<String> = arguments
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            let sent = if data_leaving.is_empty() {
+                "No arguments are sent.".to_owned()
+            } else {
+                format!(
+                    "The values of {} will be sent to it.",
+                    data_leaving.join(", ")
+                )
+            };
+            let why = if def.safety == Safety::Unspecified {
+                "declares no safety category, so it is treated as a tool that may change your work \
+                 and talk to a service outside the system"
+            } else {
+                "talks to a service outside the system"
+            };
+            FirstUse {
+                service: def.description.to_string(),
+                message: format!(
+                    "This is the first time {} is used in this session. It {why}. {sent}",
+                    def.name
+                ),
+                data_leaving,
+            }
+        });
+        Preview {
+            call_id: cx.call_id.clone(),
+            tool: def.name.to_string(),
+            intent,
+            category: def.safety,
+            arguments: arguments.clone(),
+            reversible: def.reversible,
+            change,
+            first_use,
+        }
+    }
+
+    fn gate_passed(&self, def: &ToolDefinition, cx: &CallContext) -> bool {
+        let session = cx.session.as_deref().unwrap_or("");
+        let name = def.name.as_ref();
+        {
+            let gates = self.inner.gates.lock().unwrap_or_else(|p| p.into_inner());
+            if gates.contains(&(session.to_owned(), name.to_owned())) {
+                return true;
+            }
+        }
+        let store = &self.inner.store;
+        let persisted = self.inner.config.persist_first_time_approvals
+            && store
+                .is_gate_approved(GateScope::Everywhere, name)
+                .unwrap_or(false);
+        let passed = persisted
+            || store
+                .is_gate_approved(GateScope::Session(session), name)
+                .unwrap_or(false);
+        if passed {
+            // remembered here too, so later calls do not ask the store again
+            self.inner
+                .gates
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((session.to_owned(), name.to_owned()));
+        }
+        passed
+    }
+
+    pub(crate) fn pass_gate(&self, def: &ToolDefinition, cx: &CallContext) {
+        let session = cx.session.as_deref().unwrap_or("");
+        self.inner
+            .gates
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((session.to_owned(), def.name.to_string()));
+        let store = &self.inner.store;
+        let mut result = store.approve_gate(GateScope::Session(session), &def.name);
+        if self.inner.config.persist_first_time_approvals {
+            result = result.and(store.approve_gate(GateScope::Everywhere, &def.name));
+        }
+        if let Err(e) = result {
+            tracing::error!(error = %e, tool = %def.name, "could not persist a first-time approval");
+        }
+    }
+
+    pub(crate) fn audited(&self, arguments: &Value, def: &ToolDefinition) -> Option<Value> {
+        self.audited_arguments(arguments, def)
+    }
+
+    fn audited_arguments(&self, arguments: &Value, def: &ToolDefinition) -> Option<Value> {
+        match self.inner.config.audit_mode {
+            AuditMode::Redacted if self.inner.config.log_tool_calls => {
+                Some(audit::redact(arguments, def))
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes the one audit record of a call to every sink and the store, and onto the span.
+    pub(crate) fn record(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        exec: &Execution,
+        trail: Trail,
+    ) {
+        let cfg = &self.inner.config;
+        let status = exec.outcome.status();
+        let error_code = exec.outcome.error().map(|e| e.code.to_string());
+        let duration_us = trail.started.elapsed().as_micros() as u64;
+        let span = tracing::Span::current();
+        span.record("gen_ai.tool.category", category.as_str());
+        span.record("tool.decision", decision_name(trail.decision));
+        span.record("tool.status", status.as_str());
+        if let Some(code) = &error_code {
+            span.record("error.type", code.as_str());
+        }
+        tracing::info!(
+            target: "tool_runtime::audit",
+            tool,
+            call_id = %cx.call_id,
+            correlation_id = %cx.correlation_id,
+            status = status.as_str(),
+            decision = decision_name(trail.decision),
+            error_code = error_code.as_deref().unwrap_or(""),
+            duration_us,
+            attempts = trail.attempts,
+            cached = trail.cached,
+            "tool call finished"
+        );
+        if !cfg.log_tool_calls {
+            return;
+        }
+        let result_summary = match cfg.audit_mode {
+            AuditMode::MetadataOnly => None,
+            AuditMode::Redacted => Some(match &exec.outcome {
+                Outcome::Success { value, .. } => {
+                    audit::summarize(&value.to_string(), SUMMARY_CHARS)
+                }
+                Outcome::Error { error } => {
+                    audit::summarize(&format!("{}: {}", error.code, error.message), SUMMARY_CHARS)
+                }
+                Outcome::Denied { reason, .. } => audit::summarize(reason, SUMMARY_CHARS),
+                Outcome::Pending { operation_id, .. } => {
+                    format!("pending operation {operation_id}")
+                }
+            }),
+        };
+        let record = AuditRecord {
+            timestamp_ms: now_ms(),
+            correlation_id: cx.correlation_id.clone(),
+            call_id: cx.call_id.clone(),
+            session: cx.session.clone(),
+            tool: tool.to_owned(),
+            category,
+            initiator: cx.initiator,
+            decision: trail.decision,
+            decided_by: trail.by,
+            duration_us,
+            status,
+            error_code,
+            result_summary,
+            arguments: trail.arguments,
+            repairs: trail.repairs,
+            attempts: trail.attempts,
+            cached: trail.cached,
+            operation_id: trail.operation_id,
+        };
+        for sink in &self.inner.sinks {
+            sink.record(&record);
+        }
+        if !self.inner.store_audit {
+            return;
+        }
+        if let Err(e) = self.inner.store.append_audit(&record) {
+            tracing::error!(error = %e, call_id = %cx.call_id, "could not store an audit record");
+        }
+    }
+}
+
+fn needs_gate(safety: Safety) -> bool {
+    matches!(safety, Safety::External | Safety::Unspecified)
+}
+
+/// The `execute_tool {name}` span of OpenTelemetry's GenAI semantic conventions.
+pub(crate) fn span(tool: &str, cx: &CallContext) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {tool}"),
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %tool,
+        gen_ai.tool.call.id = %cx.call_id,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.category = tracing::field::Empty,
+        gen_ai.conversation.id = cx.session.as_deref().unwrap_or(""),
+        correlation_id = %cx.correlation_id,
+        tool.decision = tracing::field::Empty,
+        tool.status = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+fn answer_name(a: &Answer) -> &'static str {
+    match a {
+        Answer::Yes => "yes",
+        Answer::No { .. } => "no",
+        Answer::Edit { .. } => "edit",
+        Answer::Timeout => "timeout",
+        Answer::Defer => "defer",
+    }
+}
+
+pub(crate) fn decision_name(d: Decision) -> &'static str {
+    match d {
+        Decision::Allowed => "allowed",
+        Decision::Confirmed => "confirmed",
+        Decision::Edited => "edited",
+        Decision::Denied => "denied",
+        Decision::Deferred => "deferred",
+        Decision::Refused => "refused",
+        Decision::Undo => "undo",
+    }
+}

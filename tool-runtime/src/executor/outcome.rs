@@ -1,0 +1,195 @@
+//! What a call ends as: the value sent back to the model, and the record of who decided.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::definition::Safety;
+use crate::error::ToolError;
+
+/// How a call ended, as it is sent back to the model.
+///
+/// A denial is not an error: it is the user's choice, and the model is told so (seed 001's
+/// `isError: false`). A pending operation is neither: the call waits for a person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and returned `value`.
+    Success {
+        /// The result for the model; shortened when `truncated` (the caller keeps the full value
+        /// in [`Execution::full`]).
+        value: Value,
+        /// The value was summarised or cut to fit `max_result_chars`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
+    },
+    /// The call failed (policy refusal, invalid arguments, timeout, the tool's own failure).
+    Error {
+        /// The structured error.
+        error: ToolError,
+    },
+    /// A person (or the confirmation timeout) said no.
+    Denied {
+        /// Why, in the user's words when they gave one.
+        reason: String,
+        /// Who made the decision.
+        by: Decider,
+    },
+    /// The call waits for approval by id ([`crate::executor::Executor::approve`]).
+    Pending {
+        /// The pending operation's id.
+        operation_id: String,
+        /// What will happen if it is approved.
+        preview: Preview,
+    },
+}
+
+impl Outcome {
+    /// Whether this is [`Outcome::Success`].
+    pub fn is_success(&self) -> bool {
+        matches!(self, Outcome::Success { .. })
+    }
+
+    /// The error, if the call failed.
+    pub fn error(&self) -> Option<&ToolError> {
+        match self {
+            Outcome::Error { error } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The status word used in audit records and on the command line.
+    pub fn status(&self) -> Status {
+        match self {
+            Outcome::Success { .. } => Status::Success,
+            Outcome::Error { .. } => Status::Error,
+            Outcome::Denied { .. } => Status::Denied,
+            Outcome::Pending { .. } => Status::Pending,
+        }
+    }
+
+    /// The outcome as JSON for the model.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("Outcome always serializes")
+    }
+
+    pub(crate) fn error_from(error: ToolError) -> Self {
+        Outcome::Error { error }
+    }
+}
+
+/// The status of a finished call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Ran and succeeded.
+    Success,
+    /// Failed.
+    Error,
+    /// Refused by a person or the confirmation timeout.
+    Denied,
+    /// Waiting for approval.
+    Pending,
+}
+
+impl Status {
+    /// The name used in storage.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Error => "error",
+            Status::Denied => "denied",
+            Status::Pending => "pending",
+        }
+    }
+}
+
+/// Who made the decision about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decider {
+    /// The configured policy (read-only tools, auto-confirmed categories, allow/deny lists).
+    Policy,
+    /// A person, through a confirmation handler, the pending-operation API or `--yes`.
+    User,
+    /// Nobody answered before the confirmation timeout.
+    Timeout,
+}
+
+/// What was decided about a call before (or instead of) running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Ran without asking (policy).
+    Allowed,
+    /// Ran after a person said yes.
+    Confirmed,
+    /// Ran with arguments a person changed.
+    Edited,
+    /// A person said no, or the confirmation timed out.
+    Denied,
+    /// Parked as a pending operation.
+    Deferred,
+    /// Refused by policy (deny list, outside the allow list) or before policy (hydration failed).
+    Refused,
+    /// An undo of an earlier call, asked for by a person.
+    Undo,
+}
+
+/// What a person is shown before a call runs, and what a pending operation carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preview {
+    /// The call this is about.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The tool's intent template filled in with the arguments, or a generic sentence.
+    pub intent: String,
+    /// The safety category.
+    pub category: Safety,
+    /// The arguments the tool will receive.
+    pub arguments: Value,
+    /// Whether the effect can be undone.
+    pub reversible: bool,
+    /// For modifications: the change the tool will make, as the tool's previewer describes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Value>,
+    /// Present when this is the first use of an external tool in the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_use: Option<FirstUse>,
+}
+
+/// The first-time gate of an external tool: what it is and what leaves the system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstUse {
+    /// The tool's description, so the person knows what service this is.
+    pub service: String,
+    /// The argument names whose values will be sent out of the system.
+    pub data_leaving: Vec<String>,
+    /// A sentence for the person.
+    pub message: String,
+}
+
+/// The result of running one call through the executor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Execution {
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// What goes back to the model.
+    pub outcome: Outcome,
+    /// The full result when the outcome's value was truncated for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<Value>,
+}
+
+impl Execution {
+    /// The complete result value, untruncated, if the call succeeded.
+    pub fn value(&self) -> Option<&Value> {
+        match (&self.full, &self.outcome) {
+            (Some(full), _) => Some(full),
+            (None, Outcome::Success { value, .. }) => Some(value),
+            _ => None,
+        }
+    }
+}

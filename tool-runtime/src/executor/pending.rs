@@ -1,0 +1,178 @@
+//! Deferred confirmation (seed 001): pending operations approved or denied by id, from any task
+//! or process sharing the store, and the activity feed.
+
+// ToolError is the error of every fallible path in this crate; its size is decided there.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::hydrate::{Arguments, ToolCall};
+use crate::store::{PendingOperation, PendingState, Resolve};
+use crate::tool::CallContext;
+
+use super::audit::{ActivityQuery, AuditRecord};
+use super::engine::{Trail, span};
+use super::outcome::{Decider, Decision, Execution, Outcome};
+use super::{Executor, policy};
+
+impl Executor {
+    /// Operations waiting for a decision, oldest first.
+    pub fn pending(&self) -> Result<Vec<PendingOperation>, ToolError> {
+        Ok(self.inner.store.list_pending()?)
+    }
+
+    /// One pending operation in any state (a completed one carries its outcome).
+    pub fn pending_operation(&self, id: &str) -> Result<Option<PendingOperation>, ToolError> {
+        Ok(self.inner.store.get_pending(id)?)
+    }
+
+    /// Approves a pending operation and runs it, exactly once: if several approvers race (tasks or
+    /// processes sharing the store), one runs it and the others get `ALREADY_RESOLVED`.
+    pub async fn approve(&self, id: &str) -> Result<Execution, ToolError> {
+        self.approve_with(id, None).await
+    }
+
+    /// Approves with arguments a person edited. They are validated first; an invalid edit is an
+    /// error to the approver and leaves the operation pending.
+    pub async fn approve_with(
+        &self,
+        id: &str,
+        edited: Option<Value>,
+    ) -> Result<Execution, ToolError> {
+        let started = Instant::now();
+        let op = self
+            .inner
+            .store
+            .get_pending(id)?
+            .ok_or_else(|| not_found(id))?;
+        if op.state != PendingState::Pending {
+            return Err(already_resolved(id, &op.state));
+        }
+        if let Some(err) = policy::refusal(&op.tool, &self.inner.config) {
+            return Err(err);
+        }
+        let arguments = edited.clone().unwrap_or_else(|| op.arguments.clone());
+        let instance = self.inner.toolset.hydrate(&ToolCall::new(
+            op.call_id.clone(),
+            op.tool.clone(),
+            Arguments::Json(arguments),
+        ))?;
+        let op = match self.inner.store.resolve_pending(
+            id,
+            &PendingState::Approved {
+                edited: edited.clone(),
+            },
+        )? {
+            Resolve::Won(op) => *op,
+            Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
+            Resolve::NotFound => return Err(not_found(id)),
+        };
+        let cx = self.context(&op.call_id, operation_context(&op));
+        let span = span(&op.tool, &cx);
+        let exec = async {
+            if op.preview.first_use.is_some() {
+                self.pass_gate(instance.definition(), &cx);
+            }
+            let mut trail = Trail::new_for(started, &op);
+            trail.decision = if edited.is_some() {
+                Decision::Edited
+            } else {
+                Decision::Confirmed
+            };
+            trail.arguments = self.audited(instance.arguments(), instance.definition());
+            self.proceed(instance, cx.clone(), trail).await
+        }
+        .instrument(span)
+        .await;
+        self.inner.store.complete_pending(id, &exec.outcome)?;
+        Ok(exec)
+    }
+
+    /// Denies a pending operation. The outcome for the model is a denial with the person's
+    /// reason, not an error.
+    pub fn deny(&self, id: &str, reason: Option<String>) -> Result<Execution, ToolError> {
+        let started = Instant::now();
+        let reason = reason
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| "the user declined this call".to_owned());
+        let op = match self.inner.store.resolve_pending(
+            id,
+            &PendingState::Denied {
+                reason: reason.clone(),
+            },
+        )? {
+            Resolve::Won(op) => *op,
+            Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
+            Resolve::NotFound => return Err(not_found(id)),
+        };
+        let cx = self.context(&op.call_id, operation_context(&op));
+        let exec = Execution {
+            call_id: op.call_id.clone(),
+            tool: op.tool.clone(),
+            outcome: Outcome::Denied {
+                reason,
+                by: Decider::User,
+            },
+            full: None,
+        };
+        let category = self
+            .inner
+            .toolset
+            .get(&op.tool)
+            .map(|d| d.safety)
+            .unwrap_or(op.preview.category);
+        let mut trail = Trail::new_for(started, &op);
+        trail.decision = Decision::Denied;
+        trail.arguments = match self.inner.toolset.get(&op.tool) {
+            Some(def) => self.audited(&op.arguments, def),
+            None => None,
+        };
+        let span = span(&op.tool, &cx);
+        let _g = span.enter();
+        self.record(&cx, &op.tool, category, &exec, trail);
+        Ok(exec)
+    }
+
+    /// The activity feed (seed 001): audit records from the store, newest first.
+    pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, ToolError> {
+        Ok(self.inner.store.query_audit(query)?)
+    }
+}
+
+impl Trail {
+    fn new_for(started: Instant, op: &PendingOperation) -> Self {
+        let mut t = Trail::new(started);
+        t.by = Decider::User;
+        t.operation_id = Some(op.id.clone());
+        t
+    }
+}
+
+fn operation_context(op: &PendingOperation) -> CallContext {
+    CallContext {
+        call_id: op.call_id.clone(),
+        correlation_id: op.correlation_id.clone(),
+        session: op.session.clone(),
+        initiator: op.initiator,
+        ..Default::default()
+    }
+}
+
+fn not_found(id: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::NOT_FOUND,
+        format!("there is no pending operation {id:?}"),
+    )
+    .recover("list the pending operations and use one of their ids")
+}
+
+fn already_resolved(id: &str, state: &PendingState) -> ToolError {
+    ToolError::new(
+        ErrorCode::of("ALREADY_RESOLVED"),
+        format!("the pending operation {id:?} was already {}", state.name()),
+    )
+    .with_detail("state", state.name())
+}

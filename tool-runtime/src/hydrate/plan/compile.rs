@@ -1,0 +1,506 @@
+//! Compiling a canonical schema into a [`Plan`]: once, at registration.
+//!
+//! The compiler is deliberately conservative. Every keyword of draft 2020-12 that constrains an
+//! instance is either translated exactly or makes the whole compilation fail with
+//! [`Unsupported`], so that the tool falls back to the jsonschema validator. Keywords that only
+//! annotate (`description`, `default`, `format` with format validation off, unknown keywords) are
+//! ignored, exactly as the validator ignores them.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+
+use super::{Checks, Node, NodeId, Plan, TypeSet};
+use crate::validate::Validator;
+
+/// Why a schema cannot be checked by a [`Plan`]; the tool then uses the jsonschema validator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Every draft 2020-12 (and older) keyword that constrains instances. A keyword in this list must
+/// be handled by the compiler or the compilation fails; anything else is an annotation.
+const VALIDATION_KEYWORDS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "contains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "prefixItems",
+    "items",
+    "additionalItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$recursiveAnchor",
+    "$vocabulary",
+    "discriminator",
+];
+
+/// Probes whether the argument type itself refuses unknown keys at a place where the schema says
+/// `additionalProperties: false`. Given a JSON document that puts an unknown key there, it
+/// returns whether deserialization failed because of that key.
+pub(crate) type UnknownKeyProbe<'a> = &'a dyn Fn(&str) -> bool;
+
+/// The probe key; chosen so that no real argument is named like it.
+pub(crate) const PROBE_KEY: &str = "__tool_runtime_probe__";
+
+struct Compiler<'a> {
+    root: &'a Value,
+    nodes: Vec<Node>,
+    /// JSON pointer of a compiled subschema → its node, so `$ref`s (even recursive) compile once.
+    by_pointer: HashMap<String, NodeId>,
+    probe: Option<UnknownKeyProbe<'a>>,
+}
+
+/// Compiles `schema` (the canonical argument schema) into a plan.
+///
+/// `probe`, when given, is used to confirm that the argument type refuses unknown keys wherever
+/// the schema forbids additional properties: the plan checks the *typed* value, in which unknown
+/// keys that serde ignored are no longer visible. Without a probe, objects are checked as they
+/// are serialized (which is exact for `serde_json::Value` arguments).
+pub(crate) fn compile(
+    schema: &Value,
+    probe: Option<UnknownKeyProbe<'_>>,
+) -> Result<Plan, Unsupported> {
+    let mut c = Compiler {
+        root: schema,
+        nodes: Vec::new(),
+        by_pointer: HashMap::new(),
+        probe,
+    };
+    let root = c.node(schema, String::new(), &mut Vec::new())?;
+    // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
+    for start in 0..c.nodes.len() {
+        let mut id = start;
+        for _ in 0..=c.nodes.len() {
+            match c.nodes[id] {
+                Node::Alias(next) | Node::Nullable(next) => id = next,
+                _ => break,
+            }
+        }
+        if matches!(c.nodes[id], Node::Alias(_) | Node::Nullable(_)) {
+            return Err(Unsupported("a cycle of $ref without any schema".into()));
+        }
+    }
+    Ok(Plan {
+        nodes: c.nodes,
+        root,
+    })
+}
+
+/// A step from a parent instance to a child: used to build probe documents.
+#[derive(Clone)]
+enum Step {
+    Key(String),
+    Item,
+}
+
+impl Compiler<'_> {
+    fn push(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    fn node(
+        &mut self,
+        schema: &Value,
+        pointer: String,
+        path: &mut Vec<Step>,
+    ) -> Result<NodeId, Unsupported> {
+        if let Some(&id) = self.by_pointer.get(&pointer) {
+            return Ok(id);
+        }
+        // reserve the slot first so that a recursive $ref back to this schema finds it
+        let id = self.push(Node::Any);
+        self.by_pointer.insert(pointer.clone(), id);
+        let node = self.build(schema, &pointer, path)?;
+        self.nodes[id] = node;
+        Ok(id)
+    }
+
+    fn build(
+        &mut self,
+        schema: &Value,
+        pointer: &str,
+        path: &mut Vec<Step>,
+    ) -> Result<Node, Unsupported> {
+        let map = match schema {
+            Value::Bool(true) => return Ok(Node::Any),
+            Value::Bool(false) => return Ok(Node::Never),
+            Value::Object(map) => map,
+            _ => {
+                return Err(Unsupported(format!(
+                    "{pointer}: a schema must be an object"
+                )));
+            }
+        };
+        let validation: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| VALIDATION_KEYWORDS.contains(k))
+            .collect();
+        if validation.is_empty() {
+            return Ok(Node::Any);
+        }
+
+        // `{"$ref": "#/..."}` with only annotations beside it
+        if let Some(r) = map.get("$ref") {
+            if validation.len() != 1 {
+                return Err(Unsupported(format!(
+                    "{pointer}: $ref beside other validation keywords"
+                )));
+            }
+            let target = r
+                .as_str()
+                .and_then(|r| r.strip_prefix('#'))
+                .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} is not local")))?;
+            let resolved = self
+                .root
+                .pointer(target)
+                .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} does not resolve")))?;
+            let target = self.node(resolved, target.to_owned(), path)?;
+            return Ok(Node::Alias(target));
+        }
+
+        // `Option<T>` as schemars writes it: `anyOf: [T, {"type": "null"}]`
+        if let Some(any_of) = map.get("anyOf") {
+            if validation.len() != 1 {
+                return Err(Unsupported(format!(
+                    "{pointer}: anyOf beside other validation keywords"
+                )));
+            }
+            let branches = any_of
+                .as_array()
+                .ok_or_else(|| Unsupported(format!("{pointer}: anyOf is not an array")))?;
+            let is_null = |v: &Value| {
+                v.as_object().is_some_and(|m| {
+                    m.get("type") == Some(&Value::from("null"))
+                        && m.keys()
+                            .filter(|k| VALIDATION_KEYWORDS.contains(&k.as_str()))
+                            .count()
+                            == 1
+                })
+            };
+            return match branches.as_slice() {
+                [a, b] if is_null(b) || is_null(a) => {
+                    let (i, other) = if is_null(b) { (0, a) } else { (1, b) };
+                    let inner = self.node(other, format!("{pointer}/anyOf/{i}"), path)?;
+                    Ok(Node::Nullable(inner))
+                }
+                _ => Err(Unsupported(format!(
+                    "{pointer}: anyOf other than T-or-null"
+                ))),
+            };
+        }
+
+        // `allOf: [T]` with nothing else
+        if let Some(all_of) = map.get("allOf") {
+            return match all_of.as_array().map(Vec::as_slice) {
+                Some([only]) if validation.len() == 1 => {
+                    let inner = self.node(only, format!("{pointer}/allOf/0"), path)?;
+                    Ok(Node::Alias(inner))
+                }
+                _ => Err(Unsupported(format!("{pointer}: allOf other than [T]"))),
+            };
+        }
+
+        let mut checks = Checks::default();
+        for keyword in validation {
+            let value = &map[keyword];
+            match keyword {
+                "type" => checks.types = Some(types(value, pointer)?),
+                "enum" => {
+                    let values = value
+                        .as_array()
+                        .ok_or_else(|| Unsupported(format!("{pointer}: enum is not an array")))?;
+                    intersect(&mut checks.allowed, scalars(values, pointer)?);
+                }
+                "const" => intersect(
+                    &mut checks.allowed,
+                    scalars(std::slice::from_ref(value), pointer)?,
+                ),
+                "oneOf" => intersect(&mut checks.allowed, one_of_consts(value, pointer)?),
+                "minimum" => checks.minimum = Some(number(value, pointer, keyword)?),
+                "maximum" => checks.maximum = Some(number(value, pointer, keyword)?),
+                "exclusiveMinimum" => {
+                    checks.exclusive_minimum = Some(number(value, pointer, keyword)?)
+                }
+                "exclusiveMaximum" => {
+                    checks.exclusive_maximum = Some(number(value, pointer, keyword)?)
+                }
+                "minLength" => checks.min_length = Some(count(value, pointer, keyword)?),
+                "maxLength" => checks.max_length = Some(count(value, pointer, keyword)?),
+                "minItems" => checks.min_items = Some(count(value, pointer, keyword)?),
+                "maxItems" => checks.max_items = Some(count(value, pointer, keyword)?),
+                "minProperties" | "maxProperties" => {
+                    // a typed struct may have dropped keys the count depends on
+                    if map.contains_key("properties") {
+                        return Err(Unsupported(format!(
+                            "{pointer}: {keyword} on an object with properties"
+                        )));
+                    }
+                    let n = count(value, pointer, keyword)?;
+                    if keyword == "minProperties" {
+                        checks.min_properties = Some(n);
+                    } else {
+                        checks.max_properties = Some(n);
+                    }
+                }
+                "uniqueItems" => {
+                    // a typed set silently drops duplicates, so the plan could not see them
+                    if value != &Value::Bool(false) {
+                        return Err(Unsupported(format!("{pointer}: uniqueItems")));
+                    }
+                }
+                "pattern" | "multipleOf" => {} // delegated below, with exact semantics
+                "items" => {
+                    path.push(Step::Item);
+                    let node = self.node(value, format!("{pointer}/items"), path);
+                    path.pop();
+                    checks.items = Some(node?);
+                }
+                "properties" => {
+                    let props = value.as_object().ok_or_else(|| {
+                        Unsupported(format!("{pointer}: properties is not an object"))
+                    })?;
+                    for (key, sub) in props {
+                        path.push(Step::Key(key.clone()));
+                        let node =
+                            self.node(sub, format!("{pointer}/properties/{}", escape(key)), path);
+                        path.pop();
+                        checks.properties.push((key.as_str().into(), node?));
+                    }
+                }
+                "required" => {
+                    let names = value.as_array().ok_or_else(|| {
+                        Unsupported(format!("{pointer}: required is not an array"))
+                    })?;
+                    for n in names {
+                        let n = n.as_str().ok_or_else(|| {
+                            Unsupported(format!("{pointer}: required holds a non-string"))
+                        })?;
+                        if !checks.required.iter().any(|r| &**r == n) {
+                            checks.required.push(n.into());
+                        }
+                    }
+                    if checks.required.len() > 64 {
+                        return Err(Unsupported(format!(
+                            "{pointer}: more than 64 required properties"
+                        )));
+                    }
+                }
+                "additionalProperties" => {
+                    if value == &Value::Bool(false) && map.contains_key("properties") {
+                        self.confirm_unknown_keys_refused(pointer, path)?;
+                    }
+                    path.push(Step::Key(PROBE_KEY.to_owned()));
+                    let node = self.node(value, format!("{pointer}/additionalProperties"), path);
+                    path.pop();
+                    checks.additional = Some(node?);
+                }
+                other => {
+                    return Err(Unsupported(format!(
+                        "{pointer}: keyword {other} is not supported by the fast path"
+                    )));
+                }
+            }
+        }
+        if map.contains_key("pattern") || map.contains_key("multipleOf") {
+            checks.delegate = Some(delegate(map, pointer)?);
+        }
+        // JSON Schema: an object instance needs every required key whether or not `type` says
+        // object; the plan sees objects only through their serialized keys, which is that.
+        Ok(Node::Checks(Box::new(checks)))
+    }
+
+    /// Where the schema forbids unknown keys, the typed argument must refuse them too, or they
+    /// would be dropped before the plan could see them.
+    fn confirm_unknown_keys_refused(
+        &self,
+        pointer: &str,
+        path: &[Step],
+    ) -> Result<(), Unsupported> {
+        let Some(probe) = self.probe else {
+            return Ok(());
+        };
+        let mut doc = format!("{{{}:null}}", Value::from(PROBE_KEY));
+        for step in path.iter().rev() {
+            doc = match step {
+                Step::Key(k) => format!("{{{}:{doc}}}", Value::from(k.as_str())),
+                Step::Item => format!("[{doc}]"),
+            };
+        }
+        if probe(&doc) {
+            Ok(())
+        } else {
+            Err(Unsupported(format!(
+                "{pointer}: the schema forbids additional properties but the argument type \
+                 accepts unknown keys (add #[serde(deny_unknown_fields)])"
+            )))
+        }
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn types(value: &Value, pointer: &str) -> Result<TypeSet, Unsupported> {
+    let one = |v: &Value| -> Result<TypeSet, Unsupported> {
+        Ok(match v.as_str() {
+            Some("null") => TypeSet::NULL,
+            Some("boolean") => TypeSet::BOOLEAN,
+            Some("integer") => TypeSet::INTEGER,
+            Some("number") => TypeSet::NUMBER,
+            Some("string") => TypeSet::STRING,
+            Some("array") => TypeSet::ARRAY,
+            Some("object") => TypeSet::OBJECT,
+            _ => return Err(Unsupported(format!("{pointer}: unknown type {v}"))),
+        })
+    };
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .try_fold(TypeSet(0), |acc, v| Ok(acc | one(v)?)),
+        v => one(v),
+    }
+}
+
+/// Enum and const values the plan compares: scalars only (objects and arrays would need the
+/// whole sub-value).
+fn scalars(values: &[Value], pointer: &str) -> Result<Vec<Value>, Unsupported> {
+    if values.iter().any(|v| v.is_array() || v.is_object()) {
+        return Err(Unsupported(format!(
+            "{pointer}: enum or const with an object or array"
+        )));
+    }
+    Ok(values.to_vec())
+}
+
+fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
+    *allowed = Some(match allowed.take() {
+        None => values,
+        Some(prev) => prev
+            .into_iter()
+            .filter(|p| values.iter().any(|v| super::walk::json_eq(p, v)))
+            .collect(),
+    });
+}
+
+/// `oneOf` whose branches each accept distinct constants (schemars' documented unit enums).
+fn one_of_consts(value: &Value, pointer: &str) -> Result<Vec<Value>, Unsupported> {
+    let branches = value
+        .as_array()
+        .ok_or_else(|| Unsupported(format!("{pointer}: oneOf is not an array")))?;
+    let mut out: Vec<Value> = Vec::new();
+    for b in branches {
+        let m = b
+            .as_object()
+            .ok_or_else(|| Unsupported(format!("{pointer}: oneOf branch is not an object")))?;
+        let mut accepted: Option<Vec<Value>> = None;
+        let mut ty: Option<TypeSet> = None;
+        for (k, v) in m {
+            match k.as_str() {
+                "const" => intersect(&mut accepted, scalars(std::slice::from_ref(v), pointer)?),
+                "enum" => intersect(
+                    &mut accepted,
+                    scalars(v.as_array().map(Vec::as_slice).unwrap_or(&[]), pointer)?,
+                ),
+                "type" => ty = Some(types(v, pointer)?),
+                k if VALIDATION_KEYWORDS.contains(&k) => {
+                    return Err(Unsupported(format!(
+                        "{pointer}: oneOf branch other than constants"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let accepted = accepted
+            .ok_or_else(|| Unsupported(format!("{pointer}: oneOf branch other than constants")))?;
+        for v in accepted {
+            if ty.is_some_and(|t| !t.admits_value(&v)) {
+                continue;
+            }
+            // oneOf: a value two branches accept is valid for neither
+            if out.iter().any(|o| super::walk::json_eq(o, &v)) {
+                return Err(Unsupported(format!("{pointer}: oneOf branches overlap")));
+            }
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+fn number(value: &Value, pointer: &str, keyword: &str) -> Result<Number, Unsupported> {
+    match value {
+        Value::Number(n) => Ok(n.clone()),
+        _ => Err(Unsupported(format!("{pointer}: {keyword} is not a number"))),
+    }
+}
+
+fn count(value: &Value, pointer: &str, keyword: &str) -> Result<u64, Unsupported> {
+    // jsonschema accepts 2.0 where a count is expected
+    match value {
+        Value::Number(n) => n
+            .as_u64()
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            })
+            .ok_or_else(|| Unsupported(format!("{pointer}: {keyword} is not a count"))),
+        _ => Err(Unsupported(format!("{pointer}: {keyword} is not a count"))),
+    }
+}
+
+/// `pattern` and `multipleOf` are checked by a validator compiled from just those keywords, so
+/// that regular-expression dialect and decimal arithmetic are exactly the validator's.
+fn delegate(map: &Map<String, Value>, pointer: &str) -> Result<Validator, Unsupported> {
+    let mut sub = Map::new();
+    for k in ["pattern", "multipleOf"] {
+        if let Some(v) = map.get(k) {
+            sub.insert(k.to_owned(), v.clone());
+        }
+    }
+    Validator::compile(&Value::Object(sub)).map_err(|e| Unsupported(format!("{pointer}: {e}")))
+}

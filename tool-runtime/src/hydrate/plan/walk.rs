@@ -1,0 +1,699 @@
+//! Checking a value against a [`Plan`] by serializing it into a checker: no allocation on the
+//! common path, and the first violation stops the walk (the error list comes from the validator).
+
+use std::cmp::Ordering;
+
+use serde::ser::{self, Serialize};
+use serde_json::{Number, Value};
+
+use super::{Checks, Node, NodeId, Plan, TypeSet};
+
+/// The value does not satisfy the plan. Carries nothing: the validator explains.
+#[derive(Debug)]
+pub(crate) struct Reject;
+
+impl std::fmt::Display for Reject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("rejected by the plan")
+    }
+}
+
+impl std::error::Error for Reject {}
+
+impl ser::Error for Reject {
+    fn custom<T: std::fmt::Display>(_msg: T) -> Self {
+        Reject
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Scalar<'a> {
+    Null,
+    Bool(bool),
+    I(i64),
+    U(u64),
+    F(f64),
+    Str(&'a str),
+}
+
+impl Scalar<'_> {
+    fn to_value(self) -> Value {
+        match self {
+            Scalar::Null => Value::Null,
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::I(i) => Value::from(i),
+            Scalar::U(u) => Value::from(u),
+            Scalar::F(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+            Scalar::Str(s) => Value::from(s),
+        }
+    }
+}
+
+/// What a node resolves to once references and nullability are followed.
+enum Target<'p> {
+    Any,
+    Never,
+    Checks(&'p Checks, bool),
+}
+
+pub(crate) struct Walker<'p> {
+    pub(crate) plan: &'p Plan,
+    pub(crate) node: NodeId,
+}
+
+impl<'p> Walker<'p> {
+    fn resolve(&self) -> Target<'p> {
+        let mut id = self.node;
+        let mut nullable = false;
+        loop {
+            match &self.plan.nodes[id] {
+                Node::Any => return Target::Any,
+                Node::Never => return Target::Never,
+                Node::Alias(next) => id = *next,
+                Node::Nullable(next) => {
+                    nullable = true;
+                    id = *next;
+                }
+                Node::Checks(c) => return Target::Checks(c, nullable),
+            }
+        }
+    }
+
+    fn scalar(&self, s: Scalar<'_>) -> Result<(), Reject> {
+        let (c, nullable) = match self.resolve() {
+            Target::Any => return Ok(()),
+            Target::Never => return Err(Reject),
+            Target::Checks(c, n) => (c, n),
+        };
+        if nullable && matches!(s, Scalar::Null) {
+            return Ok(());
+        }
+        if let Some(t) = c.types
+            && !admits(t, s)
+        {
+            return Err(Reject);
+        }
+        if let Some(allowed) = &c.allowed
+            && !allowed.iter().any(|v| scalar_eq(s, v))
+        {
+            return Err(Reject);
+        }
+        match s {
+            Scalar::I(_) | Scalar::U(_) | Scalar::F(_) => {
+                let below = |limit: &Option<Number>, bad: &[Ordering]| {
+                    limit.as_ref().is_some_and(|l| bad.contains(&compare(s, l)))
+                };
+                if below(&c.minimum, &[Ordering::Less])
+                    || below(&c.exclusive_minimum, &[Ordering::Less, Ordering::Equal])
+                    || below(&c.maximum, &[Ordering::Greater])
+                    || below(&c.exclusive_maximum, &[Ordering::Greater, Ordering::Equal])
+                {
+                    return Err(Reject);
+                }
+            }
+            Scalar::Str(text) => {
+                if c.min_length.is_some() || c.max_length.is_some() {
+                    let n = text.chars().count() as u64;
+                    if c.min_length.is_some_and(|m| n < m) || c.max_length.is_some_and(|m| n > m) {
+                        return Err(Reject);
+                    }
+                }
+            }
+            Scalar::Null | Scalar::Bool(_) => {}
+        }
+        if let Some(d) = &c.delegate
+            && !d.is_valid(&s.to_value())
+        {
+            return Err(Reject);
+        }
+        Ok(())
+    }
+
+    /// Entering an array or object: `None` when anything goes below this point.
+    fn compound(&self, ty: TypeSet) -> Result<Option<&'p Checks>, Reject> {
+        match self.resolve() {
+            Target::Any => Ok(None),
+            Target::Never => Err(Reject),
+            Target::Checks(c, _) => {
+                if c.types.is_some_and(|t| !t.has(ty)) || c.allowed.is_some() {
+                    return Err(Reject);
+                }
+                Ok(Some(c))
+            }
+        }
+    }
+
+    fn object(self) -> Result<ObjectWalker<'p>, Reject> {
+        let checks = self.compound(TypeSet::OBJECT)?;
+        Ok(ObjectWalker {
+            plan: self.plan,
+            checks,
+            seen_required: 0,
+            count: 0,
+            key: String::new(),
+        })
+    }
+
+    fn seq(self) -> Result<SeqWalker<'p>, Reject> {
+        let checks = self.compound(TypeSet::ARRAY)?;
+        Ok(SeqWalker {
+            plan: self.plan,
+            checks,
+            count: 0,
+        })
+    }
+
+    /// Shapes a derived schema never needs the plan for (externally tagged data variants, raw
+    /// bytes): accepted only where anything is.
+    fn only_if_any(&self) -> Result<(), Reject> {
+        match self.resolve() {
+            Target::Any => Ok(()),
+            _ => Err(Reject),
+        }
+    }
+}
+
+fn admits(t: TypeSet, s: Scalar<'_>) -> bool {
+    match s {
+        Scalar::Null => t.has(TypeSet::NULL),
+        Scalar::Bool(_) => t.has(TypeSet::BOOLEAN),
+        Scalar::I(_) | Scalar::U(_) => t.has(TypeSet::NUMBER) || t.has(TypeSet::INTEGER),
+        Scalar::F(f) => {
+            t.has(TypeSet::NUMBER) || (t.has(TypeSet::INTEGER) && f.is_finite() && f.fract() == 0.0)
+        }
+        Scalar::Str(_) => t.has(TypeSet::STRING),
+    }
+}
+
+/// `value` compared with a limit, exactly for integers and as `f64` otherwise.
+fn compare(value: Scalar<'_>, limit: &Number) -> Ordering {
+    let exact = match value {
+        Scalar::I(i) => Some(i as i128),
+        Scalar::U(u) => Some(u as i128),
+        _ => None,
+    };
+    let limit_exact = limit
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| limit.as_u64().map(i128::from));
+    if let (Some(v), Some(l)) = (exact, limit_exact) {
+        return v.cmp(&l);
+    }
+    let v = match value {
+        Scalar::I(i) => i as f64,
+        Scalar::U(u) => u as f64,
+        Scalar::F(f) => f,
+        _ => return Ordering::Equal,
+    };
+    let l = limit.as_f64().unwrap_or(f64::NAN);
+    v.partial_cmp(&l).unwrap_or(Ordering::Less)
+}
+
+fn scalar_eq(s: Scalar<'_>, v: &Value) -> bool {
+    match (s, v) {
+        (Scalar::Null, Value::Null) => true,
+        (Scalar::Bool(a), Value::Bool(b)) => a == *b,
+        (Scalar::Str(a), Value::String(b)) => a == b,
+        (Scalar::I(_) | Scalar::U(_) | Scalar::F(_), Value::Number(n)) => {
+            compare(s, n) == Ordering::Equal
+        }
+        _ => false,
+    }
+}
+
+/// JSON equality as JSON Schema defines it: `1` equals `1.0`.
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(_)) => {
+            let s = if let Some(i) = x.as_i64() {
+                Scalar::I(i)
+            } else if let Some(u) = x.as_u64() {
+                Scalar::U(u)
+            } else {
+                Scalar::F(x.as_f64().unwrap_or(f64::NAN))
+            };
+            scalar_eq(s, b)
+        }
+        _ => a == b,
+    }
+}
+
+pub(crate) struct ObjectWalker<'p> {
+    plan: &'p Plan,
+    checks: Option<&'p Checks>,
+    seen_required: u64,
+    count: u64,
+    key: String,
+}
+
+impl<'p> ObjectWalker<'p> {
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Reject> {
+        self.count += 1;
+        let Some(c) = self.checks else {
+            return Ok(());
+        };
+        if let Some(i) = c.required.iter().position(|r| &**r == key) {
+            self.seen_required |= 1 << i;
+        }
+        let node = match c.properties.iter().find(|(k, _)| &**k == key) {
+            Some((_, node)) => *node,
+            None => match c.additional {
+                Some(node) => node,
+                None => return Ok(()),
+            },
+        };
+        value.serialize(Walker {
+            plan: self.plan,
+            node,
+        })
+    }
+
+    fn finish(self) -> Result<(), Reject> {
+        let Some(c) = self.checks else {
+            return Ok(());
+        };
+        if self.seen_required.count_ones() as usize != c.required.len()
+            || c.min_properties.is_some_and(|m| self.count < m)
+            || c.max_properties.is_some_and(|m| self.count > m)
+        {
+            return Err(Reject);
+        }
+        Ok(())
+    }
+}
+
+impl ser::SerializeStruct for ObjectWalker<'_> {
+    type Ok = ();
+    type Error = Reject;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Reject> {
+        self.field(key, value)
+    }
+
+    fn end(self) -> Result<(), Reject> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeMap for ObjectWalker<'_> {
+    type Ok = ();
+    type Error = Reject;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Reject> {
+        self.key.clear();
+        key.serialize(KeyWriter(&mut self.key))
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Reject> {
+        let key = std::mem::take(&mut self.key);
+        let result = self.field(&key, value);
+        self.key = key;
+        result
+    }
+
+    fn end(self) -> Result<(), Reject> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStructVariant for ObjectWalker<'_> {
+    type Ok = ();
+    type Error = Reject;
+
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Reject> {
+        self.field(key, value)
+    }
+
+    fn end(self) -> Result<(), Reject> {
+        self.finish()
+    }
+}
+
+pub(crate) struct SeqWalker<'p> {
+    plan: &'p Plan,
+    checks: Option<&'p Checks>,
+    count: u64,
+}
+
+impl SeqWalker<'_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Reject> {
+        self.count += 1;
+        match self.checks.and_then(|c| c.items) {
+            Some(node) => value.serialize(Walker {
+                plan: self.plan,
+                node,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(self) -> Result<(), Reject> {
+        match self.checks {
+            Some(c)
+                if c.min_items.is_some_and(|m| self.count < m)
+                    || c.max_items.is_some_and(|m| self.count > m) =>
+            {
+                Err(Reject)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+macro_rules! seq_like {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for SeqWalker<'_> {
+            type Ok = ();
+            type Error = Reject;
+
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Reject> {
+                self.element(value)
+            }
+
+            fn end(self) -> Result<(), Reject> {
+                self.finish()
+            }
+        }
+    )*};
+}
+
+seq_like!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
+
+impl<'p> ser::Serializer for Walker<'p> {
+    type Ok = ();
+    type Error = Reject;
+    type SerializeSeq = SeqWalker<'p>;
+    type SerializeTuple = SeqWalker<'p>;
+    type SerializeTupleStruct = SeqWalker<'p>;
+    type SerializeTupleVariant = SeqWalker<'p>;
+    type SerializeMap = ObjectWalker<'p>;
+    type SerializeStruct = ObjectWalker<'p>;
+    type SerializeStructVariant = ObjectWalker<'p>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Reject> {
+        self.scalar(Scalar::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Reject> {
+        self.scalar(Scalar::I(v.into()))
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Reject> {
+        self.scalar(Scalar::I(v.into()))
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Reject> {
+        self.scalar(Scalar::I(v.into()))
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Reject> {
+        self.scalar(Scalar::I(v))
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Reject> {
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(i), _) => self.scalar(Scalar::I(i)),
+            (_, Ok(u)) => self.scalar(Scalar::U(u)),
+            _ => Err(Reject),
+        }
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Reject> {
+        self.scalar(Scalar::U(v.into()))
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Reject> {
+        self.scalar(Scalar::U(v.into()))
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Reject> {
+        self.scalar(Scalar::U(v.into()))
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Reject> {
+        self.scalar(Scalar::U(v))
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Reject> {
+        u64::try_from(v)
+            .map_err(|_| Reject)
+            .and_then(|u| self.scalar(Scalar::U(u)))
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Reject> {
+        self.scalar(Scalar::F(v.into()))
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Reject> {
+        // serde_json writes non-finite floats as null
+        if v.is_finite() {
+            self.scalar(Scalar::F(v))
+        } else {
+            self.scalar(Scalar::Null)
+        }
+    }
+    fn serialize_char(self, v: char) -> Result<(), Reject> {
+        let mut buf = [0u8; 4];
+        self.scalar(Scalar::Str(v.encode_utf8(&mut buf)))
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Reject> {
+        self.scalar(Scalar::Str(v))
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<(), Reject> {
+        self.only_if_any()
+    }
+    fn serialize_none(self) -> Result<(), Reject> {
+        self.scalar(Scalar::Null)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Reject> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Reject> {
+        self.scalar(Scalar::Null)
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Reject> {
+        self.scalar(Scalar::Null)
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Reject> {
+        self.scalar(Scalar::Str(variant))
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Reject> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Reject> {
+        self.only_if_any()
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<SeqWalker<'p>, Reject> {
+        self.seq()
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<SeqWalker<'p>, Reject> {
+        self.seq()
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<SeqWalker<'p>, Reject> {
+        self.seq()
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<SeqWalker<'p>, Reject> {
+        self.only_if_any()?;
+        Ok(SeqWalker {
+            plan: self.plan,
+            checks: None,
+            count: 0,
+        })
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<ObjectWalker<'p>, Reject> {
+        self.object()
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<ObjectWalker<'p>, Reject> {
+        self.object()
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<ObjectWalker<'p>, Reject> {
+        self.only_if_any()?;
+        Ok(ObjectWalker {
+            plan: self.plan,
+            checks: None,
+            seen_required: 0,
+            count: 0,
+            key: String::new(),
+        })
+    }
+}
+
+/// Writes a map key as serde_json would (strings as they are, numbers and bools as text).
+struct KeyWriter<'a>(&'a mut String);
+
+impl KeyWriter<'_> {
+    fn text(self, s: impl std::fmt::Display) -> Result<(), Reject> {
+        use std::fmt::Write;
+        write!(self.0, "{s}").map_err(|_| Reject)
+    }
+}
+
+impl ser::Serializer for KeyWriter<'_> {
+    type Ok = ();
+    type Error = Reject;
+    type SerializeSeq = ser::Impossible<(), Reject>;
+    type SerializeTuple = ser::Impossible<(), Reject>;
+    type SerializeTupleStruct = ser::Impossible<(), Reject>;
+    type SerializeTupleVariant = ser::Impossible<(), Reject>;
+    type SerializeMap = ser::Impossible<(), Reject>;
+    type SerializeStruct = ser::Impossible<(), Reject>;
+    type SerializeStructVariant = ser::Impossible<(), Reject>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_f32(self, _v: f32) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_f64(self, _v: f64) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Reject> {
+        self.text(v)
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Reject> {
+        self.0.push_str(v);
+        Ok(())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_none(self) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_unit(self) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Reject> {
+        self.0.push_str(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Reject> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Reject> {
+        Err(Reject)
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Reject> {
+        Err(Reject)
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Reject> {
+        Err(Reject)
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct, Reject> {
+        Err(Reject)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, Reject> {
+        Err(Reject)
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Reject> {
+        Err(Reject)
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStruct, Reject> {
+        Err(Reject)
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, Reject> {
+        Err(Reject)
+    }
+}

@@ -1,0 +1,396 @@
+//! The default scorer: an inverted index over every tool's metadata, ranked with BM25F (BM25 with
+//! per-field weights and length normalisation).
+//!
+//! The index is maintained incrementally: postings keep raw per-field term counts and each tool
+//! keeps its field lengths, so the averages BM25 normalises by are read at query time and adding
+//! or removing a tool touches only that tool's postings.
+
+use std::collections::HashMap;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use super::catalog::ToolId;
+use super::scorer::{ScoreRequest, Scored, Scorer};
+use super::text::{Analyzer, for_each_word};
+use crate::definition::ToolDefinition;
+use crate::error::ToolError;
+
+/// The indexed fields of a tool, in the order of [`Bm25Config::weights`].
+pub(crate) const FIELDS: usize = 5;
+const FIELD_NAMES: [&str; FIELDS] = [
+    "name",
+    "tags",
+    "description",
+    "parameter names",
+    "parameter descriptions",
+];
+
+/// Tuning of the BM25F ranking. The defaults favour a tool's own name and tags over prose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bm25Config {
+    /// Term-frequency saturation (BM25's `k1`).
+    pub k1: f32,
+    /// Weight of the tool name's words.
+    pub name_weight: f32,
+    /// Weight of the tags.
+    pub tags_weight: f32,
+    /// Weight of the description.
+    pub description_weight: f32,
+    /// Weight of the parameter names' words.
+    pub parameter_name_weight: f32,
+    /// Weight of the parameters' descriptions (and enum values).
+    pub parameter_description_weight: f32,
+    /// Length normalisation (BM25's `b`) of the prose fields (description, parameter
+    /// descriptions); names and tags are short and are not normalised.
+    pub b: f32,
+}
+
+impl Default for Bm25Config {
+    fn default() -> Self {
+        Bm25Config {
+            k1: 1.2,
+            name_weight: 3.0,
+            tags_weight: 2.0,
+            description_weight: 1.0,
+            parameter_name_weight: 1.0,
+            parameter_description_weight: 0.4,
+            b: 0.75,
+        }
+    }
+}
+
+impl Bm25Config {
+    fn weights(&self) -> [f32; FIELDS] {
+        [
+            self.name_weight,
+            self.tags_weight,
+            self.description_weight,
+            self.parameter_name_weight,
+            self.parameter_description_weight,
+        ]
+    }
+
+    fn bs(&self) -> [f32; FIELDS] {
+        [0.0, 0.0, self.b, 0.0, self.b]
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    tf: [u16; FIELDS],
+}
+
+/// The inverted index behind [`Bm25Scorer`]. Owned by a [`Catalog`](super::Catalog), which keeps
+/// it in step with the tools it holds.
+#[derive(Debug, Default)]
+pub(crate) struct Bm25Index {
+    config: Bm25Config,
+    analyzer: Analyzer,
+    terms: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    /// Per document slot: its field lengths and its distinct terms (for removal and reasons).
+    doc_len: Vec<[u32; FIELDS]>,
+    doc_terms: Vec<Box<[u32]>>,
+    total_len: [u64; FIELDS],
+    docs: u32,
+}
+
+/// The terms of one query, analysed once and shared by the scorers that need them.
+pub(crate) struct QueryTerms {
+    /// (term id, first query word that produced it); unknown terms are dropped.
+    known: Vec<(u32, String)>,
+}
+
+impl Bm25Index {
+    pub(crate) fn new(config: Bm25Config) -> Self {
+        Bm25Index {
+            config,
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn config(&self) -> &Bm25Config {
+        &self.config
+    }
+
+    /// Indexes one tool under `id` (a slot the catalog has just filled).
+    pub(crate) fn insert(&mut self, id: ToolId, def: &ToolDefinition) {
+        let doc = id.index();
+        let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
+        let mut lens = [0u32; FIELDS];
+        let mut add = |this: &mut Self, field: usize, text: &str| {
+            this.analyzer.for_each_term(text, |_, term| {
+                let next = this.postings.len() as u32;
+                let tid = *this.terms.entry(term.into_boxed_str()).or_insert(next);
+                if tid == next {
+                    this.postings.push(Vec::new());
+                }
+                let tf = &mut counts.entry(tid).or_default()[field];
+                *tf = tf.saturating_add(1);
+                lens[field] += 1;
+            });
+        };
+        add(self, 0, &def.name);
+        for tag in &def.tags {
+            add(self, 1, tag);
+        }
+        add(self, 2, &def.description);
+        let params = def.parameters_value();
+        visit_parameters(&params, 0, &mut |field, text| add(self, field, text));
+
+        let mut doc_terms: Vec<u32> = counts.keys().copied().collect();
+        doc_terms.sort_unstable();
+        for &tid in &doc_terms {
+            self.postings[tid as usize].push(Posting {
+                doc: doc as u32,
+                tf: counts[&tid],
+            });
+        }
+        if self.doc_len.len() <= doc {
+            self.doc_len.resize(doc + 1, [0; FIELDS]);
+            self.doc_terms.resize(doc + 1, Box::default());
+        }
+        self.doc_len[doc] = lens;
+        self.doc_terms[doc] = doc_terms.into_boxed_slice();
+        for (total, len) in self.total_len.iter_mut().zip(lens) {
+            *total += u64::from(len);
+        }
+        self.docs += 1;
+    }
+
+    /// Removes the tool in slot `id` from the index: only its own postings are touched.
+    pub(crate) fn remove(&mut self, id: ToolId) {
+        let doc = id.index();
+        let terms = std::mem::take(&mut self.doc_terms[doc]);
+        for &tid in terms.iter() {
+            let list = &mut self.postings[tid as usize];
+            if let Some(pos) = list.iter().position(|p| p.doc as usize == doc) {
+                list.swap_remove(pos);
+            }
+        }
+        let lens = std::mem::take(&mut self.doc_len[doc]);
+        for (total, len) in self.total_len.iter_mut().zip(lens) {
+            *total -= u64::from(len);
+        }
+        self.docs -= 1;
+    }
+
+    pub(crate) fn analyze_query(&self, query: &str) -> QueryTerms {
+        let mut known: Vec<(u32, String)> = Vec::new();
+        self.analyzer.for_each_term(query, |word, term| {
+            if let Some(&tid) = self.terms.get(term.as_str())
+                && !known.iter().any(|(t, _)| *t == tid)
+            {
+                known.push((tid, word.to_lowercase()));
+            }
+        });
+        QueryTerms { known }
+    }
+
+    fn idf(&self, tid: u32) -> f32 {
+        let n = self.docs as f32;
+        let df = self.postings[tid as usize].len() as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// BM25F scores normalised to 0..1 by the query's idf mass: a tool matching every known query
+    /// term strongly in its name approaches 1, one matching a single common word stays near 0.
+    /// Returns `(slot, score)` for every eligible tool with a match.
+    pub(crate) fn search(&self, q: &QueryTerms, eligible: &[bool]) -> Vec<(u32, f32)> {
+        if q.known.is_empty() || self.docs == 0 {
+            return Vec::new();
+        }
+        let weights = self.config.weights();
+        let bs = self.config.bs();
+        let k1 = self.config.k1;
+        let inv_avg = self.total_len.map(|total| {
+            let avg = total as f32 / self.docs as f32;
+            if avg > 0.0 { 1.0 / avg } else { 0.0 }
+        });
+        let mut acc = vec![0f32; self.doc_len.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut idf_mass = 0f32;
+        for (tid, _) in &q.known {
+            let idf = self.idf(*tid);
+            idf_mass += idf;
+            for p in &self.postings[*tid as usize] {
+                let doc = p.doc as usize;
+                if !eligible.get(doc).copied().unwrap_or(false) {
+                    continue;
+                }
+                let lens = &self.doc_len[doc];
+                let mut tf = 0f32;
+                for f in 0..FIELDS {
+                    if p.tf[f] != 0 {
+                        let norm = 1.0 - bs[f] + bs[f] * lens[f] as f32 * inv_avg[f];
+                        tf += weights[f] * f32::from(p.tf[f]) / norm;
+                    }
+                }
+                if acc[doc] == 0.0 {
+                    touched.push(p.doc);
+                }
+                acc[doc] += idf * tf / (k1 + tf);
+            }
+        }
+        let inv_mass = if idf_mass > 0.0 { 1.0 / idf_mass } else { 0.0 };
+        touched
+            .into_iter()
+            .map(|d| (d, (acc[d as usize] * inv_mass).clamp(0.0, 1.0)))
+            .collect()
+    }
+
+    /// Which query words matched which fields of one tool, e.g.
+    /// `matched "weather" (name, description), "city" (parameter names)`.
+    pub(crate) fn explain(&self, q: &QueryTerms, id: ToolId) -> String {
+        let doc = id.index();
+        let mut parts = Vec::new();
+        for (tid, word) in &q.known {
+            let Some(p) = self.postings[*tid as usize]
+                .iter()
+                .find(|p| p.doc as usize == doc)
+            else {
+                continue;
+            };
+            let fields: Vec<&str> = (0..FIELDS)
+                .filter(|&f| p.tf[f] > 0)
+                .map(|f| FIELD_NAMES[f])
+                .collect();
+            parts.push(format!("{word:?} ({})", fields.join(", ")));
+        }
+        if parts.is_empty() {
+            "no query word matched".to_owned()
+        } else {
+            format!("matched {}", parts.join(", "))
+        }
+    }
+
+    /// Approximate heap bytes held by the index (capacities, not lengths), for reporting memory
+    /// per tool.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let terms: usize = self
+            .terms
+            .keys()
+            .map(|k| k.len() + std::mem::size_of::<(Box<str>, u32)>() + 8)
+            .sum();
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| {
+                p.capacity() * std::mem::size_of::<Posting>() + std::mem::size_of::<Vec<Posting>>()
+            })
+            .sum();
+        let docs = self.doc_len.capacity() * std::mem::size_of::<[u32; FIELDS]>()
+            + self
+                .doc_terms
+                .iter()
+                .map(|t| t.len() * 4 + std::mem::size_of::<Box<[u32]>>())
+                .sum::<usize>();
+        terms + postings + docs
+    }
+}
+
+/// Feeds parameter names (field 3) and descriptions/enum values (field 4) of a JSON Schema to
+/// `sink`, descending into nested objects and array items a few levels deep.
+fn visit_parameters(schema: &serde_json::Value, depth: usize, sink: &mut impl FnMut(usize, &str)) {
+    if depth > 4 {
+        return;
+    }
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, prop) in props {
+            sink(3, name);
+            if let Some(d) = prop.get("description").and_then(|d| d.as_str()) {
+                sink(4, d);
+            }
+            if let Some(values) = prop.get("enum").and_then(|e| e.as_array()) {
+                for v in values.iter().filter_map(|v| v.as_str()) {
+                    sink(4, v);
+                }
+            }
+            visit_parameters(prop, depth + 1, sink);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        visit_parameters(items, depth + 1, sink);
+    }
+}
+
+/// The default scorer: BM25F over the catalog's inverted index. Deterministic; the index is built
+/// when tools enter the catalog, so a query costs only the postings of its own words.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bm25Scorer;
+
+impl Bm25Scorer {
+    /// Every matching pool tool's score, unsorted, without reasons (for combining scorers).
+    pub(crate) fn raw_scores(&self, request: &ScoreRequest<'_>) -> Vec<(ToolId, f32)> {
+        let index = request.pool.catalog().index();
+        let q = index.analyze_query(request.query);
+        index
+            .search(&q, request.pool.mask())
+            .into_iter()
+            .map(|(slot, s)| (ToolId::from_slot(slot), s))
+            .collect()
+    }
+
+    /// Scores without going through a future; what [`Scorer::score`] does.
+    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Vec<Scored> {
+        let catalog = request.pool.catalog();
+        let index = catalog.index();
+        let q = index.analyze_query(request.query);
+        let mut hits = index.search(&q, request.pool.mask());
+        // Deterministic order: score, then registration order.
+        let key =
+            |&(slot, s): &(u32, f32)| (std::cmp::Reverse(ordered(s)), catalog.seq_of_slot(slot));
+        if hits.len() > request.limit {
+            hits.select_nth_unstable_by_key(request.limit, key);
+            hits.truncate(request.limit);
+        }
+        hits.sort_unstable_by_key(key);
+        hits.into_iter()
+            .map(|(slot, score)| {
+                let id = ToolId::from_slot(slot);
+                Scored {
+                    tool: id,
+                    score: f64::from(score),
+                    reason: Some(index.explain(&q, id)),
+                    details: Some(json!({ "bm25": score, "query_terms": q.known.len() })),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Total order on non-NaN scores for sorting.
+pub(crate) fn ordered(s: f32) -> u32 {
+    // Scores are in 0..=1, so the bit pattern of a non-negative float orders like its value.
+    s.max(0.0).to_bits()
+}
+
+impl Scorer for Bm25Scorer {
+    fn name(&self) -> &str {
+        "bm25"
+    }
+
+    fn score<'a>(
+        &'a self,
+        request: ScoreRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
+        let out = self.score_now(&request);
+        futures::future::ready(Ok(out)).boxed()
+    }
+}
+
+/// Words of a tool name, for display and for the scorers that embed text (`get_weather` →
+/// `get weather`).
+pub fn name_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for_each_word(name, |w| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&w.to_lowercase());
+    });
+    out
+}

@@ -1,0 +1,139 @@
+//! The pluggable scorer interface.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::catalog::{Pool, ToolId};
+use crate::definition::ToolDefinition;
+use crate::error::ToolError;
+
+/// What a scorer is asked: rank the tools of `pool` for `query`.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreRequest<'a> {
+    /// The user's input, as text.
+    pub query: &'a str,
+    /// The tools that may be returned (the catalog minus what the options exclude).
+    pub pool: &'a Pool<'a>,
+    /// How many results will be used. A scorer may return only its best `limit` (saving work on
+    /// large catalogs) or more; it must never return tools outside `pool`.
+    pub limit: usize,
+}
+
+/// One tool's score from a scorer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The tool.
+    pub tool: ToolId,
+    /// Relevance in 0..=1 (values outside are clamped by `pick`).
+    pub score: f64,
+    /// Why, for people reading the result.
+    pub reason: Option<String>,
+    /// Scorer-specific data kept in the provenance when debugging.
+    pub details: Option<Value>,
+}
+
+impl Scored {
+    /// A score without reason or details.
+    pub fn new(tool: ToolId, score: f64) -> Self {
+        Scored {
+            tool,
+            score,
+            reason: None,
+            details: None,
+        }
+    }
+}
+
+/// Ranks tools for a query. Tools a scorer leaves out score 0.
+///
+/// Implementations must not run tools or cause side effects: selection is pure. Scorers that need
+/// per-tool preparation (an index, embeddings) do it once and cache it, not per query.
+pub trait Scorer: Send + Sync {
+    /// Short name recorded in the provenance (`bm25`, `embedding`, ...).
+    fn name(&self) -> &str;
+
+    /// Scores the pool's tools for the request's query.
+    fn score<'a>(
+        &'a self,
+        request: ScoreRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>>;
+}
+
+impl<S: Scorer + ?Sized> Scorer for Arc<S> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn score<'a>(
+        &'a self,
+        request: ScoreRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
+        (**self).score(request)
+    }
+}
+
+/// The seed's per-tool scorer function (`(input, tool) -> {score, reason, details}`) as a
+/// [`Scorer`]: called once per tool of the pool, sequentially.
+pub struct FnScorer<F> {
+    name: String,
+    f: F,
+}
+
+/// One tool's verdict from a per-tool scorer function.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolScore {
+    /// Relevance in 0..=1.
+    pub score: f64,
+    /// Why.
+    pub reason: Option<String>,
+    /// Extra data for the provenance.
+    pub details: Option<Value>,
+}
+
+impl<F, Fut> FnScorer<F>
+where
+    F: Fn(String, Arc<ToolDefinition>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<ToolScore, ToolError>> + Send,
+{
+    /// Wraps `f`, recorded in the provenance as `name`.
+    pub fn new(name: impl Into<String>, f: F) -> Self {
+        FnScorer {
+            name: name.into(),
+            f,
+        }
+    }
+}
+
+impl<F, Fut> Scorer for FnScorer<F>
+where
+    F: Fn(String, Arc<ToolDefinition>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<ToolScore, ToolError>> + Send,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score<'a>(
+        &'a self,
+        request: ScoreRequest<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
+        async move {
+            let mut out = Vec::with_capacity(request.pool.len());
+            for (id, def) in request.pool.iter() {
+                let s = (self.f)(request.query.to_owned(), def.clone()).await?;
+                out.push(Scored {
+                    tool: id,
+                    score: s.score,
+                    reason: s.reason,
+                    details: s.details,
+                });
+            }
+            Ok(out)
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,256 @@
+//! A store in Redis, for several processes (or machines) sharing pending operations, approvals,
+//! the journal and the audit trail. Keys live under a prefix (default `tools:`).
+//!
+//! Resolving a pending operation is one Lua script (membership in the pending index is checked
+//! and removed atomically), so exactly one of any number of approvers wins, as with SQLite.
+
+use std::sync::Mutex;
+
+use super::{GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError};
+use crate::executor::{ActivityQuery, AuditRecord, Outcome};
+
+/// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
+pub struct RedisStore {
+    client: redis::Client,
+    conn: Mutex<Option<redis::Connection>>,
+    prefix: String,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes the operation from the pending index and writes its new data if and only if it was
+/// still pending. Returns "0" (unknown), "1<data>" (already resolved) or "2<data before>".
+const RESOLVE: &str = r"
+local d = redis.call('GET', KEYS[1])
+if not d then return '0' end
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return '1' .. d end
+redis.call('SET', KEYS[1], ARGV[2])
+return '2' .. d
+";
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+impl RedisStore {
+    /// Connects to `url` (`redis://127.0.0.1:6379/0`) with the key prefix `tools:`.
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        Self::with_prefix(url, "tools:")
+    }
+
+    /// Connects with a key prefix of your own (several applications on one server).
+    pub fn with_prefix(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(err)?;
+        let conn = client
+            .get_connection()
+            .map_err(|e| StoreError(format!("cannot connect to {url}: {e}")))?;
+        Ok(RedisStore {
+            client,
+            conn: Mutex::new(Some(conn)),
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    fn key(&self, parts: &[&str]) -> String {
+        let mut k = self.prefix.clone();
+        k.push_str(&parts.join(":"));
+        k
+    }
+
+    /// Runs `f` on the connection, reconnecting once if the connection was lost.
+    fn with<T>(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        for attempt in 0..2 {
+            if guard.is_none() {
+                *guard = Some(self.client.get_connection().map_err(err)?);
+            }
+            let conn = guard.as_mut().expect("connected above");
+            match f(conn) {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => {
+                    *guard = None;
+                }
+                Err(e) => return Err(err(e)),
+            }
+        }
+        Err(StoreError("redis: the connection keeps failing".into()))
+    }
+
+    fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StoreError> {
+        let data: Option<String> = self.with(|c| redis::cmd("GET").arg(key).query(c))?;
+        data.map(|d| {
+            serde_json::from_str(&d).map_err(|e| StoreError(format!("corrupt value: {e}")))
+        })
+        .transpose()
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(err)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError(format!("corrupt value: {e}")))
+}
+
+impl Store for RedisStore {
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
+        let data = to_json(op)?;
+        let key = self.key(&["pending", &op.id]);
+        let index = self.key(&["pending_index"]);
+        let pending = op.state == PendingState::Pending;
+        self.with(|c| {
+            let mut pipe = redis::pipe();
+            pipe.atomic().cmd("SET").arg(&key).arg(&data).ignore();
+            if pending {
+                pipe.cmd("ZADD")
+                    .arg(&index)
+                    .arg(op.created_ms)
+                    .arg(&op.id)
+                    .ignore();
+            }
+            pipe.query::<()>(c)
+        })
+    }
+
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
+        self.get_json(&self.key(&["pending", id]))
+    }
+
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        let index = self.key(&["pending_index"]);
+        let ids: Vec<String> =
+            self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
+        let mut ops = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(op) = self.get_pending(&id)? {
+                ops.push(op);
+            }
+        }
+        Ok(ops)
+    }
+
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
+        let Some(mut op) = self.get_pending(id)? else {
+            return Ok(Resolve::NotFound);
+        };
+        op.state = to.clone();
+        let new = to_json(&op)?;
+        let (key, index) = (self.key(&["pending", id]), self.key(&["pending_index"]));
+        let reply: String = self.with(|c| {
+            redis::cmd("EVAL")
+                .arg(RESOLVE)
+                .arg(2)
+                .arg(&key)
+                .arg(&index)
+                .arg(id)
+                .arg(&new)
+                .query(c)
+        })?;
+        let (code, data) = reply.split_at(1);
+        match code {
+            "2" => Ok(Resolve::Won(Box::new(from_json(data)?))),
+            "1" => Ok(Resolve::AlreadyResolved(
+                from_json::<PendingOperation>(data)?.state,
+            )),
+            _ => Ok(Resolve::NotFound),
+        }
+    }
+
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
+        if let Some(mut op) = self.get_pending(id)? {
+            op.state = PendingState::Completed {
+                outcome: Box::new(outcome.clone()),
+            };
+            let (key, data) = (self.key(&["pending", id]), to_json(&op)?);
+            self.with(|c| redis::cmd("SET").arg(&key).arg(&data).query::<()>(c))?;
+        }
+        Ok(())
+    }
+
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
+        let key = self.key(&["gates"]);
+        let member = format!("{}|{tool}", scope.key());
+        self.with(|c| redis::cmd("SADD").arg(&key).arg(&member).query::<()>(c))
+    }
+
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError> {
+        let key = self.key(&["gates"]);
+        let member = format!("{}|{tool}", scope.key());
+        self.with(|c| redis::cmd("SISMEMBER").arg(&key).arg(&member).query(c))
+    }
+
+    fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        let (key, data) = (self.key(&["journal", &entry.call_id]), to_json(entry)?);
+        let undone = self.key(&["journal_undone", &entry.call_id]);
+        self.with(|c| {
+            redis::pipe()
+                .atomic()
+                .cmd("SET")
+                .arg(&key)
+                .arg(&data)
+                .ignore()
+                .cmd("DEL")
+                .arg(&undone)
+                .ignore()
+                .query::<()>(c)
+        })
+    }
+
+    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        let Some(mut e) = self.get_json::<JournalEntry>(&self.key(&["journal", call_id]))? else {
+            return Ok(None);
+        };
+        let undone = self.key(&["journal_undone", call_id]);
+        // the flag key is authoritative: claim_undo changes only the flag
+        e.undone = self.with(|c| redis::cmd("EXISTS").arg(&undone).query(c))?;
+        Ok(Some(e))
+    }
+
+    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
+        let journal = self.key(&["journal", call_id]);
+        if !self.with(|c| redis::cmd("EXISTS").arg(&journal).query::<bool>(c))? {
+            return Ok(false);
+        }
+        let undone = self.key(&["journal_undone", call_id]);
+        let set: Option<String> =
+            self.with(|c| redis::cmd("SET").arg(&undone).arg(1).arg("NX").query(c))?;
+        Ok(set.is_some())
+    }
+
+    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
+        let undone = self.key(&["journal_undone", call_id]);
+        self.with(|c| redis::cmd("DEL").arg(&undone).query::<()>(c))
+    }
+
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        let (key, data) = (self.key(&["audit"]), to_json(record)?);
+        self.with(|c| redis::cmd("RPUSH").arg(&key).arg(&data).query::<()>(c))
+    }
+
+    fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        let key = self.key(&["audit"]);
+        let all: Vec<String> =
+            self.with(|c| redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(c))?;
+        let mut out = Vec::new();
+        for data in all.iter().rev() {
+            let r: AuditRecord = from_json(data)?;
+            if query.matches(&r) {
+                out.push(r);
+                if out.len() == query.limit() {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,308 @@
+//! The default store: one embedded SQLite file (WAL mode), shareable between processes.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError};
+use crate::executor::{ActivityQuery, AuditRecord, Outcome};
+
+/// A [`Store`] in a SQLite file. Open the same file from several handles or processes: the
+/// compare-and-set operations run in immediate transactions, which SQLite serialises.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS pending (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_state ON pending(state, created_ms);
+CREATE TABLE IF NOT EXISTS gates (
+    scope TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    PRIMARY KEY (scope, tool)
+);
+CREATE TABLE IF NOT EXISTS journal (
+    call_id TEXT PRIMARY KEY,
+    undone INTEGER NOT NULL DEFAULT 0,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    correlation_id TEXT NOT NULL,
+    initiator TEXT NOT NULL,
+    session TEXT,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
+CREATE INDEX IF NOT EXISTS audit_correlation ON audit(correlation_id);
+";
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`, with its parent directory.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let conn = Connection::open(path)
+            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        Self::init(conn)
+    }
+
+    /// A private in-memory database (same code paths as a file, nothing on disk).
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory().map_err(err)?)
+    }
+
+    fn init(conn: Connection) -> Result<Self, StoreError> {
+        // several processes share the file: wait for each other instead of failing at once
+        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        let _: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(err)?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL;")
+            .map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // rusqlite leaves the connection usable after a panic elsewhere
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(err)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError(format!("corrupt row: {e}")))
+}
+
+impl Store for SqliteStore {
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO pending (id, state, created_ms, data) VALUES (?1, ?2, ?3, ?4)",
+                params![op.id, op.state.name(), op.created_ms as i64, to_json(op)?],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
+        let data: Option<String> = self
+            .conn()
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        data.map(|d| from_json(&d)).transpose()
+    }
+
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT data FROM pending WHERE state = 'pending' ORDER BY created_ms, id")
+            .map_err(err)?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
+        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+    }
+
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let data: Option<String> = tx
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        let Some(data) = data else {
+            return Ok(Resolve::NotFound);
+        };
+        let mut op: PendingOperation = from_json(&data)?;
+        if op.state != PendingState::Pending {
+            return Ok(Resolve::AlreadyResolved(op.state));
+        }
+        let before = op.clone();
+        op.state = to.clone();
+        tx.execute(
+            "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3 AND state = 'pending'",
+            params![op.state.name(), to_json(&op)?, id],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(Resolve::Won(Box::new(before)))
+    }
+
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let data: Option<String> = tx
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        if let Some(data) = data {
+            let mut op: PendingOperation = from_json(&data)?;
+            op.state = PendingState::Completed {
+                outcome: Box::new(outcome.clone()),
+            };
+            tx.execute(
+                "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3",
+                params![op.state.name(), to_json(&op)?, id],
+            )
+            .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT OR IGNORE INTO gates (scope, tool) VALUES (?1, ?2)",
+                params![scope.key(), tool],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT 1 FROM gates WHERE scope = ?1 AND tool = ?2",
+                params![scope.key(), tool],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(err)
+    }
+
+    fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO journal (call_id, undone, data) VALUES (?1, ?2, ?3)",
+                params![entry.call_id, entry.undone, to_json(entry)?],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        let row: Option<(bool, String)> = self
+            .conn()
+            .query_row(
+                "SELECT undone, data FROM journal WHERE call_id = ?1",
+                [call_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        row.map(|(undone, data)| {
+            let mut e: JournalEntry = from_json(&data)?;
+            // the column is authoritative: claim_undo changes only the column
+            e.undone = undone;
+            Ok(e)
+        })
+        .transpose()
+    }
+
+    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn()
+            .execute(
+                "UPDATE journal SET undone = 1 WHERE call_id = ?1 AND undone = 0",
+                [call_id],
+            )
+            .map_err(err)?;
+        Ok(n == 1)
+    }
+
+    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "UPDATE journal SET undone = 0 WHERE call_id = ?1",
+                [call_id],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn append_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
+        let initiator = serde_json::to_value(r.initiator).map_err(err)?;
+        self.conn()
+            .execute(
+                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    r.timestamp_ms as i64,
+                    r.tool,
+                    r.correlation_id,
+                    initiator.as_str().unwrap_or_default(),
+                    r.session,
+                    to_json(r)?
+                ],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    fn query_audit(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        let mut sql = String::from("SELECT data FROM audit WHERE 1 = 1");
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        let mut push = |clause: &str, v: rusqlite::types::Value| {
+            args.push(v);
+            sql.push_str(&format!(" AND {clause} ?{}", args.len()));
+        };
+        if let Some(t) = &q.tool {
+            push("tool =", t.clone().into());
+        }
+        if let Some(c) = &q.correlation_id {
+            push("correlation_id =", c.clone().into());
+        }
+        if let Some(i) = q.initiator {
+            let s = serde_json::to_value(i).map_err(err)?;
+            push(
+                "initiator =",
+                s.as_str().unwrap_or_default().to_owned().into(),
+            );
+        }
+        if let Some(s) = &q.session {
+            push("session =", s.clone().into());
+        }
+        if let Some(t) = q.since_ms {
+            push("ts >=", (t as i64).into());
+        }
+        sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", q.limit()));
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(0))
+            .map_err(err)?;
+        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+    }
+}

@@ -1,0 +1,330 @@
+//! Differential test: the fast path (serde straight into the typed arguments, then the compiled
+//! plan) accepts exactly what the jsonschema validator accepts, on generated valid and invalid
+//! inputs for several schema shapes. A fixed seed keeps failures reproducible.
+
+mod common;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tool_runtime::hydrate::plan::Plan;
+use tool_runtime::validate::Validator;
+use tool_runtime::{Tool, ToolCall, ToolSet};
+
+use common::{CreateNote, SearchNotes};
+
+const CASES: usize = 3000;
+
+/// Generates instances near the edges of a schema: mostly valid, often just out of range, now
+/// and then of the wrong type, missing a required key or carrying an unknown one.
+struct Gen<'a> {
+    rng: fastrand::Rng,
+    root: &'a Value,
+    /// Stay inside the bounds and keep the shape (about half the cases), so valid inputs are
+    /// common even for schemas with many constrained fields.
+    tame: bool,
+}
+
+impl<'a> Gen<'a> {
+    fn chance(&mut self, p: f64) -> bool {
+        self.rng.f64() < p
+    }
+
+    fn resolve<'s>(&self, schema: &'s Value) -> &'s Value
+    where
+        'a: 's,
+    {
+        let root: &'s Value = self.root;
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(r) => root.pointer(&r[1..]).expect("local ref"),
+            None => schema,
+        }
+    }
+
+    fn wrong_type(&mut self) -> Value {
+        match self.rng.u8(0..6) {
+            0 => Value::Null,
+            1 => json!(true),
+            2 => json!(self.rng.i64(-5..20)),
+            3 => json!(2.5),
+            4 => json!("x"),
+            _ => json!([1]),
+        }
+    }
+
+    fn around(&mut self, bound: Option<f64>, default: f64) -> f64 {
+        let b = bound.unwrap_or(default);
+        if self.tame {
+            return b;
+        }
+        match self.rng.u8(0..4) {
+            0 => b,
+            1 => b - 1.0,
+            2 => b + 1.0,
+            _ => b + self.rng.f64() * 4.0 - 2.0,
+        }
+    }
+
+    fn string(&mut self, schema: &Value) -> Value {
+        if schema.get("pattern").is_some() {
+            let pool = ["abc", "a-b-1", "ABC", "a b", "", "aa", "c", "abcc", "zz-9"];
+            if self.tame {
+                return json!(["abc", "aa", "abcc"][self.rng.usize(0..3)]);
+            }
+            return json!(pool[self.rng.usize(0..pool.len())]);
+        }
+        let min = schema.get("minLength").and_then(Value::as_f64);
+        let max = schema.get("maxLength").and_then(Value::as_f64);
+        let bound = if self.chance(0.5) { min } else { max };
+        let len = self.around(bound, 5.0).max(0.0) as usize;
+        let chars = ['a', 'b', 'c', 'é', '😀', ' '];
+        json!(
+            (0..len)
+                .map(|_| chars[self.rng.usize(0..chars.len())])
+                .collect::<String>()
+        )
+    }
+
+    fn number(&mut self, schema: &Value, integer: bool) -> Value {
+        if self.tame {
+            let get = |k: &str| schema.get(k).and_then(Value::as_f64);
+            let lo = get("minimum")
+                .or(get("exclusiveMinimum").map(|x| x + 0.5))
+                .unwrap_or(0.0);
+            let hi = get("maximum")
+                .or(get("exclusiveMaximum").map(|x| x - 0.5))
+                .unwrap_or(lo + 5.0);
+            let mut x = lo + self.rng.f64() * (hi - lo);
+            if let Some(m) = get("multipleOf") {
+                x = (x / m).ceil() * m;
+            }
+            return if integer {
+                json!(x.ceil() as i64)
+            } else {
+                json!(x)
+            };
+        }
+        let keys = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+        let bound = keys[self.rng.usize(0..4)];
+        let x = self.around(schema.get(bound).and_then(Value::as_f64), 3.0);
+        if integer && !self.chance(0.1) {
+            json!(x.round() as i64)
+        } else if self.chance(0.3) {
+            json!(x.round() + 0.5)
+        } else {
+            json!(x.round())
+        }
+    }
+
+    fn value(&mut self, schema: &Value, depth: usize) -> Value {
+        let schema = self.resolve(schema);
+        if depth > 4 || (!self.tame && self.chance(0.03)) {
+            return self.wrong_type();
+        }
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            let b = &branches[self.rng.usize(0..branches.len())];
+            return self.value(b, depth + 1);
+        }
+        if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
+            if self.chance(0.1) {
+                return json!("not-a-variant");
+            }
+            let b = &branches[self.rng.usize(0..branches.len())];
+            return self.value(b, depth + 1);
+        }
+        if let Some(c) = schema.get("const") {
+            return if self.chance(0.8) {
+                c.clone()
+            } else {
+                self.wrong_type()
+            };
+        }
+        if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+            return if self.chance(0.85) {
+                e[self.rng.usize(0..e.len())].clone()
+            } else {
+                json!("other")
+            };
+        }
+        let ty = match schema.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Array(ts)) => ts[self.rng.usize(0..ts.len())].as_str().unwrap().to_owned(),
+            _ => ["string", "integer", "object"][self.rng.usize(0..3)].to_owned(),
+        };
+        match ty.as_str() {
+            "null" => Value::Null,
+            "boolean" => json!(self.chance(0.5)),
+            "string" => self.string(schema),
+            "integer" => self.number(schema, true),
+            "number" => self.number(schema, false),
+            "array" => {
+                let min = schema.get("minItems").and_then(Value::as_f64);
+                let max = schema.get("maxItems").and_then(Value::as_f64);
+                let bound = if self.chance(0.5) { min } else { max };
+                let len = self.around(bound, 2.0).clamp(0.0, 12.0);
+                let items = schema.get("items").cloned().unwrap_or(json!({}));
+                Value::Array(
+                    (0..len as usize)
+                        .map(|_| self.value(&items, depth + 1))
+                        .collect(),
+                )
+            }
+            _ => {
+                let mut out = Map::new();
+                let required: Vec<&str> = schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                    for (k, sub) in props {
+                        let keep = if required.contains(&k.as_str()) {
+                            self.tame || !self.chance(0.04)
+                        } else {
+                            self.chance(0.7)
+                        };
+                        if keep {
+                            let v = self.value(sub, depth + 1);
+                            out.insert(k.clone(), v);
+                        }
+                    }
+                }
+                if let Some(extra) = schema.get("additionalProperties").filter(|v| v.is_object()) {
+                    for i in 0..self.rng.usize(0..4) {
+                        let v = self.value(extra, depth + 1);
+                        out.insert(format!("k{i}"), v);
+                    }
+                }
+                if !self.tame && self.chance(0.05) {
+                    out.insert("unexpected".into(), json!(1));
+                }
+                Value::Object(out)
+            }
+        }
+    }
+}
+
+/// Whether the reference (the validator, then serde from the validated value) accepts.
+fn reference<A: DeserializeOwned>(validator: &Validator, value: &Value) -> bool {
+    validator.is_valid(value) && serde_json::from_value::<A>(value.clone()).is_ok()
+}
+
+fn differential_typed<T: Tool>(seed: u64) {
+    let schema = T::definition().parameters_value();
+    let validator = Validator::compile(&schema).unwrap();
+    let plan = Plan::compile_for::<T::Args>(&schema).expect("derived schema compiles to a plan");
+    let set = ToolSet::new().with::<T>().unwrap();
+    let name = T::definition().name.as_ref();
+    assert!(set.has_fast_path(name));
+    let mut generator = Gen {
+        rng: fastrand::Rng::with_seed(seed),
+        root: &schema,
+        tame: false,
+    };
+    let (mut fast_accepts, mut rejects) = (0, 0);
+    for i in 0..CASES {
+        generator.tame = i % 2 == 0;
+        let value = generator.value(&schema, 0);
+        let text = value.to_string();
+        let expected = reference::<T::Args>(&validator, &value);
+        if let Ok(args) = serde_json::from_str::<T::Args>(&text)
+            && plan.accepts(&args)
+        {
+            fast_accepts += 1;
+            assert!(
+                expected,
+                "case {i}: fast path accepted what the validator refuses: {text}"
+            );
+        }
+        let hydrated = set.hydrate(&ToolCall::new("c", name, text.as_str()));
+        assert_eq!(
+            hydrated.is_ok(),
+            expected,
+            "case {i}: {text} -> {hydrated:?}"
+        );
+        // arguments as an object (Anthropic) take the same decision
+        let hydrated = set.hydrate(&ToolCall::new("c", name, value.clone()));
+        assert_eq!(hydrated.is_ok(), expected, "case {i} as object: {text}");
+        if !expected {
+            rejects += 1;
+            let err = hydrated.unwrap_err();
+            let explained = !err.violations.is_empty()
+                || err.message.contains("do not fit")
+                || (value.is_string() && err.code == tool_runtime::ErrorCode::INVALID_JSON);
+            assert!(explained, "{err:?}");
+        }
+    }
+    // the generator must exercise both sides, or the test proves nothing
+    assert!(
+        fast_accepts > CASES / 10,
+        "only {fast_accepts} fast accepts"
+    );
+    assert!(rejects > CASES / 10, "only {rejects} rejections");
+}
+
+#[test]
+fn realistic_search_tool() {
+    differential_typed::<SearchNotes>(0x5eed_0001);
+}
+
+#[test]
+fn closed_objects_patterns_maps_and_nullable_structs() {
+    differential_typed::<CreateNote>(0x5eed_0002);
+}
+
+/// For arguments that keep every key (JSON values), plan and validator agree both ways.
+#[test]
+fn plan_equals_validator_on_values() {
+    let schemas = [
+        json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": -3, "exclusiveMaximum": 7, "multipleOf": 2},
+                "x": {"type": "number", "exclusiveMinimum": 0, "maximum": 1.5},
+                "s": {"type": "string", "minLength": 2, "maxLength": 4, "pattern": "^[a-c]+$"},
+                "e": {"enum": ["a", "b", 1, null]},
+                "c": {"const": 3},
+                "k": {"oneOf": [{"const": "x", "description": "X"}, {"const": "y"}]},
+                "arr": {"type": "array", "items": {"type": "integer", "maximum": 3},
+                        "minItems": 1, "maxItems": 3},
+                "obj": {"type": "object", "properties": {"a": {"type": "string"}},
+                        "required": ["a"], "additionalProperties": false},
+                "map": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+                        "maxProperties": 2},
+                "opt": {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}]},
+                "t": {"type": ["string", "null"], "maxLength": 1}
+            },
+            "required": ["n", "s"],
+            "$defs": {"P": {"type": "object", "properties": {
+                "v": {"type": "boolean"}, "next": {"$ref": "#/$defs/P"}}}}
+        }),
+        SearchNotes::definition().parameters_value(),
+        CreateNote::definition().parameters_value(),
+        json!({"type": "object", "additionalProperties": false,
+               "properties": {"only": {"type": "array", "items": {"enum": [1, 2.5, "z"]}}}}),
+    ];
+    for (n, schema) in schemas.iter().enumerate() {
+        let validator = Validator::compile(schema).unwrap();
+        let plan = Plan::compile(schema).unwrap();
+        let mut generator = Gen {
+            rng: fastrand::Rng::with_seed(0x5eed_0100 + n as u64),
+            root: schema,
+            tame: false,
+        };
+        let mut accepted = 0;
+        for i in 0..CASES {
+            generator.tame = i % 2 == 0;
+            let value = generator.value(schema, 0);
+            let expected = validator.is_valid(&value);
+            assert_eq!(
+                plan.accepts(&value),
+                expected,
+                "schema {n}, case {i}: {value}"
+            );
+            accepted += usize::from(expected);
+        }
+        assert!(
+            accepted > CASES / 20 && accepted < CASES - CASES / 20,
+            "schema {n}: {accepted}"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! `tools call|pending|approve|deny` through the `tools` command line, across "processes" that
+//! share the SQLite store named in the configuration file.
+
+mod executor_support;
+
+use std::path::Path;
+
+use executor_support::*;
+use serde_json::{Value, json};
+use tool_runtime::cli::{Cli, Exit, Output};
+use tool_runtime::executor::cli::ExecutorCli;
+use tool_runtime::{Safety, ToolSet};
+
+fn cli(counter: &Counter) -> Cli {
+    let mut set = ToolSet::new();
+    let mut d = def("delete_note", Safety::Modify);
+    d.intent = Some("Delete the note {text}".into());
+    echo(&mut set, d, counter);
+    echo(&mut set, def("search", Safety::ReadOnly), counter);
+    ExecutorCli::new().install(Cli::new(set))
+}
+
+async fn run(cli: &Cli, args: &[&str]) -> (Exit, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = {
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json: false,
+        };
+        let mut argv = vec!["tools"];
+        argv.extend_from_slice(args);
+        cli.run(argv, &mut output).await
+    };
+    (
+        exit,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+fn config(dir: &Path, deferred: bool) -> String {
+    let path = dir.join("tools.toml");
+    let mode = if deferred { "deferred" } else { "inline" };
+    std::fs::write(
+        &path,
+        format!(
+            "confirmation = \"{mode}\"\n[store]\npath = {:?}\n",
+            dir.join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn call_with_yes_runs_and_prints_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let counter = Counter::default();
+    let cli = cli(&counter);
+    let (exit, out, err) = run(
+        &cli,
+        &[
+            "call",
+            "delete_note",
+            "--args",
+            r#"{"text":"n1"}"#,
+            "--yes",
+            "--config",
+            &cfg,
+        ],
+    )
+    .await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v, json!({"echo": {"text": "n1"}}));
+    assert_eq!(counter.get(), 1);
+
+    let (exit, out, _) = run(
+        &cli,
+        &[
+            "--json",
+            "call",
+            "search",
+            "--args",
+            r#"{"n":1}"#,
+            "--config",
+            &cfg,
+        ],
+    )
+    .await;
+    assert_eq!(exit, Exit::Success);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["outcome"]["status"], "success");
+    assert_eq!(v["tool"], "search");
+
+    let (exit, _, err) = run(&cli, &["call", "nope", "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Refused);
+    assert!(err.contains("UNKNOWN_TOOL"), "{err}");
+}
+
+#[tokio::test]
+async fn deferred_calls_are_listed_then_approved_or_denied_from_another_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), true);
+    let counter = Counter::default();
+    let (exit, out, _) = run(
+        &cli(&counter),
+        &[
+            "call",
+            "delete_note",
+            "--args",
+            r#"{"text":"n1"}"#,
+            "--config",
+            &cfg,
+        ],
+    )
+    .await;
+    assert_eq!(exit, Exit::Success);
+    assert!(out.starts_with("pending op-"), "{out}");
+    let id = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_owned();
+    run(
+        &cli(&counter),
+        &[
+            "call",
+            "delete_note",
+            "--args",
+            r#"{"text":"n2"}"#,
+            "--config",
+            &cfg,
+        ],
+    )
+    .await;
+    assert_eq!(counter.get(), 0);
+
+    // another process: list, approve one, deny the other
+    let other = cli(&counter);
+    let (exit, out, _) = run(&other, &["--json", "pending", "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success);
+    let ops: Vec<Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(ops.len(), 2);
+    assert_eq!(ops[0]["id"], id.as_str());
+    assert_eq!(ops[0]["preview"]["intent"], "Delete the note n1");
+    let second = ops[1]["id"].as_str().unwrap().to_owned();
+
+    let (exit, out, err) = run(&other, &["approve", &id, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert!(out.contains("\"n1\""), "{out}");
+    assert_eq!(counter.get(), 1);
+    let (exit, _, err) = run(&other, &["approve", &id, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Refused);
+    assert!(err.contains("ALREADY_RESOLVED"), "{err}");
+
+    let (exit, out, _) = run(
+        &other,
+        &["deny", &second, "--reason", "keep it", "--config", &cfg],
+    )
+    .await;
+    assert_eq!(exit, Exit::Success);
+    assert!(out.contains("denied (user): keep it"), "{out}");
+    let (_, out, _) = run(&other, &["pending", "--config", &cfg]).await;
+    assert_eq!(out.trim(), "no pending operations");
+    assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn a_bad_configuration_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "auto_confirm = maybe").unwrap();
+    let (exit, _, err) = run(
+        &cli(&Counter::default()),
+        &["pending", "--config", path.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(exit, Exit::Usage);
+    assert!(err.contains("bad.toml"), "{err}");
+}

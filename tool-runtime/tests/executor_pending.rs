@@ -1,0 +1,218 @@
+//! Deferred confirmation with a real SQLite file: a pending operation approved after a restart
+//! runs exactly once, and concurrent approvers cannot both run it.
+
+mod executor_support;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use executor_support::*;
+use serde_json::json;
+use tool_runtime::executor::{
+    ActivityQuery, Decider, Decision, Deferred, Executor, Outcome, Status,
+};
+use tool_runtime::store::{PendingState, SqliteStore};
+use tool_runtime::{CallContext, ErrorCode, Initiator, Safety, ToolCall, ToolSet};
+
+fn toolset(counter: &Counter) -> ToolSet {
+    let mut set = ToolSet::new();
+    let mut d = def("delete_node", Safety::Modify);
+    d.intent = Some("Delete the node {text}".into());
+    echo(&mut set, d, counter);
+    set
+}
+
+/// A fresh process's view: a new store handle on the file and a new executor.
+fn process(path: &Path, counter: &Counter) -> Executor {
+    Executor::builder(toolset(counter))
+        .config(quick())
+        .store(Arc::new(SqliteStore::open(path).unwrap()))
+        .confirmation(Deferred)
+        .build()
+        .unwrap()
+}
+
+fn cx() -> CallContext {
+    CallContext {
+        correlation_id: "req-1".into(),
+        session: Some("s1".into()),
+        initiator: Initiator::Model,
+        ..CallContext::new("c1")
+    }
+}
+
+async fn park(exec: &Executor) -> String {
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "delete_node", json!({"text": "obs-123"})),
+            cx(),
+        )
+        .await;
+    match r.outcome {
+        Outcome::Pending {
+            operation_id,
+            preview,
+        } => {
+            assert_eq!(preview.intent, "Delete the node obs-123");
+            assert_eq!(preview.tool, "delete_node");
+            assert!(operation_id.starts_with("op-"));
+            operation_id
+        }
+        other => panic!("not pending: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn approved_after_a_restart_runs_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let id = {
+        let first = process(&path, &counter);
+        let id = park(&first).await;
+        assert_eq!(first.pending().unwrap().len(), 1);
+        id
+        // the first process ends here
+    };
+    assert_eq!(counter.get(), 0, "nothing ran before approval");
+
+    let second = process(&path, &counter);
+    let pending = second.pending().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, id);
+    assert_eq!(pending[0].arguments, json!({"text": "obs-123"}));
+    let exec = second.approve(&id).await.unwrap();
+    assert_eq!(exec.call_id, "c1");
+    assert_eq!(exec.value(), Some(&json!({"echo": {"text": "obs-123"}})));
+    assert_eq!(counter.get(), 1);
+
+    // approving again, here or in a third process, does not run it again
+    let err = second.approve(&id).await.unwrap_err();
+    assert_eq!(err.code.as_str(), "ALREADY_RESOLVED");
+    let third = process(&path, &counter);
+    assert!(third.approve(&id).await.is_err());
+    assert!(third.deny(&id, None).is_err());
+    assert_eq!(counter.get(), 1);
+    assert!(third.pending().unwrap().is_empty());
+    match third.pending_operation(&id).unwrap().unwrap().state {
+        PendingState::Completed { outcome } => assert!(outcome.is_success()),
+        other => panic!("{other:?}"),
+    }
+
+    // the activity feed, read from the file, has the deferral and the approved run
+    let feed = third
+        .activity(&ActivityQuery {
+            correlation_id: Some("req-1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let summary: Vec<(Decision, Status, Decider)> = feed
+        .iter()
+        .map(|r| (r.decision, r.status, r.decided_by))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (Decision::Confirmed, Status::Success, Decider::User),
+            (Decision::Deferred, Status::Pending, Decider::Policy),
+        ]
+    );
+    assert!(
+        feed.iter()
+            .all(|r| r.operation_id.as_deref() == Some(id.as_str()))
+    );
+    assert!(feed.iter().all(|r| r.initiator == Initiator::Model));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_approvals_from_separate_handles_run_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    for _round in 0..5 {
+        let id = park(&process(&path, &counter)).await;
+        let before = counter.get();
+        let approvers: Vec<_> = (0..6)
+            .map(|_| {
+                let exec = process(&path, &counter);
+                let id = id.clone();
+                tokio::spawn(async move { exec.approve(&id).await })
+            })
+            .collect();
+        let mut won = 0;
+        for a in approvers {
+            match a.await.unwrap() {
+                Ok(e) => {
+                    assert!(e.outcome.is_success());
+                    won += 1;
+                }
+                Err(e) => assert_eq!(e.code.as_str(), "ALREADY_RESOLVED"),
+            }
+        }
+        assert_eq!(won, 1);
+        assert_eq!(counter.get(), before + 1);
+    }
+}
+
+#[tokio::test]
+async fn denial_by_id_is_a_denial_for_the_model_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let exec = process(&path, &counter);
+    let id = park(&exec).await;
+    let denied = process(&path, &counter)
+        .deny(&id, Some("User chose to preserve this observation.".into()))
+        .unwrap();
+    assert_eq!(
+        denied.outcome,
+        Outcome::Denied {
+            reason: "User chose to preserve this observation.".into(),
+            by: Decider::User
+        }
+    );
+    assert_eq!(counter.get(), 0);
+    assert!(exec.approve(&id).await.is_err());
+    assert_eq!(counter.get(), 0);
+    let err = exec.approve("op-nope").await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn an_invalid_edit_at_approval_leaves_the_operation_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let exec = process(&path, &counter);
+    let id = park(&exec).await;
+    let err = exec
+        .approve_with(&id, Some(json!({"n": "seven"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert_eq!(exec.pending().unwrap().len(), 1);
+    let done = exec
+        .approve_with(&id, Some(json!({"text": "obs-456"})))
+        .await
+        .unwrap();
+    assert_eq!(done.value(), Some(&json!({"echo": {"text": "obs-456"}})));
+    assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn the_default_store_is_sqlite_at_the_configured_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/state.sqlite3");
+    let counter = Counter::default();
+    let mut cfg = quick();
+    cfg.store.path = Some(path.clone());
+    let exec = Executor::builder(toolset(&counter))
+        .config(cfg)
+        .build()
+        .unwrap();
+    // without a handler, calls that need a person are deferred, not run
+    let id = park(&exec).await;
+    assert_eq!(counter.get(), 0);
+    assert!(path.exists());
+    assert_eq!(process(&path, &counter).pending().unwrap()[0].id, id);
+}

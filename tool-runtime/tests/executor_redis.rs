@@ -1,0 +1,134 @@
+//! The Redis store against a real server: set `TOOL_RUNTIME_TEST_REDIS_URL`
+//! (e.g. `redis://127.0.0.1:6379/`); without it the tests print why they are skipped.
+
+mod executor_support;
+
+use std::sync::Arc;
+
+use executor_support::*;
+use serde_json::json;
+use tool_runtime::executor::{ActivityQuery, Deferred, Executor, Outcome};
+use tool_runtime::store::{GateScope, InverseCall, JournalEntry, RedisStore, Store};
+use tool_runtime::{CallContext, Safety, ToolCall, ToolSet};
+
+const VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
+
+/// A store on the test server under a prefix unique to this test run.
+fn store(prefix: &str) -> Option<RedisStore> {
+    let Ok(url) = std::env::var(VAR) else {
+        eprintln!("SKIPPED: set {VAR} to a redis:// URL of a running redis-server");
+        return None;
+    };
+    Some(
+        RedisStore::with_prefix(&url, prefix)
+            .expect("the redis server in TOOL_RUNTIME_TEST_REDIS_URL answers"),
+    )
+}
+
+fn prefix(test: &str) -> String {
+    format!(
+        "tools-test:{}:{}:{test}:",
+        std::process::id(),
+        fastrand_suffix()
+    )
+}
+
+fn fastrand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+fn process(store: RedisStore, counter: &Counter) -> Executor {
+    let mut set = ToolSet::new();
+    echo(&mut set, def("delete_node", Safety::Modify), counter);
+    Executor::builder(set)
+        .config(quick())
+        .store(Arc::new(store))
+        .confirmation(Deferred)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pending_operations_shared_through_redis_run_exactly_once() {
+    let p = prefix("pending");
+    let Some(first) = store(&p) else { return };
+    let counter = Counter::default();
+    let exec = process(first, &counter);
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "delete_node", json!({"text": "obs-1"})),
+            CallContext::new(""),
+        )
+        .await;
+    let Outcome::Pending { operation_id, .. } = r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    drop(exec);
+    let listed = process(store(&p).unwrap(), &counter).pending().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, operation_id);
+    let approvers: Vec<_> = (0..6)
+        .map(|_| {
+            let exec = process(store(&p).unwrap(), &counter);
+            let id = operation_id.clone();
+            tokio::spawn(async move { exec.approve(&id).await })
+        })
+        .collect();
+    let mut won = 0;
+    for a in approvers {
+        if a.await.unwrap().is_ok() {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 1);
+    assert_eq!(counter.get(), 1);
+    let after = process(store(&p).unwrap(), &counter);
+    assert!(after.pending().unwrap().is_empty());
+    assert_eq!(
+        after
+            .activity(&ActivityQuery {
+                correlation_id: Some("c1".into()),
+                ..Default::default()
+            })
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn gates_and_the_undo_journal_round_trip() {
+    let p = prefix("gates");
+    let Some(s) = store(&p) else { return };
+    assert!(!s.is_gate_approved(GateScope::Everywhere, "fetch").unwrap());
+    s.approve_gate(GateScope::Session("a"), "fetch").unwrap();
+    assert!(
+        s.is_gate_approved(GateScope::Session("a"), "fetch")
+            .unwrap()
+    );
+    assert!(
+        !s.is_gate_approved(GateScope::Session("b"), "fetch")
+            .unwrap()
+    );
+    let entry = JournalEntry {
+        call_id: "c1".into(),
+        tool: "create_note".into(),
+        inverse: InverseCall {
+            tool: "delete_note".into(),
+            arguments: json!({"id": "n1"}),
+        },
+        created_ms: 1,
+        undone: false,
+    };
+    s.put_journal(&entry).unwrap();
+    assert_eq!(s.get_journal("c1").unwrap(), Some(entry));
+    assert!(s.claim_undo("c1").unwrap());
+    assert!(!s.claim_undo("c1").unwrap());
+    assert!(s.get_journal("c1").unwrap().unwrap().undone);
+    s.release_undo("c1").unwrap();
+    assert!(s.claim_undo("c1").unwrap());
+    assert!(!s.claim_undo("unknown").unwrap());
+}

@@ -1,0 +1,252 @@
+//! Undo through the journal, and chains whose steps refer to earlier outputs.
+
+mod executor_support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use executor_support::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_runtime::executor::{Answer, ChainStep, ExecutorConfig, Outcome, Reversible};
+use tool_runtime::store::InverseCall;
+use tool_runtime::{
+    CallContext, ErrorCode, Safety, State, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
+};
+
+/// The notes of the research assistant, shared with the tools as state.
+#[derive(Clone, Default)]
+struct Notes(Arc<Mutex<HashMap<String, String>>>);
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+struct CreateNoteArgs {
+    title: String,
+}
+
+struct CreateNote;
+
+impl Tool for CreateNote {
+    type Args = CreateNoteArgs;
+    type Output = Value;
+
+    fn definition() -> &'static ToolDefinition {
+        static DEF: LazyLock<ToolDefinition> = LazyLock::new(|| {
+            let mut d = ToolDefinition::new(
+                "create_note",
+                "Create a research note.",
+                &tool_runtime::schema::derive::<CreateNoteArgs>(),
+            );
+            d.safety = Safety::Create;
+            d.reversible = true;
+            d.intent = Some("Create a note titled {title}".into());
+            d
+        });
+        &DEF
+    }
+
+    async fn call(args: CreateNoteArgs, cx: &CallContext) -> Result<Value, ToolError> {
+        let State(notes) = <State<Notes> as tool_runtime::FromCallContext>::from_call_context(cx)?;
+        let mut map = notes.0.lock().unwrap();
+        let id = format!("note-{}", map.len() + 1);
+        map.insert(id.clone(), args.title.clone());
+        Ok(json!({"id": id, "title": args.title}))
+    }
+
+    fn required_state() -> Vec<tool_runtime::StateRequirement> {
+        vec![tool_runtime::StateRequirement::of::<Notes>()]
+    }
+}
+
+impl Reversible for CreateNote {
+    fn inverse(_: &CreateNoteArgs, output: &Value) -> Option<InverseCall> {
+        Some(InverseCall {
+            tool: "delete_note".into(),
+            arguments: json!({"id": output["id"]}),
+        })
+    }
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+struct DeleteNoteArgs {
+    id: String,
+}
+
+struct DeleteNote;
+
+impl Tool for DeleteNote {
+    type Args = DeleteNoteArgs;
+    type Output = Value;
+
+    fn definition() -> &'static ToolDefinition {
+        static DEF: LazyLock<ToolDefinition> = LazyLock::new(|| {
+            let mut d = ToolDefinition::new(
+                "delete_note",
+                "Delete a note.",
+                &tool_runtime::schema::derive::<DeleteNoteArgs>(),
+            );
+            d.safety = Safety::Modify;
+            d
+        });
+        &DEF
+    }
+
+    async fn call(args: DeleteNoteArgs, cx: &CallContext) -> Result<Value, ToolError> {
+        let State(notes) = <State<Notes> as tool_runtime::FromCallContext>::from_call_context(cx)?;
+        match notes.0.lock().unwrap().remove(&args.id) {
+            Some(_) => Ok(json!({"deleted": args.id})),
+            None => Err(ToolError::new(ErrorCode::NOT_FOUND, "no such note")),
+        }
+    }
+}
+
+fn setup(person: &Person) -> (tool_runtime::executor::Executor, Notes) {
+    let notes = Notes::default();
+    let mut set = ToolSet::new().with_state(notes.clone());
+    set.register::<CreateNote>().unwrap();
+    set.register::<DeleteNote>().unwrap();
+    let mut tag = def("tag_note", Safety::Create);
+    tag.parameters = serde_json::value::RawValue::from_string(
+        json!({"type": "object", "properties": {"note_id": {"type": "string"}, "tag": {"type": "string"}},
+               "required": ["note_id", "tag"]})
+        .to_string(),
+    )
+    .unwrap();
+    echo(&mut set, tag, &Counter::default());
+    let cfg = ExecutorConfig {
+        auto_confirm_create: true,
+        ..quick()
+    };
+    let exec = tool_runtime::executor::Executor::builder(set)
+        .config(cfg)
+        .store(Arc::new(tool_runtime::store::MemoryStore::new()))
+        .confirmation(person.clone())
+        .reversible::<CreateNote>()
+        .build()
+        .unwrap();
+    (exec, notes)
+}
+
+#[tokio::test]
+async fn a_reversible_call_is_journaled_and_undone_once() {
+    let person = Person::default();
+    let (exec, notes) = setup(&person);
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "create_note", json!({"title": "Gadamer"})),
+            CallContext::new(""),
+        )
+        .await;
+    assert_eq!(r.value().unwrap()["id"], "note-1");
+    assert_eq!(notes.0.lock().unwrap().len(), 1);
+
+    let undo = exec.undo("c1", CallContext::new("")).await;
+    assert_eq!(undo.call_id, "c1:undo");
+    assert_eq!(undo.tool, "delete_note");
+    assert_eq!(undo.value(), Some(&json!({"deleted": "note-1"})));
+    assert!(notes.0.lock().unwrap().is_empty());
+    assert!(
+        person.asked().is_empty(),
+        "the person asked for the undo: no confirmation"
+    );
+
+    let again = exec.undo("c1", CallContext::new("")).await;
+    assert_eq!(
+        again.outcome.error().unwrap().code.as_str(),
+        "ALREADY_UNDONE"
+    );
+    let unknown = exec.undo("c-unknown", CallContext::new("")).await;
+    assert_eq!(unknown.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_failed_undo_can_be_tried_again() {
+    let (exec, notes) = setup(&Person::default());
+    exec.call(
+        &ToolCall::new("c1", "create_note", json!({"title": "x"})),
+        CallContext::new(""),
+    )
+    .await;
+    notes.0.lock().unwrap().clear(); // someone else removed it: the inverse fails
+    let r = exec.undo("c1", CallContext::new("")).await;
+    assert_eq!(r.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+    notes.0.lock().unwrap().insert("note-1".into(), "x".into());
+    assert!(
+        exec.undo("c1", CallContext::new(""))
+            .await
+            .outcome
+            .is_success()
+    );
+}
+
+#[tokio::test]
+async fn a_chain_passes_earlier_outputs_by_pointer_and_validates_each_step() {
+    let (exec, _) = setup(&Person::default());
+    let steps: Vec<ChainStep> = serde_json::from_value(json!([
+        {"id": "note", "tool": "create_note", "arguments": {"title": "Ricoeur"}},
+        {"id": "tag", "tool": "tag_note", "arguments": {"note_id": {"$ref": "note#/id"}, "tag": "hermeneutics"}}
+    ]))
+    .unwrap();
+    let r = exec.chain(&steps, CallContext::new("turn-1")).await;
+    assert!(r.completed, "{r:?}");
+    assert_eq!(r.steps.len(), 2);
+    assert_eq!(r.steps[1].call_id, "turn-1.tag");
+    assert_eq!(
+        r.steps[1].value().unwrap(),
+        &json!({"echo": {"note_id": "note-1", "tag": "hermeneutics"}})
+    );
+
+    // a reference to nothing stops the chain before the step runs
+    let steps: Vec<ChainStep> = serde_json::from_value(json!([
+        {"id": "a", "tool": "create_note", "arguments": {"title": "x"}},
+        {"id": "b", "tool": "tag_note", "arguments": {"note_id": {"$ref": "a#/title"}, "tag": {"$ref": "a#/missing"}}}
+    ]))
+    .unwrap();
+    let r = exec.chain(&steps, CallContext::new("turn-2")).await;
+    assert!(!r.completed);
+    assert_eq!(r.steps.len(), 1);
+    let err = r.error.expect("unresolved reference");
+    assert_eq!(err.violations[0].pointer, "/tag");
+
+    // a reference to an object where the schema wants a string fails that step's validation
+    let steps: Vec<ChainStep> = serde_json::from_value(json!([
+        {"id": "a", "tool": "create_note", "arguments": {"title": "x"}},
+        {"id": "b", "tool": "tag_note", "arguments": {"note_id": {"$ref": "a"}, "tag": "t"}}
+    ]))
+    .unwrap();
+    let r = exec.chain(&steps, CallContext::new("turn-4")).await;
+    assert!(!r.completed);
+    let err = r.steps[1].outcome.error().expect("invalid step");
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert_eq!(err.violations[0].pointer, "/note_id");
+
+    // references to later steps are refused before anything runs
+    let steps: Vec<ChainStep> = serde_json::from_value(json!([
+        {"id": "a", "tool": "tag_note", "arguments": {"note_id": {"$ref": "b#/id"}, "tag": "t"}},
+        {"id": "b", "tool": "create_note", "arguments": {"title": "x"}}
+    ]))
+    .unwrap();
+    let r = exec.chain(&steps, CallContext::new("turn-3")).await;
+    assert!(r.steps.is_empty());
+    assert_eq!(r.error.unwrap().code, ErrorCode::INVALID_ARGUMENTS);
+}
+
+#[tokio::test]
+async fn a_chain_stops_at_a_denied_step() {
+    let person = Person::answering([Answer::No {
+        reason: Some("not that one".into()),
+    }]);
+    let (exec, notes) = setup(&person);
+    let steps: Vec<ChainStep> = serde_json::from_value(json!([
+        {"id": "a", "tool": "create_note", "arguments": {"title": "x"}},
+        {"id": "b", "tool": "delete_note", "arguments": {"id": {"$ref": "a#/id"}}},
+        {"id": "c", "tool": "create_note", "arguments": {"title": "y"}}
+    ]))
+    .unwrap();
+    let r = exec.chain(&steps, CallContext::new("t")).await;
+    assert!(!r.completed);
+    assert_eq!(r.steps.len(), 2);
+    assert!(matches!(r.steps[1].outcome, Outcome::Denied { .. }));
+    assert_eq!(person.asked()[0].preview.arguments, json!({"id": "note-1"}));
+    assert_eq!(notes.0.lock().unwrap().len(), 1);
+}

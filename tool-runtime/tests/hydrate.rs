@@ -1,0 +1,280 @@
+//! Hydration as a caller relies on it: the fast path and the slow path agree, every failure is a
+//! structured error with a stable code, and repairs are recorded.
+
+mod common;
+
+use serde_json::{Value, json};
+use tool_runtime::{
+    Arguments, ErrorCode, Limits, Repair, SchemaOrigin, Tool, ToolCall, ToolDefinition, ToolSet,
+};
+
+use common::{CreateNote, INVALID, ListNotebooks, NoteArgs, SearchArgs, SearchNotes, VALID};
+
+fn set() -> ToolSet {
+    ToolSet::new()
+        .with::<SearchNotes>()
+        .unwrap()
+        .with::<ListNotebooks>()
+        .unwrap()
+        .with::<CreateNote>()
+        .unwrap()
+}
+
+fn call(name: &str, args: impl Into<Arguments>) -> ToolCall {
+    ToolCall::new("call_1", name, args)
+}
+
+#[test]
+fn valid_text_hydrates_on_the_fast_path_into_the_typed_arguments() {
+    let set = set();
+    assert!(set.has_fast_path("search_notes"));
+    let inst = set.hydrate(&call("search_notes", VALID)).unwrap();
+    let args = inst.args::<SearchArgs>().unwrap();
+    assert_eq!(args.limit, 10);
+    assert_eq!(args.filter.author.as_deref(), Some("ana"));
+    assert!(inst.repairs().is_empty());
+    assert!(inst.validated());
+    assert_eq!(inst.call_id(), "call_1");
+    // arguments() is the typed value as JSON, made on demand
+    assert_eq!(
+        inst.arguments(),
+        &serde_json::from_str::<Value>(VALID).unwrap()
+    );
+}
+
+#[test]
+fn arguments_as_an_object_hydrate_the_same() {
+    let set = set();
+    let value: Value = serde_json::from_str(VALID).unwrap();
+    let inst = set.hydrate(&call("search_notes", value.clone())).unwrap();
+    assert_eq!(inst.arguments(), &value);
+}
+
+#[test]
+fn arguments_json_has_defaults_filled_whichever_path_was_taken() {
+    let set = set();
+    let text = r#"{"query":"q","limit":1,"sort":"newest","filter":{"min_score":0},"tags":[]}"#;
+    let fast = set.hydrate(&call("search_notes", text)).unwrap();
+    let fenced = format!("```json\n{text}\n```");
+    let slow = set.hydrate(&call("search_notes", fenced.as_str())).unwrap();
+    assert_eq!(slow.repairs(), &[Repair::CodeFence]);
+    assert_eq!(fast.arguments(), slow.arguments());
+    assert_eq!(fast.arguments()["include_archived"], false);
+    assert_eq!(fast.arguments()["filter"]["author"], Value::Null);
+}
+
+#[test]
+fn invalid_arguments_list_every_violation_with_pointers() {
+    let err = set().hydrate(&call("search_notes", INVALID)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert!(err.retryable);
+    let mut pointers: Vec<&str> = err.violations.iter().map(|v| v.pointer.as_str()).collect();
+    pointers.sort();
+    assert_eq!(pointers, ["/filter/min_score", "/limit", "/query"]);
+    assert_eq!(err.details["tool"], "search_notes");
+    assert!(err.recover_action.is_some());
+}
+
+#[test]
+fn wrong_types_and_missing_fields_are_violations() {
+    let err = set()
+        .hydrate(&call("search_notes", r#"{"query": 5, "sort": "sideways"}"#))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    let pointers: Vec<&str> = err.violations.iter().map(|v| v.pointer.as_str()).collect();
+    assert!(pointers.contains(&"/query"), "{pointers:?}");
+    assert!(pointers.contains(&"/sort"), "{pointers:?}");
+    // the missing required fields are reported at the root
+    assert!(
+        err.violations
+            .iter()
+            .any(|v| v.pointer.is_empty() && v.message.contains("limit"))
+    );
+}
+
+#[test]
+fn unknown_keys_are_refused_where_the_type_is_closed() {
+    let err = set()
+        .hydrate(&call(
+            "create_note",
+            r#"{"title":"t","slug":"s","colour":"red"}"#,
+        ))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert!(err.message.contains("colour"), "{}", err.message);
+    let ok = set()
+        .hydrate(&call(
+            "create_note",
+            r#"{"title":"t","slug":"a-1","meta":{"x":1}}"#,
+        ))
+        .unwrap();
+    assert_eq!(ok.args::<NoteArgs>().unwrap().meta["x"], 1);
+    let bad_pattern = set()
+        .hydrate(&call("create_note", r#"{"title":"t","slug":"Not A Slug"}"#))
+        .unwrap_err();
+    assert_eq!(bad_pattern.violations[0].pointer, "/slug");
+}
+
+#[test]
+fn malformed_json_is_invalid_json_with_a_position() {
+    let err = set()
+        .hydrate(&call("search_notes", r#"{"query": "x", "limit": }"#))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_JSON);
+    assert!(err.retryable);
+    assert_eq!(err.details["line"], 1);
+    assert!(err.details["column"].as_u64().unwrap() > 20);
+}
+
+#[test]
+fn unknown_tools_suggest_the_nearest_names() {
+    let err = set().hydrate(&call("search_note", "{}")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UNKNOWN_TOOL);
+    assert_eq!(err.details["suggestions"][0], "search_notes");
+    assert!(err.recover_action.unwrap().contains("\"search_notes\""));
+    let err = set().hydrate(&call("zzz", "{}")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UNKNOWN_TOOL);
+    assert!(err.details.get("suggestions").is_none());
+}
+
+#[test]
+fn oversized_and_deeply_nested_arguments_are_refused_before_parsing() {
+    let set = set().with_limits(Limits {
+        max_bytes: 64,
+        max_depth: 3,
+    });
+    let big = format!(r#"{{"query":"{}"}}"#, "x".repeat(100));
+    let err = set
+        .hydrate(&call("search_notes", big.as_str()))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
+    let deep = r#"{"tags":[[[["x"]]]]}"#;
+    let err = set.hydrate(&call("search_notes", deep)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NESTING_TOO_DEEP);
+    // the same limits hold for arguments that arrive as objects
+    let err = set
+        .hydrate(&call("search_notes", json!({"tags": [[[["x"]]]]})))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NESTING_TOO_DEEP);
+}
+
+#[test]
+fn default_limits_are_one_mebibyte_and_depth_64() {
+    let limits = Limits::default();
+    assert_eq!((limits.max_bytes, limits.max_depth), (1 << 20, 64));
+    let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+    let err = set()
+        .hydrate(&call("search_notes", deep.as_str()))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NESTING_TOO_DEEP);
+}
+
+#[test]
+fn double_encoded_arguments_are_decoded_once_and_recorded() {
+    let encoded = serde_json::to_string(VALID).unwrap();
+    let inst = set()
+        .hydrate(&call("search_notes", encoded.as_str()))
+        .unwrap();
+    assert_eq!(inst.repairs(), &[Repair::DoubleEncoded]);
+    assert_eq!(inst.args::<SearchArgs>().unwrap().limit, 10);
+    // as a JSON string value (what an SDK hands over after one decode)
+    let inst = set()
+        .hydrate(&call("search_notes", Value::String(VALID.into())))
+        .unwrap();
+    assert_eq!(inst.repairs(), &[Repair::DoubleEncoded]);
+    // never twice: a triple-encoded payload stays a string, which the schema refuses
+    let triple = serde_json::to_string(&encoded).unwrap();
+    let err = set()
+        .hydrate(&call("search_notes", triple.as_str()))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+}
+
+#[test]
+fn an_object_argument_sent_as_a_json_string_is_refused_with_a_hint() {
+    let text =
+        r#"{"query":"q","limit":1,"sort":"newest","filter":"{\"min_score\":0.5}","tags":[]}"#;
+    let err = set().hydrate(&call("search_notes", text)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    let v = err
+        .violations
+        .iter()
+        .find(|v| v.pointer == "/filter")
+        .unwrap();
+    assert!(
+        v.message.contains("JSON encoded as a string"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn trailing_commas_and_code_fences_are_repaired_and_recorded() {
+    let text = "```json\n{\"query\":\"q\",\"limit\":1,\"sort\":\"newest\",\"filter\":{\"min_score\":0.5,},\"tags\":[\"a\",],}\n```";
+    let inst = set().hydrate(&call("search_notes", text)).unwrap();
+    assert_eq!(inst.repairs(), &[Repair::CodeFence, Repair::TrailingCommas]);
+    // a repair never turns invalid arguments into valid ones
+    let text = "{\"query\":\"\",\"limit\":1,\"sort\":\"newest\",\"filter\":{\"min_score\":0.5},\"tags\":[],}";
+    let err = set().hydrate(&call("search_notes", text)).unwrap_err();
+    assert_eq!(err.violations[0].pointer, "/query");
+}
+
+#[test]
+fn an_empty_string_is_an_empty_object_for_a_tool_without_parameters() {
+    let set = set();
+    let inst = set.hydrate(&call("list_notebooks", "")).unwrap();
+    assert_eq!(inst.repairs(), &[Repair::EmptyAsObject]);
+    assert_eq!(inst.arguments(), &json!({}));
+    assert!(
+        set.hydrate(&call("list_notebooks", "{}"))
+            .unwrap()
+            .repairs()
+            .is_empty()
+    );
+    // but not for a tool that needs arguments
+    let err = set.hydrate(&call("search_notes", "  ")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+}
+
+#[tokio::test]
+async fn a_hydrated_instance_runs_its_tool() {
+    let inst = set().hydrate(&call("search_notes", VALID)).unwrap();
+    let out = inst
+        .run(tool_runtime::CallContext::new("call_1"))
+        .await
+        .unwrap();
+    assert_eq!(out, json!({"query": "rust ownership", "count": 10}));
+}
+
+#[test]
+fn a_verbatim_schema_takes_the_validator_path_and_still_hydrates() {
+    struct Verbatim;
+    impl Tool for Verbatim {
+        type Args = SearchArgs;
+        type Output = u32;
+        fn definition() -> &'static ToolDefinition {
+            static DEF: std::sync::LazyLock<ToolDefinition> = std::sync::LazyLock::new(|| {
+                let mut d = common::derived_definition::<SearchArgs>("verbatim", "V.");
+                d.schema_origin = SchemaOrigin::Verbatim;
+                d
+            });
+            &DEF
+        }
+        async fn call(
+            a: SearchArgs,
+            _: &tool_runtime::CallContext,
+        ) -> Result<u32, tool_runtime::ToolError> {
+            Ok(a.limit)
+        }
+    }
+    let set = ToolSet::new().with::<Verbatim>().unwrap();
+    assert!(!set.has_fast_path("verbatim"));
+    assert!(set.hydrate(&call("verbatim", VALID)).is_ok());
+    assert_eq!(
+        set.hydrate(&call("verbatim", INVALID))
+            .unwrap_err()
+            .violations
+            .len(),
+        3
+    );
+}

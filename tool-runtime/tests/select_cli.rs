@@ -1,0 +1,112 @@
+//! `tools pick`: the command's flags, text and JSON output, and its refusals.
+
+use serde_json::{Value, json};
+use tool_runtime::cli::{CliCommand, Exit, Output};
+use tool_runtime::select::cli::PickCommand;
+use tool_runtime::{Safety, ToolDefinition, ToolSet};
+
+fn toolset() -> ToolSet {
+    let mut set = ToolSet::new();
+    for (name, description, safety) in [
+        (
+            "get_weather",
+            "Current weather conditions for a city",
+            Safety::ReadOnly,
+        ),
+        ("get_time", "Current time in a timezone", Safety::ReadOnly),
+        (
+            "delete_city",
+            "Delete a city from the saved list",
+            Safety::Modify,
+        ),
+    ] {
+        let mut d = ToolDefinition::new(name, description, &json!({"type": "object"}));
+        d.safety = safety;
+        set.register_dynamic(d, None).unwrap();
+    }
+    set
+}
+
+async fn run(args: &[&str], json: bool) -> (Exit, String, String) {
+    let cmd = PickCommand::new();
+    let matches = cmd
+        .command()
+        .try_get_matches_from(std::iter::once("pick").chain(args.iter().copied()))
+        .unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = {
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json,
+        };
+        cmd.run(&toolset(), &matches, &mut output).await
+    };
+    (
+        exit,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn prints_ranked_candidates_with_scores_and_reasons() {
+    let (exit, out, _) = run(&["weather in the city"], false).await;
+    assert_eq!(exit, Exit::Success);
+    let first = out.lines().next().unwrap();
+    assert!(first.starts_with("1. get_weather  0."), "{out}");
+    assert!(first.contains("matched \"weather\""), "{out}");
+    assert!(!out.contains("delete_city"), "{out}");
+}
+
+#[tokio::test]
+async fn json_output_carries_score_reason_and_provenance() {
+    let (exit, out, _) = run(&["city", "--top", "5", "--allow-unsafe", "--debug"], true).await;
+    assert_eq!(exit, Exit::Success);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let list = v.as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"delete_city") && names.contains(&"get_weather"),
+        "{names:?}"
+    );
+    assert!(list[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(list[0]["reason"].as_str().unwrap().contains("city"));
+    assert_eq!(list[0]["provenance"]["scorer"], "bm25");
+    assert_eq!(list[0]["provenance"]["rank"], 1);
+    assert!(list[0]["provenance"]["details"]["bm25"].is_number());
+}
+
+#[tokio::test]
+async fn keyword_scorer_and_empty_results() {
+    let (exit, out, _) = run(&["time zone now", "--scorer", "keyword"], false).await;
+    assert_eq!(exit, Exit::Success);
+    assert!(out.starts_with("1. get_time"), "{out}");
+    let (exit, out, _) = run(&["delete the city", "--min-score", "0.99"], false).await;
+    assert_eq!(exit, Exit::Success);
+    assert!(out.contains("no tool scored at least 0.99"), "{out}");
+    assert!(out.contains("--allow-unsafe"), "{out}");
+}
+
+#[tokio::test]
+async fn semantic_scorers_without_a_model_are_a_usage_error() {
+    let (exit, out, err) = run(&["weather", "--scorer", "embedding"], false).await;
+    assert_eq!(exit, Exit::Usage);
+    assert!(out.is_empty());
+    assert!(err.contains("TOOLS_MINILM_DIR"), "{err}");
+}
+
+#[test]
+fn bad_flags_are_rejected_by_the_parser() {
+    let cmd = PickCommand::new().command();
+    assert!(cmd.clone().try_get_matches_from(["pick"]).is_err());
+    assert!(
+        cmd.clone()
+            .try_get_matches_from(["pick", "q", "--scorer", "magic"])
+            .is_err()
+    );
+    assert!(
+        cmd.try_get_matches_from(["pick", "q", "--top", "-1"])
+            .is_err()
+    );
+}

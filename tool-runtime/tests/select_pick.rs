@@ -1,0 +1,639 @@
+//! Pre-selection behaviour on small catalogs: ranking, safety filter, thresholds, determinism,
+//! incremental index updates, the time-budget fallback, and purity.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tool_runtime::select::{
+    Catalog, Embedder, EmbeddingScorer, FnScorer, HybridScorer, KeywordOverlapScorer, LlmScorer,
+    PickOptions, RelevanceClassifier, Scorer, ToolScore, classification_prompt, parse_relevance,
+    pick, pick_from,
+};
+use tool_runtime::{DynHandler, ErrorCode, Safety, ToolDefinition, ToolError, ToolSet};
+
+fn def(name: &str, description: &str, params: Value, safety: Safety) -> ToolDefinition {
+    let mut d = ToolDefinition::new(name.to_owned(), description.to_owned(), &params);
+    d.safety = safety;
+    d
+}
+
+fn read_only(name: &str, description: &str) -> ToolDefinition {
+    def(
+        name,
+        description,
+        json!({"type": "object"}),
+        Safety::ReadOnly,
+    )
+}
+
+fn sample() -> Vec<ToolDefinition> {
+    let mut notes = def(
+        "searchNotes",
+        "Full-text search over the user's notes.",
+        json!({"type": "object", "properties": {"query": {"type": "string", "description": "words to look for"}}}),
+        Safety::ReadOnly,
+    );
+    notes.tags = vec!["notes".into(), "knowledge".into()];
+    vec![
+        def(
+            "get_weather",
+            "Current weather conditions for a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}}),
+            Safety::ReadOnly,
+        ),
+        read_only("math.factorial", "Calculate the factorial of a number."),
+        notes,
+        read_only(
+            "convert_currency",
+            "Convert an amount of money between currencies.",
+        ),
+        def(
+            "delete_note",
+            "Delete a note permanently.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+            Safety::Modify,
+        ),
+        read_only("get_stock_price", "Latest trading price of a stock ticker."),
+    ]
+}
+
+fn catalog() -> Catalog {
+    Catalog::from_definitions(sample()).unwrap()
+}
+
+fn names(c: &[tool_runtime::select::Candidate]) -> Vec<&str> {
+    c.iter().map(|c| c.name()).collect()
+}
+
+#[tokio::test]
+async fn clear_queries_put_the_right_tool_first() {
+    let cat = catalog();
+    let opts = PickOptions::new();
+    let cases = [
+        ("What's the weather like in Berlin?", "get_weather"),
+        ("compute the factorial of 12", "math.factorial"),
+        ("search my notes about rust", "searchNotes"),
+        (
+            "how many euros is 30 dollars? convert it",
+            "convert_currency",
+        ),
+        ("latest price of the AAPL stock", "get_stock_price"),
+        // Stemming: "cities" meets "city" in the parameter, "calculating" meets "Calculate".
+        ("weather in these cities", "get_weather"),
+        ("calculating factorials", "math.factorial"),
+    ];
+    for (query, expected) in cases {
+        let picked = cat.pick(query, &opts).await.unwrap();
+        assert_eq!(
+            picked.first().map(|c| c.name()),
+            Some(expected),
+            "query {query:?}: {picked:#?}"
+        );
+        let top = &picked[0];
+        assert!(top.score > 0.0 && top.score <= 1.0, "{}", top.score);
+        assert!(top.reason.starts_with("matched"), "{}", top.reason);
+        assert_eq!(top.provenance.scorer, "bm25");
+        assert_eq!(top.provenance.rank, 1);
+        assert!(picked.len() <= 3);
+        assert!(picked.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+}
+
+#[tokio::test]
+async fn reasons_name_the_matched_words_and_fields() {
+    let picked = catalog()
+        .pick("weather for my city", &PickOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(picked[0].name(), "get_weather");
+    assert!(
+        picked[0].reason.contains("\"weather\" (name, description)"),
+        "{}",
+        picked[0].reason
+    );
+    assert!(
+        picked[0]
+            .reason
+            .contains("\"city\" (description, parameter names"),
+        "{}",
+        picked[0].reason
+    );
+}
+
+#[tokio::test]
+async fn tools_that_are_not_read_only_are_excluded_unless_allowed() {
+    let cat = catalog();
+    let picked = cat
+        .pick("delete this note", &PickOptions::new())
+        .await
+        .unwrap();
+    assert!(!names(&picked).contains(&"delete_note"), "{picked:#?}");
+
+    let allowed = cat
+        .pick("delete this note", &PickOptions::new().allow_unsafe(true))
+        .await
+        .unwrap();
+    assert_eq!(allowed[0].name(), "delete_note");
+
+    // An undeclared category counts as unsafe too.
+    let mut unspecified =
+        ToolDefinition::new("erase_disk", "Erase the disk", &json!({"type": "object"}));
+    unspecified.safety = Safety::Unspecified;
+    let cat = Catalog::from_definitions([unspecified]).unwrap();
+    assert!(
+        cat.pick("erase the disk", &PickOptions::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Debug provenance lists what was excluded and why the pool is smaller.
+    let debug = catalog()
+        .pick("delete this note", &PickOptions::new().debug(true))
+        .await
+        .unwrap();
+    assert!(!debug.is_empty());
+    assert_eq!(debug[0].provenance.excluded_unsafe, ["delete_note"]);
+    assert_eq!(debug[0].provenance.pool_size, 5);
+    assert!(debug[0].provenance.details.is_some());
+    assert!(debug[0].provenance.elapsed.is_some());
+}
+
+#[tokio::test]
+async fn min_score_and_max_candidates_bound_the_result() {
+    let cat = catalog();
+    let all = cat
+        .pick(
+            "get the weather price",
+            &PickOptions::new().max_candidates(10).min_score(0.0),
+        )
+        .await
+        .unwrap();
+    assert!(all.len() >= 2, "{all:#?}");
+    let cut = all[0].score;
+    let strict = cat
+        .pick(
+            "get the weather price",
+            &PickOptions::new().max_candidates(10).min_score(cut),
+        )
+        .await
+        .unwrap();
+    assert!(strict.iter().all(|c| c.score >= cut));
+    assert!(strict.len() < all.len());
+    let one = cat
+        .pick(
+            "get the weather price",
+            &PickOptions::new().max_candidates(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    assert!(
+        cat.pick("weather", &PickOptions::new().max_candidates(0))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Nothing relevant: an empty result, not an error.
+    assert!(
+        cat.pick("zzz qqq", &PickOptions::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(cat.pick("", &PickOptions::new()).await.unwrap().is_empty());
+    // Only stop words: nothing to match.
+    assert!(
+        cat.pick("what is the", &PickOptions::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn ranking_is_deterministic_and_ties_follow_registration_order() {
+    let tools = (0..20).map(|i| read_only(&format!("tool_{i:02}"), "Look up a record"));
+    let cat = Catalog::from_definitions(tools).unwrap();
+    let opts = PickOptions::new().max_candidates(5);
+    let first = cat.pick("look up the record", &opts).await.unwrap();
+    assert_eq!(
+        names(&first),
+        ["tool_00", "tool_01", "tool_02", "tool_03", "tool_04"]
+    );
+    for _ in 0..5 {
+        let again = cat.pick("look up the record", &opts).await.unwrap();
+        assert_eq!(names(&again), names(&first));
+        assert_eq!(
+            again.iter().map(|c| c.score).collect::<Vec<_>>(),
+            first.iter().map(|c| c.score).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[tokio::test]
+async fn adding_and_removing_tools_updates_the_index() {
+    let mut cat = catalog();
+    let opts = PickOptions::new();
+    assert!(
+        cat.pick("translate this sentence", &opts)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    cat.insert(read_only(
+        "translate_text",
+        "Translate a sentence into another language",
+    ))
+    .unwrap();
+    let picked = cat.pick("translate this sentence", &opts).await.unwrap();
+    assert_eq!(names(&picked), ["translate_text"]);
+
+    assert!(cat.remove("get_weather"));
+    assert!(!cat.remove("get_weather"));
+    let weather = cat.pick("weather in Paris", &opts).await.unwrap();
+    assert!(!names(&weather).contains(&"get_weather"), "{weather:#?}");
+
+    // The freed slot is reused without mixing the old tool's postings into the new one.
+    cat.insert(read_only(
+        "book_flight_search",
+        "Search flights between two airports",
+    ))
+    .unwrap();
+    assert!(
+        cat.pick("weather in Paris", &opts)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        cat.pick("flights to Rome", &opts).await.unwrap()[0].name(),
+        "book_flight_search"
+    );
+
+    // The incremental index ranks exactly as a catalog built from scratch with the same tools.
+    let rebuilt = Catalog::from_definitions(cat.iter().map(|(_, d)| (**d).clone())).unwrap();
+    for q in [
+        "search notes",
+        "price of a stock",
+        "factorial",
+        "flights",
+        "translate",
+    ] {
+        let a = cat
+            .pick(q, &PickOptions::new().max_candidates(10).min_score(0.0))
+            .await
+            .unwrap();
+        let b = rebuilt
+            .pick(q, &PickOptions::new().max_candidates(10).min_score(0.0))
+            .await
+            .unwrap();
+        assert_eq!(names(&a), names(&b), "{q}");
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x.score - y.score).abs() < 1e-6,
+                "{q}: {} vs {}",
+                x.score,
+                y.score
+            );
+        }
+    }
+
+    // Duplicate names are refused.
+    let err = cat
+        .insert(read_only("math.factorial", "again"))
+        .unwrap_err();
+    assert!(err.to_string().contains("math.factorial"));
+}
+
+#[tokio::test]
+async fn sync_follows_a_changing_toolset() {
+    let mut set = ToolSet::new();
+    set.register_dynamic(read_only("get_weather", "Current weather for a city"), None)
+        .unwrap();
+    let mut cat = Catalog::from_toolset(&set);
+    set.register_dynamic(read_only("get_time", "Current time in a timezone"), None)
+        .unwrap();
+    set.remove("get_weather");
+    cat.sync(&set);
+    assert_eq!(cat.len(), 1);
+    assert_eq!(
+        cat.pick("what time is it in Tokyo", &PickOptions::new())
+            .await
+            .unwrap()[0]
+            .name(),
+        "get_time"
+    );
+    assert!(
+        cat.pick("weather", &PickOptions::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_scorer_falls_back_to_registration_order_after_the_budget() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let slow = FnScorer::new("slow", move |_query: String, _tool: Arc<ToolDefinition>| {
+        let seen = seen.clone();
+        async move {
+            seen.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok(ToolScore {
+                score: 1.0,
+                ..Default::default()
+            })
+        }
+    });
+    let opts = PickOptions::new()
+        .scorer(Arc::new(slow))
+        .time_budget(Duration::from_millis(1500))
+        .max_candidates(2);
+    let started = tokio::time::Instant::now();
+    let picked = catalog().pick("weather", &opts).await.unwrap();
+    // Paused time: the budget elapsed virtually, after the second tool's sleep had started.
+    assert_eq!(started.elapsed(), Duration::from_millis(1500));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    // Registration order among the allowed tools (delete_note is excluded).
+    assert_eq!(names(&picked), ["get_weather", "math.factorial"]);
+    for c in &picked {
+        assert_eq!(c.score, 0.0);
+        assert_eq!(c.provenance.scorer, "slow");
+        assert!(
+            c.provenance
+                .fallback
+                .as_deref()
+                .unwrap()
+                .contains("time budget"),
+            "{c:?}"
+        );
+    }
+
+    // Within the budget the scorer's own ranking is used.
+    let quick = FnScorer::new("quick", |_q: String, t: Arc<ToolDefinition>| async move {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok(ToolScore {
+            score: if t.name == "get_stock_price" {
+                0.9
+            } else {
+                0.1
+            },
+            reason: Some("by name".into()),
+            details: None,
+        })
+    });
+    let picked = catalog()
+        .pick(
+            "anything",
+            &PickOptions::new()
+                .scorer(Arc::new(quick))
+                .time_budget(Duration::from_secs(1)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked[0].name(), "get_stock_price");
+    assert_eq!(picked[0].reason, "by name");
+    assert!(picked[0].provenance.fallback.is_none());
+}
+
+#[tokio::test]
+async fn a_failing_scorer_is_an_error_not_an_empty_pick() {
+    let failing = FnScorer::new(
+        "failing",
+        |_q: String, _t: Arc<ToolDefinition>| async move {
+            Err::<ToolScore, _>(ToolError::new(
+                ErrorCode::EXECUTION_FAILED,
+                "model unavailable",
+            ))
+        },
+    );
+    let err = catalog()
+        .pick("weather", &PickOptions::new().scorer(Arc::new(failing)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::EXECUTION_FAILED);
+}
+
+#[tokio::test]
+async fn picking_never_runs_a_tool() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let handler: DynHandler = Arc::new(move |_args, _cx| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        panic!("selection must never run a tool");
+    });
+    let mut set = ToolSet::new();
+    set.register_dynamic(
+        read_only("get_weather", "Current weather for a city"),
+        Some(handler),
+    )
+    .unwrap();
+    let picked = pick(&set, "weather in Oslo", &PickOptions::new().debug(true))
+        .await
+        .unwrap();
+    assert_eq!(names(&picked), ["get_weather"]);
+    for scorer in [
+        Arc::new(KeywordOverlapScorer) as Arc<dyn Scorer>,
+        Arc::new(EmbeddingScorer::new(Arc::new(Bow))),
+    ] {
+        pick(&set, "weather in Oslo", &PickOptions::new().scorer(scorer))
+            .await
+            .unwrap();
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert_eq!(set.len(), 1);
+}
+
+#[tokio::test]
+async fn the_seed_keyword_scorer_is_available_as_a_baseline() {
+    let picked = catalog()
+        .pick(
+            "weather city",
+            &PickOptions::new().scorer(Arc::new(KeywordOverlapScorer)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked[0].name(), "get_weather");
+    assert_eq!(picked[0].reason, "matched keywords in get_weather");
+    assert_eq!(picked[0].provenance.scorer, "keyword");
+}
+
+#[tokio::test]
+async fn one_off_pick_over_definitions_rejects_duplicate_names() {
+    let mut defs = sample();
+    defs.push(read_only("get_weather", "again"));
+    let err = pick_from(&defs, "weather", &PickOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert!(err.message.contains("get_weather"));
+}
+
+/// A bag-of-words embedder over a fixed vocabulary, so the embedding machinery is tested without
+/// a model: vectors count vocabulary words.
+struct Bow;
+
+const VOCAB: [&str; 8] = [
+    "weather",
+    "city",
+    "factorial",
+    "number",
+    "notes",
+    "search",
+    "money",
+    "stock",
+];
+
+impl Embedder for Bow {
+    fn model(&self) -> &str {
+        "bow-test"
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, ToolError>> {
+        let out = texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let mut v: Vec<f32> = VOCAB.iter().map(|w| t.matches(w).count() as f32).collect();
+                v.push(0.01); // never the zero vector
+                v
+            })
+            .collect();
+        futures::future::ready(Ok(out)).boxed()
+    }
+}
+
+/// Counts how many texts it embedded, to check the cache.
+struct Counting(AtomicUsize);
+
+impl Embedder for Counting {
+    fn model(&self) -> &str {
+        "counting"
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> futures::future::BoxFuture<'a, Result<Vec<Vec<f32>>, ToolError>> {
+        self.0.fetch_add(texts.len(), Ordering::SeqCst);
+        Bow.embed(texts)
+    }
+}
+
+#[tokio::test]
+async fn embedding_scorer_caches_tool_embeddings_and_ranks_by_similarity() {
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let scorer = Arc::new(EmbeddingScorer::new(counting.clone()));
+    let mut cat = catalog();
+    scorer.warm(&cat).await.unwrap();
+    assert_eq!(counting.0.load(Ordering::SeqCst), 6);
+    let opts = PickOptions::new().scorer(scorer.clone()).allow_unsafe(true);
+    let picked = cat.pick("stock", &opts).await.unwrap();
+    assert_eq!(picked[0].name(), "get_stock_price");
+    assert!(picked[0].reason.starts_with("semantic similarity"));
+    // Only the query was embedded: tool embeddings come from the cache.
+    assert_eq!(counting.0.load(Ordering::SeqCst), 7);
+
+    // A changed description is re-embedded; unchanged tools are not.
+    cat.remove("get_weather");
+    cat.insert(read_only("get_weather", "Stock weather"))
+        .unwrap();
+    cat.pick("stock", &opts).await.unwrap();
+    assert_eq!(counting.0.load(Ordering::SeqCst), 9);
+    assert_eq!(scorer.cached(), 6);
+}
+
+#[tokio::test]
+async fn hybrid_combines_both_signals_with_configurable_weights() {
+    let semantic = Arc::new(EmbeddingScorer::new(Arc::new(Bow)));
+    let cat = catalog();
+    let lexical_only = HybridScorer::new(semantic.clone()).weights(1.0, 0.0);
+    let bm25 = cat
+        .pick("factorial of a number", &PickOptions::new())
+        .await
+        .unwrap();
+    let hybrid = cat
+        .pick(
+            "factorial of a number",
+            &PickOptions::new().scorer(Arc::new(lexical_only)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(hybrid[0].name(), "math.factorial");
+    assert!((hybrid[0].score - bm25[0].score).abs() < 1e-6);
+
+    let default = HybridScorer::new(semantic);
+    let picked = cat
+        .pick(
+            "money",
+            &PickOptions::new().scorer(Arc::new(default)).debug(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked[0].name(), "convert_currency");
+    assert_eq!(picked[0].provenance.scorer, "hybrid");
+    let d = picked[0].provenance.details.as_ref().unwrap();
+    assert_eq!(d["weights"], json!([0.4, 0.6]));
+}
+
+struct Judge;
+
+impl RelevanceClassifier for Judge {
+    fn model(&self) -> &str {
+        "judge-test"
+    }
+
+    fn classify<'a>(
+        &'a self,
+        query: &'a str,
+        tools: &'a [&'a ToolDefinition],
+    ) -> futures::future::BoxFuture<'a, Result<Vec<f64>, ToolError>> {
+        // What a provider client does: send the prompt, parse the answer.
+        let prompt = classification_prompt(query, tools);
+        let answer = format!(
+            "Sure: [{}]",
+            tools
+                .iter()
+                .map(|t| if t.name.contains("stock") {
+                    "0.95"
+                } else {
+                    "0.05"
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(prompt.contains("1. "));
+        futures::future::ready(parse_relevance(&answer, tools.len())).boxed()
+    }
+}
+
+#[tokio::test]
+async fn llm_scorer_rates_a_shortlist_through_the_classifier_trait() {
+    let scorer = LlmScorer::new(Arc::new(Judge)).shortlist(3);
+    let picked = catalog()
+        .pick(
+            "what does AAPL trade at",
+            &PickOptions::new().scorer(Arc::new(scorer)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked[0].name(), "get_stock_price");
+    assert_eq!(picked[0].reason, "rated 0.95 by judge-test");
+    assert!(parse_relevance("no idea", 2).is_err());
+    assert!(
+        parse_relevance("[0.1]", 2)
+            .unwrap_err()
+            .message
+            .contains("rates 1 tools")
+    );
+    assert_eq!(parse_relevance("[2, -1]", 2).unwrap(), [1.0, 0.0]);
+}
