@@ -28,7 +28,11 @@ async fn delete_waits_for_approval_and_runs_exactly_once() {
 
     let first = exec
         .call(
-            &call("c1", "delete_node", json!({"node_id": "obs-3", "cascade": true})),
+            &call(
+                "c1",
+                "delete_node",
+                json!({"node_id": "obs-3", "cascade": true}),
+            ),
             CallContext::default(),
         )
         .await;
@@ -38,7 +42,10 @@ async fn delete_waits_for_approval_and_runs_exactly_once() {
     let Outcome::Pending { preview, .. } = &first.outcome else {
         unreachable!()
     };
-    assert_eq!(preview.change.as_ref().unwrap()["relationships_affected"], 1);
+    assert_eq!(
+        preview.change.as_ref().unwrap()["relationships_affected"],
+        1
+    );
 
     // Another process sharing the store approves it.
     let other = graph::executor(db.clone(), &store, ExecutorConfig::default()).unwrap();
@@ -46,7 +53,12 @@ async fn delete_waits_for_approval_and_runs_exactly_once() {
     let done = other.approve(&op).await.unwrap();
     assert!(done.outcome.is_success(), "{:?}", done.outcome);
     assert_eq!(db.node("obs-3").unwrap_err().code, ErrorCode::NOT_FOUND);
-    assert!(db.edges_of("hyp-1").unwrap().iter().all(|e| e.from_id != "obs-3"));
+    assert!(
+        db.edges_of("hyp-1")
+            .unwrap()
+            .iter()
+            .all(|e| e.from_id != "obs-3")
+    );
 
     // A second approval does not run it again.
     let again = exec.approve(&op).await.unwrap_err();
@@ -60,17 +72,26 @@ async fn delete_waits_for_approval_and_runs_exactly_once() {
         })
         .unwrap();
     let decisions: Vec<_> = feed.iter().map(|r| (r.decision, r.status)).collect();
-    assert!(decisions.contains(&(Decision::Deferred, Status::Pending)), "{decisions:?}");
-    assert!(decisions.contains(&(Decision::Confirmed, Status::Success)), "{decisions:?}");
+    assert!(
+        decisions.contains(&(Decision::Deferred, Status::Pending)),
+        "{decisions:?}"
+    );
+    assert!(
+        decisions.contains(&(Decision::Confirmed, Status::Success)),
+        "{decisions:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_denied_merge_changes_nothing_and_is_in_the_activity_feed() {
     let dir = tempfile::tempdir().unwrap();
     let db = GraphDb::open(dir.path().join("graph.sqlite")).unwrap();
-    let exec =
-        graph::executor(db.clone(), &dir.path().join("s.sqlite"), ExecutorConfig::default())
-            .unwrap();
+    let exec = graph::executor(
+        db.clone(),
+        &dir.path().join("s.sqlite"),
+        ExecutorConfig::default(),
+    )
+    .unwrap();
     let r = exec
         .call(
             &call(
@@ -82,7 +103,9 @@ async fn a_denied_merge_changes_nothing_and_is_in_the_activity_feed() {
         )
         .await;
     let op = pending_id(&r.outcome);
-    let denied = exec.deny(&op, Some("keep both observations".into())).unwrap();
+    let denied = exec
+        .deny(&op, Some("keep both observations".into()))
+        .unwrap();
     match denied.outcome {
         Outcome::Denied { reason, .. } => assert_eq!(reason, "keep both observations"),
         other => panic!("{other:?}"),
@@ -104,9 +127,12 @@ async fn a_denied_merge_changes_nothing_and_is_in_the_activity_feed() {
 async fn approved_merge_moves_relationships_and_read_only_tools_run_at_once() {
     let db = GraphDb::in_memory().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let exec =
-        graph::executor(db.clone(), &dir.path().join("s.sqlite"), ExecutorConfig::default())
-            .unwrap();
+    let exec = graph::executor(
+        db.clone(),
+        &dir.path().join("s.sqlite"),
+        ExecutorConfig::default(),
+    )
+    .unwrap();
     let related = exec
         .call(
             &call("r1", "find_related_nodes", json!({"node_id": "obs-1"})),
@@ -121,7 +147,10 @@ async fn approved_merge_moves_relationships_and_read_only_tools_run_at_once() {
         .map(|n| n["id"].as_str().unwrap())
         .collect();
     // Linked nodes first, then the similar but unlinked duplicate obs-2.
-    assert!(ids.contains(&"hyp-1") && ids.contains(&"src-1") && ids.contains(&"obs-2"), "{ids:?}");
+    assert!(
+        ids.contains(&"hyp-1") && ids.contains(&"src-1") && ids.contains(&"obs-2"),
+        "{ids:?}"
+    );
 
     let summary = exec
         .call(
@@ -160,5 +189,10 @@ async fn approved_merge_moves_relationships_and_read_only_tools_run_at_once() {
     let done = exec.approve(&pending_id(&r.outcome)).await.unwrap();
     assert_eq!(done.value().unwrap()["relationships_transferred"], 1);
     assert!(db.node("obs-2").is_err());
-    assert!(db.node("obs-1").unwrap().content.contains("Survey respondents"));
+    assert!(
+        db.node("obs-1")
+            .unwrap()
+            .content
+            .contains("Survey respondents")
+    );
 }

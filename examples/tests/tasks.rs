@@ -45,7 +45,11 @@ async fn query_tasks_filters_sorts_and_formats() {
     assert_eq!(first["title"], "Renew TLS certificate");
     assert!(first.get("priority").is_some() && first.get("description").is_none());
 
-    let concise = query(&e, json!({"status": "pending", "response_format": "concise"})).await;
+    let concise = query(
+        &e,
+        json!({"status": "pending", "response_format": "concise"}),
+    )
+    .await;
     assert_eq!(concise["total"], 2);
     let keys: Vec<&String> = concise["tasks"][0].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["id", "title", "status"]);
@@ -71,19 +75,27 @@ async fn errors_say_how_to_recover() {
     let e = exec(&db, &dir);
     let r = e
         .call(
-            &ToolCall::new("u", "update_task", Arguments::Json(json!({"id": 7, "changes": {"status": "done"}}))),
+            &ToolCall::new(
+                "u",
+                "update_task",
+                Arguments::Json(json!({"id": 7, "changes": {"status": "done"}})),
+            ),
             CallContext::default(),
         )
         .await;
     let err = r.outcome.error().unwrap();
     assert_eq!(err.code, ErrorCode::NOT_FOUND);
-    assert_eq!(err.details.as_ref().unwrap()["nearest_ids"], json!([4, 3, 2]));
+    assert_eq!(err.details["nearest_ids"], json!([4, 3, 2]));
     assert!(err.recover_action.as_deref().unwrap().contains("[4, 3, 2]"));
 
     // An unknown priority is refused by the schema before the tool runs, with a pointer.
     let r = e
         .call(
-            &ToolCall::new("c", "create_task", Arguments::Json(json!({"title": "x", "priority": "urgent"}))),
+            &ToolCall::new(
+                "c",
+                "create_task",
+                Arguments::Json(json!({"title": "x", "priority": "urgent"})),
+            ),
             CallContext::default(),
         )
         .await;
@@ -93,13 +105,22 @@ async fn errors_say_how_to_recover() {
 
     let r = e
         .call(
-            &ToolCall::new("c", "create_task", Arguments::Json(json!({"title": "x", "eta": "next week"}))),
+            &ToolCall::new(
+                "c",
+                "create_task",
+                Arguments::Json(json!({"title": "x", "eta": "next week"})),
+            ),
             CallContext::default(),
         )
         .await;
     let err = r.outcome.error().unwrap();
     assert_eq!(err.code.as_str(), "INVALID_DATE");
-    assert!(err.recover_action.as_deref().unwrap().contains("YYYY-MM-DD"));
+    assert!(
+        err.recover_action
+            .as_deref()
+            .unwrap()
+            .contains("YYYY-MM-DD")
+    );
     assert_eq!(db.all().unwrap().len(), 4, "failed calls changed nothing");
 }
 
@@ -118,8 +139,14 @@ async fn a_chain_creates_then_updates_the_new_task_by_reference() {
     assert!(result.completed, "{result:#?}");
     let id = result.steps[0].value().unwrap()["id"].as_i64().unwrap();
     let t = db.get(id).unwrap();
-    assert_eq!((t.status, t.priority), (TaskStatus::InProgress, Priority::High));
-    assert_eq!(result.steps[2].value().unwrap()["tasks"][0]["tags"], json!(["review"]));
+    assert_eq!(
+        (t.status, t.priority),
+        (TaskStatus::InProgress, Priority::High)
+    );
+    assert_eq!(
+        result.steps[2].value().unwrap()["tasks"][0]["tags"],
+        json!(["review"])
+    );
 
     // A reference to a later step is refused before anything runs.
     let bad: Vec<ChainStep> = serde_json::from_value(json!([
@@ -150,6 +177,10 @@ async fn a_declined_delete_keeps_the_task() {
             CallContext::default(),
         )
         .await;
-    assert!(matches!(r.outcome, Outcome::Denied { .. }), "{:?}", r.outcome);
+    assert!(
+        matches!(r.outcome, Outcome::Denied { .. }),
+        "{:?}",
+        r.outcome
+    );
     assert!(db.get(1).is_ok());
 }

@@ -13,7 +13,9 @@ pub mod tool;
 pub mod toolset;
 pub mod validate;
 
-pub use definition::{NoSchemaMode, Safety, SchemaOrigin, ToolDefinition, is_valid_tool_name};
+pub use definition::{
+    DefinitionBuilder, NoSchemaMode, Safety, SchemaOrigin, ToolDefinition, is_valid_tool_name,
+};
 pub use error::{ErrorCode, ToolError, Violation};
 pub use executor::{Execution, Executor, ExecutorConfig, Outcome};
 pub use hydrate::{Arguments, Limits, Repair, ToolCall, ToolInstance};

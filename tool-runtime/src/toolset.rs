@@ -408,6 +408,9 @@ impl ToolSet {
 
     /// Registers a typed tool (what `#[tool]` generates).
     pub fn register<T: Tool>(&mut self) -> Result<&mut Self, RegistrationError> {
+        // what a derived schema only tells at run time: whether `strict` holds, whether the
+        // declared examples fit it
+        crate::__private::check(T::definition())?;
         self.insert(T::definition().clone(), Box::new(Typed::<T>(PhantomData)))
     }
 

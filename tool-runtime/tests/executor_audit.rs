@@ -183,9 +183,12 @@ async fn the_activity_feed_filters_by_tool_and_initiator() {
     );
 }
 
+/// A span's name and its recorded fields.
+type SpanRecord = (String, HashMap<String, String>);
+
 /// Captures spans and their fields.
 #[derive(Clone, Default)]
-struct Spans(Arc<Mutex<HashMap<u64, (String, HashMap<String, String>)>>>);
+struct Spans(Arc<Mutex<HashMap<u64, SpanRecord>>>);
 
 struct Visit<'a>(&'a mut HashMap<String, String>);
 impl tracing::field::Visit for Visit<'_> {

@@ -57,7 +57,7 @@ fn parse() -> Args {
         ..Default::default()
     };
     let mut it = std::env::args().skip(1);
-    let mut next = |it: &mut std::iter::Skip<std::env::Args>| it.next().unwrap_or_else(|| usage());
+    let next = |it: &mut std::iter::Skip<std::env::Args>| it.next().unwrap_or_else(|| usage());
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--provider" => {

@@ -95,10 +95,7 @@ fn print_event(e: &AgentEvent) {
 }
 
 fn print_json(v: &impl serde::Serialize) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).expect("serializable")
-    );
+    println!("{}", serde_json::to_string_pretty(v).expect("serializable"));
 }
 
 #[tokio::main]
@@ -141,7 +138,10 @@ async fn main() {
             std::process::exit(1)
         });
         let steps: Vec<ChainStep> = serde_json::from_str(&text).unwrap_or_else(|e| {
-            eprintln!("{}: expected a JSON array of {{id, tool, arguments}}: {e}", path.display());
+            eprintln!(
+                "{}: expected a JSON array of {{id, tool, arguments}}: {e}",
+                path.display()
+            );
             std::process::exit(2)
         });
         let result = executor.chain(&steps, CallContext::default()).await;

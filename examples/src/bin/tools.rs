@@ -10,65 +10,38 @@
 //! Exit codes: 0 success, 1 the input was refused (add `--json` for the error as JSON), 2 usage.
 
 use std::process::ExitCode;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::cli::Cli;
-use tool_runtime::{
-    CallContext, DynHandler, Safety, SchemaOrigin, Tool, ToolDefinition, ToolError, ToolSet,
-};
+use tool_runtime::executor::cli::ExecutorCli;
+use tool_runtime::select::cli::PickCommand;
+use tool_runtime::{DynHandler, Safety, ToolDefinition, ToolSet, tool};
 
-/// Arguments of `search_notes`.
-#[derive(Debug, Deserialize, Serialize, JsonSchema)]
-struct SearchArgs {
+/// Search the notes by text and tags.
+#[tool(read_only, intent = "Search your notes for {query}")]
+fn search_notes(
     /// What to look for.
-    #[schemars(length(min = 1, max = 200))]
+    #[arg(min_length = 1, max_length = 200)]
     query: String,
     /// How many notes to return.
-    #[serde(default = "default_limit")]
-    #[schemars(range(min = 1, max = 50))]
+    #[arg(default = 10, min = 1, max = 50)]
     limit: u32,
     /// Only notes with all of these tags.
-    #[serde(default)]
+    #[arg(default)]
     tags: Vec<String>,
-}
-
-fn default_limit() -> u32 {
-    10
-}
-
-/// Searches the notes. (Written out by hand here; `#[tool]` generates the same.)
-struct SearchNotes;
-
-impl Tool for SearchNotes {
-    type Args = SearchArgs;
-    type Output = Vec<String>;
-
-    fn definition() -> &'static ToolDefinition {
-        static DEF: LazyLock<ToolDefinition> = LazyLock::new(|| {
-            let mut d = ToolDefinition::new(
-                "search_notes",
-                "Search the notes by text and tags.",
-                &tool_runtime::schema::derive::<SearchArgs>(),
-            );
-            d.schema_origin = SchemaOrigin::Derived;
-            d.safety = Safety::ReadOnly;
-            d.intent = Some("Search your notes for {query}".into());
-            d
-        });
-        &DEF
-    }
-
-    async fn call(args: SearchArgs, _cx: &CallContext) -> Result<Vec<String>, ToolError> {
-        Ok(vec![format!("a note about {}", args.query)])
-    }
+) -> Vec<String> {
+    let tagged = if tags.is_empty() {
+        String::new()
+    } else {
+        format!(" tagged {}", tags.join(", "))
+    };
+    vec![format!("up to {limit} notes about {query}{tagged}")]
 }
 
 /// The demo tool set: one typed tool and one defined at run time.
 fn demo() -> ToolSet {
-    let mut set = ToolSet::new().with::<SearchNotes>().expect("a valid tool");
+    let mut set = ToolSet::new().with::<search_notes>().expect("a valid tool");
     let mut weather = ToolDefinition::new(
         "get_weather",
         "Current weather for a city.",
@@ -92,8 +65,9 @@ fn demo() -> ToolSet {
 }
 
 fn main() -> ExitCode {
-    Cli::new(demo())
+    let cli = Cli::new(demo())
         .with_schema_view(tool_providers::cli::ProviderSchemas)
-        .run_from_env()
-        .into()
+        .with(tool_providers::cli::DecodeCommand)
+        .with(PickCommand::new());
+    ExecutorCli::new().install(cli).run_from_env().into()
 }

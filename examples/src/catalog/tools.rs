@@ -59,7 +59,9 @@ impl Run for ConvertUnits {
             _ => self.value * ff / ft,
         };
         let result = (result * 1e6).round() / 1e6;
-        Ok(json!({"value": self.value, "from_unit": self.from_unit, "to_unit": self.to_unit, "result": result}))
+        Ok(
+            json!({"value": self.value, "from_unit": self.from_unit, "to_unit": self.to_unit, "result": result}),
+        )
     }
 }
 
@@ -86,6 +88,8 @@ impl Run for CompoundInterest {
         let amount = self.principal
             * (1.0 + self.annual_rate_percent / 100.0 / n).powf(n * f64::from(self.years));
         let amount = (amount * 100.0).round() / 100.0;
-        Ok(json!({"amount": amount, "interest": ((amount - self.principal) * 100.0).round() / 100.0}))
+        Ok(
+            json!({"amount": amount, "interest": ((amount - self.principal) * 100.0).round() / 100.0}),
+        )
     }
 }

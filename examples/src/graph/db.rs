@@ -59,12 +59,36 @@ CREATE TABLE IF NOT EXISTS edges (
 ";
 
 const SEED_NODES: &[(&str, &str, &str)] = &[
-    ("obs-1", "Observation", "Coffee consumption correlates with longer working hours in the survey data."),
-    ("obs-2", "Observation", "Survey respondents who drink coffee report working longer hours."),
-    ("hyp-1", "Hypothesis", "Caffeine increases productivity by delaying fatigue."),
-    ("src-1", "Source", "Smith 2021, a survey of 2000 office workers on coffee and working hours."),
-    ("obs-3", "Observation", "Sleep quality drops when caffeine is consumed after 4 pm."),
-    ("con-1", "Concept", "Fatigue: the loss of capacity to work after sustained effort."),
+    (
+        "obs-1",
+        "Observation",
+        "Coffee consumption correlates with longer working hours in the survey data.",
+    ),
+    (
+        "obs-2",
+        "Observation",
+        "Survey respondents who drink coffee report working longer hours.",
+    ),
+    (
+        "hyp-1",
+        "Hypothesis",
+        "Caffeine increases productivity by delaying fatigue.",
+    ),
+    (
+        "src-1",
+        "Source",
+        "Smith 2021, a survey of 2000 office workers on coffee and working hours.",
+    ),
+    (
+        "obs-3",
+        "Observation",
+        "Sleep quality drops when caffeine is consumed after 4 pm.",
+    ),
+    (
+        "con-1",
+        "Concept",
+        "Fatigue: the loss of capacity to work after sustained effort.",
+    ),
 ];
 
 const SEED_EDGES: &[(&str, &str, &str)] = &[

@@ -48,8 +48,10 @@ pub fn executor(
             let id = args["node_id"].as_str().unwrap_or_default();
             let node = db.node(id)?;
             let preview: String = node.content.chars().take(80).collect();
-            Ok(json!({"node_id": id, "node_type": node.kind, "content_preview": preview,
-                      "relationships_affected": db.edges_of(id)?.len()}))
+            Ok(
+                json!({"node_id": id, "node_type": node.kind, "content_preview": preview,
+                      "relationships_affected": db.edges_of(id)?.len()}),
+            )
         }
         .boxed()
     });

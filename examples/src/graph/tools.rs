@@ -27,9 +27,7 @@ pub fn find_related_nodes(
         .into_iter()
         .filter(|n| n.id != node.id)
         .filter_map(|n| {
-            let linked = edges
-                .iter()
-                .find(|e| e.from_id == n.id || e.to_id == n.id);
+            let linked = edges.iter().find(|e| e.from_id == n.id || e.to_id == n.id);
             let score = similarity(&node.content, &n.content);
             if linked.is_none() && score < min {
                 return None;
@@ -102,7 +100,10 @@ pub fn summarize_node(
 
 /// Merges a duplicate node into another: the relationships move to the primary node, the
 /// secondary node is removed. Always waits for the user's approval.
-#[tool(modify, intent = "Merge node {secondary_node_id} into {primary_node_id}")]
+#[tool(
+    modify,
+    intent = "Merge node {secondary_node_id} into {primary_node_id}"
+)]
 pub fn merge_nodes(
     /// The node to keep.
     primary_node_id: String,
@@ -117,9 +118,11 @@ pub fn merge_nodes(
         &secondary_node_id,
         merge_strategy.unwrap_or_default(),
     )?;
-    Ok(json!({"primary_node_id": primary_node_id, "secondary_node_id": secondary_node_id,
+    Ok(
+        json!({"primary_node_id": primary_node_id, "secondary_node_id": secondary_node_id,
               "merged_content": merged, "relationships_transferred": moved,
-              "message": "Nodes merged with user confirmation."}))
+              "message": "Nodes merged with user confirmation."}),
+    )
 }
 
 /// Deletes a node (with cascade, its relationships too). Always waits for the user's approval.

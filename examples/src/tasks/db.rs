@@ -77,7 +77,17 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 ";
 
-const SEED: &[(&str, &str, &str, &str, Option<&str>, &str)] = &[
+/// A seed row: title, description, status, priority, eta, comma-separated tags.
+type SeedTask = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+);
+
+const SEED: &[SeedTask] = &[
     (
         "Review PR #123",
         "Check the parser changes",
@@ -110,8 +120,9 @@ fn sql_err(e: rusqlite::Error) -> ToolError {
 }
 
 fn word<T: for<'de> Deserialize<'de>>(s: &str) -> rusqlite::Result<T> {
-    serde_json::from_value(serde_json::Value::String(s.to_owned()))
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into()))
+    serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+    })
 }
 
 fn name_of<T: Serialize>(v: &T) -> String {
@@ -225,15 +236,14 @@ impl TaskDb {
         let recover = if ids.is_empty() {
             "there are no tasks yet; create one with create_task".to_owned()
         } else {
-            format!(
-                "use an existing id; the nearest are {ids:?} (query_tasks lists them all)"
-            )
+            format!("use an existing id; the nearest are {ids:?} (query_tasks lists them all)")
         };
-        Ok(
-            ToolError::new(ErrorCode::NOT_FOUND, format!("there is no task with id {id}"))
-                .recover(recover)
-                .with_detail("nearest_ids", serde_json::json!(ids)),
+        Ok(ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!("there is no task with id {id}"),
         )
+        .recover(recover)
+        .with_detail("nearest_ids", serde_json::json!(ids)))
     }
 
     /// Adds a task; returns it.

@@ -92,8 +92,8 @@ pub fn query_tasks(
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => a.id.cmp(&b.id),
         }),
-        Sort::PriorityDesc => tasks.sort_by(|a, b| b.priority.cmp(&a.priority)),
-        Sort::CreatedDesc => tasks.sort_by(|a, b| b.id.cmp(&a.id)),
+        Sort::PriorityDesc => tasks.sort_by_key(|t| std::cmp::Reverse(t.priority)),
+        Sort::CreatedDesc => tasks.sort_by_key(|t| std::cmp::Reverse(t.id)),
     }
     let total = tasks.len();
     tasks.truncate(limit.unwrap_or(50) as usize);
@@ -108,8 +108,13 @@ pub fn query_tasks(
 
 fn check_date(d: &str, field: &str) -> Result<(), ToolError> {
     let ok = d.len() == 10
-        && d.char_indices()
-            .all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+        && d.char_indices().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
     if ok {
         Ok(())
     } else {
@@ -141,7 +146,10 @@ pub fn create_task(
     if title.is_empty() || title.chars().count() > 255 {
         return Err(ToolError::new(
             ErrorCode::of("INVALID_TITLE"),
-            format!("the title must be 1 to 255 characters, it is {}", title.chars().count()),
+            format!(
+                "the title must be 1 to 255 characters, it is {}",
+                title.chars().count()
+            ),
         )
         .recover("give a title of 1 to 255 characters (truncate a long one) and retry"));
     }

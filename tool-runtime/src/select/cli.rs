@@ -178,4 +178,3 @@ impl CliCommand for PickCommand {
         .boxed()
     }
 }
-
