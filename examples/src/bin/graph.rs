@@ -7,10 +7,13 @@
 //! cargo run -p examples --bin graph -- --deny OP_ID [--reason R]   # refuse it (recorded)
 //! cargo run -p examples --bin graph -- --resume OP_ID              # continue the suspended run
 //! cargo run -p examples --bin graph -- --activity [--tool T] [--limit N]
+//! cargo run -p examples --bin graph -- --mcp                       # serve the tools over MCP (stdio)
 //! ```
 //! Merges and deletions never run inside the model's turn: they become pending operations in the
 //! store next to the graph, decided later by id from this or any other process. A run that
-//! suspended on them is saved, and `--resume` continues it once they are decided.
+//! suspended on them is saved, and `--resume` continues it once they are decided. The same tools,
+//! under the same policy and store, are served to MCP hosts with `--mcp`: an MCP client's merge
+//! or deletion becomes a pending operation too, decided here with `--approve` / `--deny`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +36,7 @@ struct Args {
     reason: Option<String>,
     resume: Option<String>,
     activity: bool,
+    mcp: bool,
     tool: Option<String>,
     limit: Option<usize>,
     question: Vec<String>,
@@ -40,7 +44,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: graph [--provider P] [--db PATH] QUESTION...\n       graph --pending | --approve ID | --deny ID [--reason R] | --resume ID | --activity [--tool T] [--limit N]"
+        "usage: graph [--provider P] [--db PATH] QUESTION...\n       graph --pending | --approve ID | --deny ID [--reason R] | --resume ID | --activity [--tool T] [--limit N] | --mcp"
     );
     std::process::exit(2)
 }
@@ -73,6 +77,7 @@ fn parse() -> Args {
             "--reason" => a.reason = Some(next(&mut it)),
             "--resume" => a.resume = Some(next(&mut it)),
             "--activity" => a.activity = true,
+            "--mcp" => a.mcp = true,
             "--tool" => a.tool = Some(next(&mut it)),
             "--limit" => a.limit = Some(next(&mut it).parse().unwrap_or_else(|_| usage())),
             "-h" | "--help" => usage(),
@@ -169,7 +174,18 @@ async fn main() {
     )
     .unwrap_or_else(|e| fail(e));
 
-    if args.pending {
+    if args.mcp {
+        // stdout is the protocol channel: nothing else may be printed there.
+        tool_providers::mcp::McpServer::new(executor)
+            .named("knowledge-graph", env!("CARGO_PKG_VERSION"))
+            .instructions(
+                "A research knowledge graph. Merges and deletions wait for a person's approval \
+                 (graph --pending / --approve ID).",
+            )
+            .serve_stdio()
+            .await
+            .unwrap_or_else(|e| fail(e));
+    } else if args.pending {
         let ops = executor.pending().unwrap_or_else(|e| fail(e));
         if ops.is_empty() {
             eprintln!("nothing is waiting for approval");

@@ -1,0 +1,89 @@
+//! `graph --mcp`: the knowledge graph's tools served to an MCP host over stdio, under the same
+//! policy and store as the agent. A deletion requested over MCP waits for a person, who approves
+//! it from another process.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+#[test]
+fn an_mcp_client_lists_calls_and_parks_a_deletion_for_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("graph.sqlite");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let mut response = |id: u64| -> Value {
+        loop {
+            let line = lines.next().expect("the server answers").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let init = response(1);
+    assert_eq!(init["result"]["serverInfo"]["name"], "knowledge-graph");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let tools = response(2)["result"]["tools"].clone();
+    let delete = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "delete_node")
+        .expect("delete_node is listed");
+    assert_eq!(delete["annotations"]["destructiveHint"], true);
+
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "delete_node", "arguments": {"node_id": "obs-3", "cascade": true}}}),
+    );
+    let r = response(3)["result"].clone();
+    assert_eq!(r["isError"], false);
+    let body: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["status"], "pending");
+    let op = body["operation_id"].as_str().unwrap().to_owned();
+
+    send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "find_related_nodes", "arguments": {"node_id": "nope"}}}),
+    );
+    let r = response(4)["result"].clone();
+    assert_eq!(r["isError"], true);
+    let body: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "NOT_FOUND");
+
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+
+    // A person approves it from another process; the node is gone afterwards.
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .arg("--db")
+        .arg(&db)
+        .args(["--approve", &op])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["status"], "success", "{outcome}");
+    let db = examples::graph::GraphDb::open(&db).unwrap();
+    assert!(db.node("obs-3").is_err());
+}

@@ -1,0 +1,188 @@
+//! The MCP server adapter, driven by rmcp's own client over an in-process pipe: what an MCP host
+//! sees in `tools/list`, and that `tools/call` goes through the executor's policy.
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use serde_json::{Value, json};
+use tool_providers::mcp::McpServer;
+use tool_runtime::executor::{Deferred, MemoryAuditSink, Outcome};
+use tool_runtime::store::MemoryStore;
+use tool_runtime::{Executor, ToolError, ToolSet, tool};
+
+/// Search the notes.
+#[tool(read_only)]
+fn search_notes(
+    /// Words to look for.
+    query: String,
+) -> Vec<String> {
+    vec![format!("a note about {query}")]
+}
+
+/// Delete a note for good.
+#[tool(modify, intent = "Delete note {id}")]
+fn delete_note(
+    /// The note's id.
+    id: u64,
+) -> Value {
+    json!({"deleted": id})
+}
+
+/// Always fails, to show how a tool's own error reaches the client.
+#[tool(read_only)]
+fn broken(
+    /// Anything.
+    input: String,
+) -> Result<String, ToolError> {
+    Err(ToolError::new(
+        tool_runtime::ErrorCode::of("BACKEND_DOWN"),
+        format!("cannot handle {input}"),
+    )
+    .recover("try again later"))
+}
+
+struct Fixture {
+    executor: Executor,
+    audit: Arc<MemoryAuditSink>,
+    client: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+}
+
+async fn connect() -> Fixture {
+    let set = ToolSet::new()
+        .with::<search_notes>()
+        .unwrap()
+        .with::<delete_note>()
+        .unwrap()
+        .with::<broken>()
+        .unwrap();
+    let audit = Arc::new(MemoryAuditSink::new());
+    let executor = Executor::builder(set)
+        .store(Arc::new(MemoryStore::new()))
+        .confirmation(Deferred)
+        .audit_sink(audit.clone())
+        .build()
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(executor.clone()).named("notes", "1.0.0");
+    tokio::spawn(async move { server.serve_on(server_io).await });
+    let client = ().serve(client_io).await.expect("initialize handshake");
+    Fixture {
+        executor,
+        audit,
+        client,
+    }
+}
+
+fn call(name: &'static str, arguments: Value) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(name);
+    params.arguments = arguments.as_object().cloned();
+    params
+}
+
+fn text(result: &CallToolResult) -> Value {
+    let v = serde_json::to_value(&result.content[0]).unwrap();
+    serde_json::from_str(v["text"].as_str().unwrap())
+        .unwrap_or_else(|_| Value::String(v["text"].as_str().unwrap().to_owned()))
+}
+
+#[tokio::test]
+async fn tools_list_carries_schemas_and_safety_annotations() {
+    let f = connect().await;
+    let info = f.client.peer_info().expect("server info");
+    assert_eq!(info.server_info.as_ref().unwrap().name, "notes");
+    let tools = f.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["search_notes", "delete_note", "broken"]);
+
+    let search = &tools[0];
+    assert_eq!(search.description.as_deref(), Some("Search the notes."));
+    assert_eq!(search.input_schema["required"], json!(["query"]));
+    assert_eq!(
+        search.input_schema["properties"]["query"]["description"],
+        "Words to look for."
+    );
+    let a = search.annotations.as_ref().unwrap();
+    assert_eq!(a.read_only_hint, Some(true));
+
+    let delete = tools[1].annotations.as_ref().unwrap();
+    assert_eq!(delete.read_only_hint, Some(false));
+    assert_eq!(delete.destructive_hint, Some(true));
+}
+
+#[tokio::test]
+async fn a_read_only_call_runs_and_is_audited() {
+    let f = connect().await;
+    let r = f
+        .client
+        .call_tool(call("search_notes", json!({"query": "llamas"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false));
+    assert_eq!(text(&r), json!(["a note about llamas"]));
+    let records = f.audit.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].tool, "search_notes");
+}
+
+#[tokio::test]
+async fn invalid_arguments_and_unknown_tools_are_structured_tool_errors() {
+    let f = connect().await;
+    let r = f
+        .client
+        .call_tool(call("search_notes", json!({"query": 7})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let body = text(&r);
+    assert_eq!(body["error"]["code"], "INVALID_ARGUMENTS");
+    assert_eq!(body["error"]["violations"][0]["pointer"], "/query");
+
+    let r = f
+        .client
+        .call_tool(call("serch_notes", json!({"query": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let body = text(&r);
+    assert_eq!(body["error"]["code"], "UNKNOWN_TOOL");
+    assert!(body.to_string().contains("search_notes"), "{body}");
+
+    let r = f
+        .client
+        .call_tool(call("broken", json!({"input": "x"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(text(&r)["error"]["code"], "BACKEND_DOWN");
+    assert_eq!(text(&r)["error"]["recover_action"], "try again later");
+}
+
+#[tokio::test]
+async fn a_modifying_call_waits_for_a_person_and_the_client_cannot_approve_it() {
+    let f = connect().await;
+    // The arguments try to approve the call themselves: they are not a decision.
+    let r = f
+        .client
+        .call_tool(call(
+            "delete_note",
+            json!({"id": 4, "approved": true, "confirm": "yes"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(false), "pending is not an error");
+    let body = text(&r);
+    assert_eq!(body["status"], "pending", "{body}");
+    assert!(r.structured_content.is_none());
+    let op = body["operation_id"].as_str().unwrap().to_owned();
+
+    // Nothing ran: the operation waits in the store until the application approves it.
+    let pending = f.executor.pending().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, op);
+    let done = f.executor.approve(&op).await.unwrap();
+    match done.outcome {
+        Outcome::Success { value, .. } => assert_eq!(value, json!({"deleted": 4})),
+        other => panic!("{other:?}"),
+    }
+}
