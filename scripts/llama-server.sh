@@ -17,7 +17,12 @@
 #
 # Needs: python3 with pip, cmake, a C++ compiler, unzip (apt: cmake g++ unzip python3-pip).
 # Environment: TOOLS_CACHE_DIR, TOOLS_LLAMA_PORT (default 8089), TOOLS_LLAMA_CTX (default 4096),
-#              TOOLS_LLAMA_NICE (default 10: the build runs at low priority), TOOLS_LLAMA_JOBS (default 2).
+#              TOOLS_LLAMA_NICE (default 10: the build runs at low priority), TOOLS_LLAMA_JOBS (default 2),
+#              TOOLS_LLAMA_TEMP (default: llama.cpp's 0.8; greedy decoding, 0, makes SmolLM2-135M
+#              repeat one malformed call, e.g. `"priority": {}`, on every request, so it is not the default),
+#              TOOLS_LLAMA_N_PREDICT (default 384: the most tokens one answer may take when the request
+#              sets no limit; the 135M model sometimes never closes a JSON string, and without a cap it
+#              fills the whole 4096-token context, about two minutes on 2 cores, before failing).
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.16"
@@ -34,6 +39,9 @@ LOG_FILE="$RUN_DIR/llama-server.log"
 PORT_DEFAULT="${TOOLS_LLAMA_PORT:-8089}"
 CTX="${TOOLS_LLAMA_CTX:-4096}"
 NICE="${TOOLS_LLAMA_NICE:-10}"
+N_PREDICT="${TOOLS_LLAMA_N_PREDICT:-384}"
+TEMP_ARGS=()
+[[ -n "${TOOLS_LLAMA_TEMP:-}" ]] && TEMP_ARGS=(--temp "$TOOLS_LLAMA_TEMP")
 JOBS="${TOOLS_LLAMA_JOBS:-2}"
 
 log() { echo "[llama-server.sh] $*" >&2; }
@@ -144,7 +152,7 @@ start() {
     fi
     log "starting llama-server on $url (log: $LOG_FILE)"
     # setsid: the server outlives this script and is stopped by `stop`, not by the caller's Ctrl-C.
-    setsid "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "$port" -c "$CTX" \
+    setsid "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "$port" -c "$CTX" -n "$N_PREDICT" "${TEMP_ARGS[@]}" \
         >"$LOG_FILE" 2>&1 </dev/null &
     echo $! >"$PID_FILE"
     echo "$url" >"$URL_FILE"
@@ -162,8 +170,15 @@ start() {
 
 stop() {
     if is_running; then
-        kill "$(cat "$PID_FILE")"
-        log "stopped llama-server (pid $(cat "$PID_FILE"))"
+        local pid
+        pid="$(cat "$PID_FILE")"
+        kill "$pid"
+        # Wait until it has let go of the port, so that `stop; start` on the same port works.
+        for _ in $(seq 1 50); do
+            kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || break
+            sleep 0.1
+        done
+        log "stopped llama-server (pid $pid)"
     fi
     rm -f "$PID_FILE" "$URL_FILE"
 }
@@ -175,7 +190,7 @@ case "${1:-}" in
     status) if is_running && healthy "$(cat "$URL_FILE")"; then cat "$URL_FILE"; else exit 1; fi ;;
     run)
         setup
-        exec "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "${2:-$PORT_DEFAULT}" -c "$CTX"
+        exec "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "${2:-$PORT_DEFAULT}" -c "$CTX" -n "$N_PREDICT" "${TEMP_ARGS[@]}"
         ;;
     paths) echo "server: $SERVER_BIN"; echo "model: $MODEL_PATH" ;;
     *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;

@@ -52,9 +52,14 @@ async fn the_model_creates_a_task_after_the_user_confirms_it() {
     let config = AgentConfig {
         system: Some(tasks::SYSTEM.into()),
         first_choice: Some(ToolChoice::Required),
+        // Every request must call a tool, and a few requests are allowed: a 135M model sampling
+        // at llama.cpp's default temperature makes an invalid call about one time in three
+        // (an optional enum filled with `{}`, a string never closed before the server's token
+        // cap). Each refusal goes back to it with the pointer or position, and it tries again.
+        choice: ToolChoice::Required,
+        retry_budget: 3,
         selection: Some(PickOptions::new().max_candidates(1).allow_unsafe(true)),
-        // One request: the forced call is what this test checks.
-        max_iterations: 1,
+        max_iterations: 4,
         ..Default::default()
     };
     let agent = Agent::new(setup::local(&url).model, executor, config);
@@ -68,23 +73,34 @@ async fn the_model_creates_a_task_after_the_user_confirms_it() {
         .iter()
         .filter(|r| r.tool == "create_task")
         .collect();
+    let ran: Vec<_> = created
+        .iter()
+        .filter(|r| r.status == Status::Success)
+        .collect();
     assert!(
-        !created.is_empty(),
-        "the model called create_task: {:#?}",
+        !ran.is_empty(),
+        "the model made a valid create_task call: {:#?}",
         report.transcript
     );
-    assert!(
-        created.iter().all(|r| r.status == Status::Success),
-        "{created:#?}"
-    );
-    assert_eq!(asked.lock().unwrap()[0].preview.tool, "create_task");
+    for refused in created.iter().filter(|r| r.status != Status::Success) {
+        // Anything else was refused before it ran and before anyone was asked.
+        assert_eq!(refused.decided_by, Decider::Policy, "{refused:#?}");
+        assert_eq!(refused.attempts, 0, "{refused:#?}");
+    }
+    // A person confirmed each call that ran, and only those: invalid ones never reach the user.
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), ran.len(), "{created:#?}");
+    assert!(asked.iter().all(|q| q.preview.tool == "create_task"));
+    assert!(ran.iter().all(|r| r.decided_by == Decider::User));
 
-    // The database has the new task(s), pending, with the default priority unless given.
+    // The database has exactly the tasks that ran, as the model asked for them, pending.
     let after = db.all().unwrap();
-    assert_eq!(after.len(), before + created.len());
-    let new = after.last().unwrap();
-    assert!(new.title.to_lowercase().contains("milk"), "{after:#?}");
-    assert_eq!(new.status, tasks::TaskStatus::Pending);
+    assert_eq!(after.len(), before + ran.len(), "{after:#?}");
+    for (row, rec) in after[before..].iter().zip(&ran) {
+        let args = rec.arguments.as_ref().expect("arguments are audited");
+        assert_eq!(args["title"], row.title.as_str(), "{after:#?}");
+        assert_eq!(row.status, tasks::TaskStatus::Pending);
+    }
     assert!(report.usage.input_tokens > 0);
 }
 
@@ -131,7 +147,12 @@ async fn a_query_runs_without_confirmation() {
     if rec.status == Status::Error {
         let code = rec.error_code.as_deref().unwrap_or_default();
         let summary = rec.result_summary.as_deref().unwrap_or_default();
-        if code == "INVALID_ARGUMENTS" {
+        if code == "INVALID_JSON" {
+            // Sampling lets a 135M model break its own JSON now and then: refused before
+            // anything runs, with the position of the break for the model to fix.
+            assert!(summary.contains("line 1, column"), "{rec:#?}");
+            assert_eq!(rec.attempts, 0, "unparseable arguments never run: {rec:#?}");
+        } else if code == "INVALID_ARGUMENTS" {
             // A 135M model sometimes fills query_tasks' optional enums with objects: the call
             // is refused before anything runs, and the refusal names the JSON pointers that the
             // model gets back to correct them.
