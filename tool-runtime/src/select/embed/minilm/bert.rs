@@ -126,7 +126,11 @@ impl Bert {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(candle_core::Error::Msg(
                 "config.json: hidden_size must be a multiple of num_attention_heads".into(),
             ));
