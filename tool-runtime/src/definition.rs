@@ -10,8 +10,8 @@ use serde_json::value::RawValue;
 
 /// What a tool may do to the world, which decides how the executor gates it.
 ///
-/// The order of the variants is not meaningful; use [`Safety::requires_confirmation_by_default`]
-/// and friends rather than comparing.
+/// The order of the variants is not meaningful; use [`Safety::is_read_only`], [`Safety::is_destructive`]
+/// and [`Safety::is_open_world`] rather than comparing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Safety {
