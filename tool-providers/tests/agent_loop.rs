@@ -1,7 +1,8 @@
 //! The agent loop over real HTTP (a scripted OpenAI-compatible server on 127.0.0.1) with the real
 //! executor: multi-turn, invalid arguments back to the model, the retry budget, denials, deferred
 //! confirmation suspended and resumed from another executor sharing the SQLite store, events,
-//! usage and cost.
+//! usage and cost, a parallel turn run concurrently within the executor's concurrency limit, and
+//! pre-selection picking before every request from the index built with the agent.
 
 #![allow(clippy::result_large_err)] // tool bodies return `ToolError` by design
 

@@ -406,7 +406,7 @@ impl Agent {
                     outcome: outcome.into(),
                 })
                 .collect();
-            return Ok(self.suspend(p, still, done));
+            return Ok(self.suspend(&p, still, done));
         }
         results.sort_by_key(|(i, _, _)| *i);
         let results: Vec<ToolResult> = results
@@ -520,7 +520,7 @@ impl Agent {
                         outcome: outcome.into(),
                     })
                     .collect();
-                return Ok(self.suspend_from(p, pending, done));
+                return Ok(self.suspend(p, pending, done));
             }
             let mut results: Vec<ToolResult> = results
                 .into_iter()
@@ -779,25 +779,9 @@ impl Agent {
         }
     }
 
-    fn suspend_from(
-        &self,
-        p: &mut Progress,
-        pending: Vec<PendingCall>,
-        done: Vec<DoneCall>,
-    ) -> RunReport {
-        self.suspend_with(p, pending, done)
-    }
-
-    fn suspend(&self, p: Progress, pending: Vec<PendingCall>, done: Vec<DoneCall>) -> RunReport {
-        self.suspend_with(&p, pending, done)
-    }
-
-    fn suspend_with(
-        &self,
-        p: &Progress,
-        pending: Vec<PendingCall>,
-        done: Vec<DoneCall>,
-    ) -> RunReport {
+    /// Ends the run's current part: its state, with the turn's pending and finished calls, in a
+    /// suspended report.
+    fn suspend(&self, p: &Progress, pending: Vec<PendingCall>, done: Vec<DoneCall>) -> RunReport {
         let mut state = p.state(self.model.provider().as_str());
         state.pending = pending;
         state.done = done;
@@ -855,7 +839,8 @@ fn refuses_tools(e: &HttpError) -> bool {
         return false;
     }
     let m = e.message.to_ascii_lowercase();
-    m.contains("tool") || m.contains("function")
+    // A server error naming a "function" is too often about something else.
+    m.contains("tool") || (status < 500 && m.contains("function"))
 }
 
 /// The model-facing outcome of an executor outcome; `None` for a pending one.
