@@ -18,6 +18,9 @@
 //!     results (success, error, denial) ─▶ conversation
 //! ```
 //!
+//! A [`ChatModel`] is also a [`tool_runtime::select::RelevanceClassifier`], so the LLM-classifier
+//! scorer ([`tool_runtime::select::LlmScorer`]) can rank tools with any provider's model.
+//!
 //! A run that fails partway (the provider unreachable after its retries, an undecodable answer,
 //! the retry budget spent) returns [`AgentError::Interrupted`] with what it did so far.
 //!
