@@ -1,7 +1,8 @@
 //! The agent loop over real HTTP (a scripted OpenAI-compatible server on 127.0.0.1) with the real
 //! executor: multi-turn, invalid arguments back to the model, the retry budget, denials, deferred
 //! confirmation suspended and resumed from another executor sharing the SQLite store, events,
-//! usage and cost.
+//! usage and cost, a parallel turn run concurrently within the executor's concurrency limit, and
+//! pre-selection picking before every request from the index built with the agent.
 
 #![allow(clippy::result_large_err)] // tool bodies return `ToolError` by design
 
@@ -190,14 +191,25 @@ async fn the_retry_budget_ends_a_run_that_keeps_sending_invalid_arguments() {
         .build()
         .unwrap();
     let agent = Agent::new(model(&base), executor, AgentConfig::default());
-    match agent.run("add").await.unwrap_err() {
+    let err = agent.run("add").await.unwrap_err();
+    // The run's partial report survives: both refused calls are audited and transcribed, and
+    // the conversation ends before the turn whose calls got no results.
+    let partial = err.partial().expect("the partial report");
+    assert_eq!(
+        partial.audit.len(),
+        1,
+        "the second call never reached the executor"
+    );
+    assert_eq!(partial.state.iterations, 2);
+    assert_eq!(partial.state.conversation.len(), 3, "user, assistant, tool");
+    match err.cause() {
         AgentError::RetriesExhausted {
             tool,
             failures,
             budget,
             last,
         } => {
-            assert_eq!((tool.as_str(), failures, budget), ("add", 2, 1));
+            assert_eq!((tool.as_str(), *failures, *budget), ("add", 2, 1));
             assert_eq!(
                 last.violations[0].pointer, "",
                 "missing `a` is reported at the root"
@@ -312,4 +324,235 @@ async fn a_deferred_call_suspends_the_run_and_an_approval_from_another_executor_
         report.usage.input_tokens, 60,
         "usage carried across the suspension"
     );
+}
+
+/// What the two calls of a parallel turn share.
+#[derive(Clone)]
+struct Meeting {
+    inflight: Arc<std::sync::atomic::AtomicUsize>,
+    most: Arc<std::sync::atomic::AtomicUsize>,
+    started: tokio::sync::watch::Sender<usize>,
+    second_done: Arc<tokio::sync::Notify>,
+    finished: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Meeting {
+    fn new() -> Self {
+        Meeting {
+            inflight: Default::default(),
+            most: Default::default(),
+            started: tokio::sync::watch::channel(0).0,
+            second_done: Default::default(),
+            finished: Default::default(),
+        }
+    }
+}
+
+/// Waits (a while at most) for the other call of the turn to be running too, then returns `n`;
+/// call 1 also waits for call 2 to finish first, so the two finish out of order.
+#[tool(read_only)]
+async fn meet(n: u64, State(m): State<Meeting>) -> u64 {
+    use std::sync::atomic::Ordering::SeqCst;
+    let now = m.inflight.fetch_add(1, SeqCst) + 1;
+    m.most.fetch_max(now, SeqCst);
+    m.started.send_modify(|s| *s += 1);
+    let mut rx = m.started.subscribe();
+    // Under a limit of 1 the peer cannot start until this call ends: give up waiting then.
+    let met = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        rx.wait_for(|s| *s >= 2),
+    )
+    .await
+    .is_ok();
+    if met && n == 1 {
+        m.second_done.notified().await;
+    }
+    m.inflight.fetch_sub(1, SeqCst);
+    m.finished.lock().unwrap().push(n);
+    if n == 2 {
+        m.second_done.notify_one();
+    }
+    n * 10
+}
+
+fn two_calls() -> Value {
+    json!({"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+        "tool_calls":[
+            {"id":"m1","type":"function","function":{"name":"meet","arguments":"{\"n\":1}"}},
+            {"id":"m2","type":"function","function":{"name":"meet","arguments":"{\"n\":2}"}}]}}],
+        "usage":{"prompt_tokens":10,"completion_tokens":4}})
+}
+
+async fn parallel_turn(limit: usize) -> (Meeting, Vec<Value>, RunStatus) {
+    let (base, script) = serve(vec![two_calls(), answer("met")]).await;
+    let meeting = Meeting::new();
+    let mut ts = ToolSet::new().with_state(meeting.clone());
+    ts.register::<meet>().unwrap();
+    let executor = Executor::builder(ts)
+        .config(tool_runtime::executor::ExecutorConfig {
+            max_concurrency: limit,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    let agent = Agent::new(model(&base), executor, AgentConfig::default());
+    let report = agent.run("meet twice").await.unwrap();
+    let requests = script.requests.lock().unwrap().clone();
+    let tool_messages: Vec<Value> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect();
+    (meeting, tool_messages, report.status)
+}
+
+#[tokio::test]
+async fn a_parallel_turn_runs_its_calls_concurrently_and_answers_in_the_calls_order() {
+    let (meeting, tool_messages, status) = parallel_turn(2).await;
+    assert_eq!(status, RunStatus::Answered);
+    assert_eq!(
+        meeting.most.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "both calls were running at once"
+    );
+    assert_eq!(
+        *meeting.finished.lock().unwrap(),
+        vec![2, 1],
+        "the second call finished first"
+    );
+    let ids: Vec<&str> = tool_messages
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["m1", "m2"], "results go back in the calls' order");
+    assert_eq!(tool_messages[0]["content"], "10");
+    assert_eq!(tool_messages[1]["content"], "20");
+}
+
+#[tokio::test]
+async fn the_executors_concurrency_limit_bounds_a_parallel_turn() {
+    let (meeting, tool_messages, status) = parallel_turn(1).await;
+    assert_eq!(status, RunStatus::Answered);
+    assert_eq!(
+        meeting.most.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "with a limit of 1 the calls ran one after the other"
+    );
+    assert_eq!(*meeting.finished.lock().unwrap(), vec![1, 2]);
+    let ids: Vec<&str> = tool_messages
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["m1", "m2"]);
+}
+
+/// A scorer that records what it is asked and over which catalog, and scores a tool 1 when the
+/// query mentions its name's first word.
+#[derive(Default)]
+struct Recording {
+    queries: Mutex<Vec<String>>,
+    catalogs: Mutex<Vec<usize>>,
+}
+
+impl tool_runtime::select::Scorer for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+
+    fn score<'a>(
+        &'a self,
+        request: tool_runtime::select::ScoreRequest<'a>,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<tool_runtime::select::Scored>, ToolError>> {
+        self.queries.lock().unwrap().push(request.query.to_owned());
+        self.catalogs
+            .lock()
+            .unwrap()
+            .push(request.pool.catalog() as *const _ as usize);
+        let out = request
+            .pool
+            .iter()
+            .filter(|(_, d)| {
+                let word = d.name.split('_').next().unwrap_or_default();
+                request.query.to_lowercase().contains(word)
+            })
+            .map(|(id, _)| tool_runtime::select::Scored::new(id, 1.0))
+            .collect();
+        Box::pin(async move { Ok(out) })
+    }
+}
+
+#[tokio::test]
+async fn pre_selection_picks_before_every_request_from_the_index_built_with_the_agent() {
+    let said = json!({"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
+        "content":"First I add them, then I delete note 7.",
+        "tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":2}"}}]}}]});
+    let (base, script) = serve(vec![
+        said,
+        call("c2", "delete_note", r#"{"id":7}"#, (1, 1)),
+        answer("3, and note 7 is gone."),
+    ])
+    .await;
+    let deleted = Deleted::default();
+    let executor = Executor::builder(toolset(&deleted))
+        .confirmation(tool_runtime::executor::ApproveAll)
+        .build()
+        .unwrap();
+    let scorer = Arc::new(Recording::default());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let agent = Agent::new(
+        model(&base),
+        executor,
+        AgentConfig {
+            selection: Some(
+                tool_runtime::select::PickOptions::new()
+                    .allow_unsafe(true)
+                    .scorer(scorer.clone()),
+            ),
+            ..Default::default()
+        },
+    )
+    .on_event(Arc::new(move |e: &AgentEvent| {
+        sink.lock().unwrap().push(e.clone())
+    }));
+    let report = agent.run("please add 1 and 2").await.unwrap();
+    assert_eq!(report.answer.as_deref(), Some("3, and note 7 is gone."));
+    assert_eq!(*deleted.lock().unwrap(), vec![7]);
+
+    // One pick per model request, each on the request as it stood.
+    let queries = scorer.queries.lock().unwrap().clone();
+    assert_eq!(queries.len(), 3);
+    assert_eq!(queries[0], "please add 1 and 2");
+    assert!(queries[1].ends_with("then I delete note 7."), "{queries:?}");
+    // Every pick ran over the agent's own catalog: the index was not rebuilt per request.
+    let built = agent.catalog().expect("selection builds a catalog") as *const _ as usize;
+    assert!(
+        scorer.catalogs.lock().unwrap().iter().all(|&c| c == built),
+        "a pick ran over another catalog than the one built with the agent"
+    );
+
+    let declared = |i: usize| -> Vec<String> {
+        script.requests.lock().unwrap()[i]["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(declared(0), ["add"]);
+    assert_eq!(declared(1), ["add", "delete_note"]);
+    // The third query ("please add 1 and 2") picks `add` only; `delete_note` stays declared
+    // because the conversation holds a call to it.
+    assert_eq!(declared(2), ["add", "delete_note"]);
+    let selected = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolsSelected { .. }))
+        .count();
+    assert_eq!(selected, 3);
 }

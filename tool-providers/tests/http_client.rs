@@ -158,7 +158,7 @@ async fn a_429_with_retry_after_is_waited_out_then_the_answer_and_its_usage_come
         Usage {
             input_tokens: 12,
             output_tokens: 3,
-            cached_input_tokens: 0
+            ..Usage::default()
         }
     );
     assert!(
@@ -307,7 +307,7 @@ async fn openai_sse_stream_yields_events_in_order_with_usage_and_without_done() 
         Usage {
             input_tokens: 53,
             output_tokens: 17,
-            cached_input_tokens: 0
+            ..Usage::default()
         }
     );
     let seen = script.seen.lock().unwrap()[0].clone();
@@ -438,4 +438,48 @@ async fn drain(mut s: tool_providers::http::EventStream) -> (Vec<Value>, Usage) 
         events.push(e.unwrap());
     }
     (events, s.usage())
+}
+
+#[tokio::test]
+async fn anthropic_cache_reads_and_writes_are_counted_in_the_usage() {
+    let (base, _) = serve(vec![
+        Scripted::json(
+            200,
+            json!({"type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],
+                "stop_reason":"end_turn","usage":{"input_tokens":21,"output_tokens":5,
+                "cache_creation_input_tokens":1800,"cache_read_input_tokens":0}}),
+        ),
+        Scripted::stream(
+            "text/event-stream",
+            &[
+                "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":9,\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":1800,\"output_tokens\":1}}}\n\n",
+                "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":40}}\n\n",
+                "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            ],
+        ),
+    ])
+    .await;
+    let c = client(Provider::Anthropic, &base);
+    // First request: the prompt is written to the cache.
+    let reply = c.send(&json!({"messages":[]})).await.unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 1821,
+            output_tokens: 5,
+            cached_input_tokens: 0,
+            cache_creation_input_tokens: 1800,
+        }
+    );
+    // Second, streamed: read from the cache.
+    let (_, usage) = drain(c.stream(&json!({"messages":[]})).await.unwrap()).await;
+    assert_eq!(
+        usage,
+        Usage {
+            input_tokens: 1809,
+            output_tokens: 40,
+            cached_input_tokens: 1800,
+            cache_creation_input_tokens: 0,
+        }
+    );
 }

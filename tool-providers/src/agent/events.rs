@@ -17,6 +17,13 @@ pub enum AgentEvent {
         /// The new text.
         text: String,
     },
+    /// Pre-selection chose the tools declared on the next model request.
+    ToolsSelected {
+        /// What the pick looked for.
+        query: String,
+        /// The tools declared, picked ones first.
+        tools: Vec<String>,
+    },
     /// A call was decoded and is about to be hydrated and run.
     CallStarted {
         /// The call id.
@@ -25,6 +32,24 @@ pub enum AgentEvent {
         tool: String,
         /// The arguments as the model sent them.
         arguments: Value,
+    },
+    /// One LLM-assisted repair of a call's invalid arguments was made (see `AgentConfig::repair`).
+    ArgumentsRepaired {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// Whether the repaired arguments validated.
+        fixed: bool,
+        /// The repaired arguments, when the model answered with an object.
+        arguments: Option<Value>,
+    },
+    /// The run switched how tools are described to the model (a server refused native tools).
+    ToolModeChanged {
+        /// The new mode.
+        mode: super::ToolMode,
+        /// Why.
+        reason: String,
     },
     /// A person is being asked to confirm a call (emitted by [`ConfirmWithEvents`]).
     ConfirmationRequested {

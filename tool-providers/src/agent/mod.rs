@@ -3,48 +3,63 @@
 //! ```text
 //! run(question)
 //!   loop (at most max_iterations model requests)
-//!     declarations: every tool, or the ones `pick` selects for the question
-//!     model.complete ─▶ text + calls (native, or parsed from text by the fallback)
+//!     declarations: every tool, or the ones `pick` selects before this request (from the
+//!                   index built once with the agent)
+//!     model.complete ─▶ text + calls (native, or parsed from text by the fallback; a server
+//!                       refusing native tools switches the run to the fallback if allowed)
 //!     no calls ─▶ final answer
-//!     each call: hydrate ─▶ invalid: back to the model with pointer + recover_action
-//!                                   (a per-tool retry budget bounds this)
-//!                         └▶ valid: executor (policy, confirmation, timeout, audit), concurrently
+//!     each call: hydrate ─▶ invalid: optionally one LLM-assisted repair, hydrated again;
+//!                                   still invalid: back to the model with pointer +
+//!                                   recover_action (a per-tool retry budget bounds this)
+//!                         └▶ valid: the turn runs as one executor batch (policy,
+//!                                   confirmation, timeout, audit), concurrently up to the
+//!                                   executor's `max_concurrency`, results in the calls' order
 //!     any pending operation ─▶ suspend: a serializable RunState, resumed after approval
 //!     results (success, error, denial) ─▶ conversation
 //! ```
+//!
+//! A [`ChatModel`] is also a [`tool_runtime::select::RelevanceClassifier`], so the LLM-classifier
+//! scorer ([`tool_runtime::select::LlmScorer`]) can rank tools with any provider's model.
+//!
+//! A run that fails partway (the provider unreachable after its retries, an undecodable answer,
+//! the retry budget spent) returns [`AgentError::Interrupted`] with what it did so far.
 //!
 //! The agent never approves anything: confirmations come from the executor's handler or from
 //! [`tool_runtime::executor::Executor::approve`] on a person's behalf.
 
 // `AgentError` carries the model-facing `ToolError` of the failing call by design.
 
+mod classify;
 mod events;
 mod model;
+mod repair;
 mod report;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::future::join_all;
 use serde_json::Value;
-use tool_runtime::executor::{Execution, Executor, Outcome, Status};
-use tool_runtime::select::PickOptions;
+use tool_runtime::executor::{Executor, Outcome, Status};
+use tool_runtime::select::{Catalog, PickOptions};
 use tool_runtime::store::PendingState;
-use tool_runtime::{
-    CallContext, ErrorCode, Initiator, ToolCall, ToolDefinition, ToolError, ToolInstance,
-};
+use tool_runtime::{CallContext, ErrorCode, Initiator, ToolCall, ToolDefinition, ToolError};
 
 pub use events::{AgentEvent, ConfirmWithEvents, EventSink};
 pub use model::{ChatModel, ToolMode, Turn};
 pub use report::{
-    CallCost, DoneCall, PendingCall, Pricing, RunReport, RunState, RunStatus, SavedOutcome,
-    TranscriptEntry,
+    CallCost, DoneCall, PartialRun, PendingCall, Pricing, RepairRecord, RunReport, RunState,
+    RunStatus, SavedOutcome, TranscriptEntry,
 };
 
+use crate::codec::schema::strict::strip_optional_nulls;
 use crate::codec::{CodecError, ToolChoice, ToolConfig, ToolOutcome, ToolResult, hydrate_call};
-use crate::http::{HttpError, Usage};
+use crate::http::{HttpError, HttpErrorKind, Usage};
 
 /// Why a run stopped without a report.
+///
+/// A failure once the run has started comes as [`AgentError::Interrupted`], wrapping the cause
+/// (one of the other variants) with what the run did so far; [`AgentError::cause`] and
+/// [`AgentError::partial`] read it.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     /// The provider could not be reached or refused the request.
@@ -76,6 +91,36 @@ pub enum AgentError {
     /// The executor's store failed while resuming.
     #[error("the store failed: {0}")]
     Store(ToolError),
+    /// The run failed partway: `error` is why, `partial` what it did before (transcript, audit
+    /// records, usage, costs, and a state to resume from).
+    #[error(
+        "{error} (the run stopped after {} model requests; the partial report is kept)",
+        partial.state.iterations
+    )]
+    Interrupted {
+        /// Why the run stopped.
+        error: Box<AgentError>,
+        /// What it did before.
+        partial: Box<PartialRun>,
+    },
+}
+
+impl AgentError {
+    /// The underlying failure, unwrapping [`AgentError::Interrupted`].
+    pub fn cause(&self) -> &AgentError {
+        match self {
+            AgentError::Interrupted { error, .. } => error.cause(),
+            other => other,
+        }
+    }
+
+    /// What the run did before it failed, when it had started.
+    pub fn partial(&self) -> Option<&PartialRun> {
+        match self {
+            AgentError::Interrupted { partial, .. } => Some(partial),
+            _ => None,
+        }
+    }
 }
 
 /// How an agent runs.
@@ -98,12 +143,26 @@ pub struct AgentConfig {
     /// Overrides of `retry_budget` per tool.
     pub tool_retry_budget: HashMap<String, u32>,
     /// Pre-select the declared tools for each request with `pick` (seed 004), instead of
-    /// declaring every tool.
+    /// declaring every tool. The index is built once, with the agent; the pick runs before every
+    /// model request, on the user's request plus the model's latest text, and the tools the run
+    /// already called stay declared.
     pub selection: Option<PickOptions>,
     /// The session id passed to the executor (first-time gates, activity feed).
     pub session: Option<String>,
     /// Prices for the report.
     pub pricing: Option<Pricing>,
+    /// Ask the model once to correct a call's invalid arguments before the error goes back
+    /// (seed 004: "attempt one LLM-assisted repair + re-validate"). The repair is a separate
+    /// request without tools, holding the tool's schema, the arguments sent and the structured
+    /// errors; its answer is hydrated again like any call. Repaired calls run and count no
+    /// failure against the retry budget; a repair that is still invalid leaves the original
+    /// error to go back to the model. Every attempt is on the report (`repairs`). Off by default:
+    /// it costs a request per invalid call.
+    pub repair: bool,
+    /// Switch the run to the prompt-based fallback ([`ToolMode::Prompt`]) when the server
+    /// refuses a request because of its native tool declarations (a model or server without
+    /// function calling), and send that request again. Off by default.
+    pub prompt_fallback: bool,
 }
 
 impl Default for AgentConfig {
@@ -119,6 +178,8 @@ impl Default for AgentConfig {
             selection: None,
             session: None,
             pricing: None,
+            repair: false,
+            prompt_fallback: false,
         }
     }
 }
@@ -129,6 +190,8 @@ pub struct Agent {
     executor: Executor,
     config: AgentConfig,
     events: Option<EventSink>,
+    /// The selection index, built once with the agent when `config.selection` is set.
+    catalog: Option<Catalog>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -149,18 +212,53 @@ struct Progress {
     transcript: Vec<TranscriptEntry>,
     usage: Usage,
     call_costs: Vec<CallCost>,
+    repairs: Vec<RepairRecord>,
+    mode: ToolMode,
     correlation_id: String,
 }
 
+impl Progress {
+    /// The state to store or resume from (everything but the turn-specific pending and done
+    /// calls, which the caller adds).
+    fn state(&self, provider: &str) -> RunState {
+        RunState {
+            provider: provider.to_owned(),
+            conversation: self.conversation.clone(),
+            query: self.query.clone(),
+            pending: Vec::new(),
+            done: Vec::new(),
+            iterations: self.iterations,
+            failures: self.failures.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            transcript: self.transcript.clone(),
+            usage: self.usage,
+            call_costs: self.call_costs.clone(),
+            repairs: self.repairs.clone(),
+            tool_mode: self.mode,
+            correlation_id: self.correlation_id.clone(),
+        }
+    }
+}
+
 impl Agent {
-    /// An agent over `model` running tools through `executor`.
+    /// An agent over `model` running tools through `executor`. With `config.selection`, the
+    /// executor's tools are indexed here, once, for the pick before each request.
     pub fn new(model: ChatModel, executor: Executor, config: AgentConfig) -> Self {
+        let catalog = config
+            .selection
+            .as_ref()
+            .map(|_| Catalog::from_toolset(executor.toolset()));
         Agent {
             model,
             executor,
             config,
             events: None,
+            catalog,
         }
+    }
+
+    /// The selection index (present when `config.selection` is set).
+    pub fn catalog(&self) -> Option<&Catalog> {
+        self.catalog.as_ref()
     }
 
     /// Sends events to `sink` as the run goes.
@@ -214,9 +312,28 @@ impl Agent {
             }],
             usage: Usage::default(),
             call_costs: Vec::new(),
+            repairs: Vec::new(),
+            mode: self.model.mode(),
             correlation_id: new_correlation_id(),
         };
-        self.drive(&mut p).await
+        let result = self.drive(&mut p).await;
+        self.keep_partial(&p, result)
+    }
+
+    /// Wraps a failure of a started run with what it did so far.
+    fn keep_partial(
+        &self,
+        p: &Progress,
+        result: Result<RunReport, AgentError>,
+    ) -> Result<RunReport, AgentError> {
+        result.map_err(|error| AgentError::Interrupted {
+            partial: Box::new(PartialRun {
+                state: p.state(self.model.provider().as_str()),
+                audit: self.audit_of(&p.correlation_id),
+                cost: self.config.pricing.map(|pr| pr.cost(&p.usage)),
+            }),
+            error: Box::new(error),
+        })
     }
 
     /// The conversation a report ended with (for a follow-up [`Agent::run_with_history`]).
@@ -279,6 +396,8 @@ impl Agent {
             transcript: state.transcript.clone(),
             usage: state.usage,
             call_costs: state.call_costs.clone(),
+            repairs: state.repairs.clone(),
+            mode: state.tool_mode,
             correlation_id: state.correlation_id.clone(),
         };
         if !still.is_empty() {
@@ -290,57 +409,82 @@ impl Agent {
                     outcome: outcome.into(),
                 })
                 .collect();
-            return Ok(self.suspend(p, still, done));
+            return Ok(self.suspend(&p, still, done));
         }
         results.sort_by_key(|(i, _, _)| *i);
         let results: Vec<ToolResult> = results
             .into_iter()
             .map(|(_, call, outcome)| self.finish_call(&mut p, &call, outcome))
             .collect();
-        p.conversation.extend(self.model.result_entries(&results));
-        self.drive(&mut p).await
+        // Empty after an interruption: the failed request is simply sent again.
+        p.conversation
+            .extend(self.model.result_entries_in(p.mode, &results));
+        let result = self.drive(&mut p).await;
+        self.keep_partial(&p, result)
     }
 
-    fn tools_for<'a>(&'a self, chosen: &'a [Arc<ToolDefinition>]) -> Vec<&'a ToolDefinition> {
-        if self.config.selection.is_some() {
-            chosen.iter().map(|d| d.as_ref()).collect()
-        } else {
-            self.executor.toolset().definitions().collect()
+    /// The tools to declare on the next request: every tool, or with pre-selection the ones the
+    /// catalog picks for the request as it now stands, plus the tools the run already called
+    /// (the conversation refers to them) and the ones the tool choice names.
+    async fn declarations(
+        &self,
+        p: &Progress,
+        choice: &ToolChoice,
+    ) -> Result<Vec<Arc<ToolDefinition>>, AgentError> {
+        let (Some(opts), Some(catalog)) = (&self.config.selection, &self.catalog) else {
+            return Ok(Vec::new());
+        };
+        let query = selection_query(p);
+        let mut chosen: Vec<Arc<ToolDefinition>> = catalog
+            .pick(&query, opts)
+            .await
+            .map_err(AgentError::Selection)?
+            .into_iter()
+            .map(|c| c.tool)
+            .collect();
+        let mut keep: Vec<&str> = Vec::new();
+        for entry in &p.transcript {
+            if let TranscriptEntry::Assistant { calls, .. } = entry {
+                keep.extend(calls.iter().map(|c| c.name.as_str()));
+            }
         }
+        match choice {
+            ToolChoice::Named(n) => keep.push(n),
+            ToolChoice::Allowed { tools, .. } => keep.extend(tools.iter().map(String::as_str)),
+            _ => {}
+        }
+        for name in keep {
+            if !chosen.iter().any(|d| d.name == name)
+                && let Some(def) = catalog.get(name)
+            {
+                chosen.push(def.clone());
+            }
+        }
+        self.emit(AgentEvent::ToolsSelected {
+            query,
+            tools: chosen.iter().map(|d| d.name.to_string()).collect(),
+        });
+        Ok(chosen)
     }
 
     async fn drive(&self, p: &mut Progress) -> Result<RunReport, AgentError> {
-        // Pre-selection is per request (the query is the user's request, so it is picked once
-        // per run and reused).
-        let chosen: Vec<Arc<ToolDefinition>> = match &self.config.selection {
-            Some(opts) => tool_runtime::select::pick(self.executor.toolset(), &p.query, opts)
-                .await
-                .map_err(AgentError::Selection)?
-                .into_iter()
-                .map(|c| c.tool)
-                .collect(),
-            None => Vec::new(),
-        };
-        let tools = self.tools_for(&chosen);
         while p.iterations < self.config.max_iterations {
             let choice = match (&self.config.first_choice, p.iterations) {
                 (Some(first), 0) => first.clone(),
                 _ => self.config.choice.clone(),
             };
+            // Picked again before every request, from the index built with the agent.
+            let chosen = self.declarations(p, &choice).await?;
+            let tools: Vec<&ToolDefinition> = if self.catalog.is_some() {
+                chosen.iter().map(|d| d.as_ref()).collect()
+            } else {
+                self.executor.toolset().definitions().collect()
+            };
             let tool_config = ToolConfig {
                 choice,
                 parallel: self.config.parallel,
             };
-            let body = self.model.request(
-                self.config.system.as_deref(),
-                &p.conversation,
-                &tools,
-                &tool_config,
-            )?;
-            let mut on_text = |t: &str| {
-                self.emit(AgentEvent::TextDelta { text: t.to_owned() });
-            };
-            let turn = self.model.complete(&body, &mut on_text).await?;
+            let turn = self.ask(p, &tools, &tool_config).await?;
             p.iterations += 1;
             p.usage += turn.usage;
             let decoded = turn.decoded;
@@ -356,11 +500,20 @@ impl Agent {
                 });
                 return Ok(self.report(p, RunStatus::Answered, Some(answer)));
             }
+            let before = p.conversation.len();
             p.conversation
-                .extend(self.model.assistant_entries(&decoded));
+                .extend(self.model.assistant_entries_in(p.mode, &decoded));
             self.attribute_costs(p, &decoded.calls, turn.usage);
 
-            let (results, pending) = self.run_calls(p, &decoded.calls).await?;
+            let (results, pending) = match self.run_calls(p, &decoded.calls).await {
+                Ok(r) => r,
+                Err(e) => {
+                    // The turn's calls get no results: the conversation (kept for a resume)
+                    // ends before it, so a provider never sees calls without their results.
+                    p.conversation.truncate(before);
+                    return Err(e);
+                }
+            };
             if !pending.is_empty() {
                 let done = results
                     .into_iter()
@@ -370,7 +523,7 @@ impl Agent {
                         outcome: outcome.into(),
                     })
                     .collect();
-                return Ok(self.suspend_from(p, pending, done));
+                return Ok(self.suspend(p, pending, done));
             }
             let mut results: Vec<ToolResult> = results
                 .into_iter()
@@ -381,13 +534,54 @@ impl Agent {
                 let call = ToolCall::new(format!("unreadable-{i}"), "unreadable_call", Value::Null);
                 results.push(self.finish_call(p, &call, ToolOutcome::Error(err)));
             }
-            p.conversation.extend(self.model.result_entries(&results));
+            p.conversation
+                .extend(self.model.result_entries_in(p.mode, &results));
         }
         Ok(self.report(p, RunStatus::MaxIterations, None))
     }
 
-    /// Hydrates and runs one turn's calls: invalid ones become errors for the model (within the
-    /// retry budget), valid ones run concurrently through the executor.
+    /// One model request in the run's tool mode. With `prompt_fallback`, a server that refuses
+    /// the native declarations switches the run to the prompt-based fallback and is asked again.
+    async fn ask(
+        &self,
+        p: &mut Progress,
+        tools: &[&ToolDefinition],
+        tool_config: &ToolConfig,
+    ) -> Result<Turn, AgentError> {
+        loop {
+            let body = self.model.request_in(
+                p.mode,
+                self.config.system.as_deref(),
+                &p.conversation,
+                tools,
+                tool_config,
+            )?;
+            let mut on_text = |t: &str| {
+                self.emit(AgentEvent::TextDelta { text: t.to_owned() });
+            };
+            match self.model.complete_in(p.mode, &body, &mut on_text).await {
+                Err(AgentError::Http(e))
+                    if self.config.prompt_fallback
+                        && p.mode == ToolMode::Native
+                        && !tools.is_empty()
+                        && refuses_tools(&e) =>
+                {
+                    tracing::warn!(error = %e, "native tools refused; using the prompt-based fallback");
+                    self.emit(AgentEvent::ToolModeChanged {
+                        mode: ToolMode::Prompt,
+                        reason: e.to_string(),
+                    });
+                    p.mode = ToolMode::Prompt;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Hydrates and runs one turn's calls: invalid ones are repaired once when configured, else
+    /// they become errors for the model (within the retry budget); the turn runs as one batch
+    /// through the executor, concurrently up to its `max_concurrency`, results in the calls'
+    /// order.
     #[allow(clippy::type_complexity)]
     async fn run_calls(
         &self,
@@ -400,55 +594,52 @@ impl Agent {
             initiator: Initiator::Model,
             ..CallContext::default()
         };
-        let mut ready: Vec<(usize, ToolInstance)> = Vec::new();
-        let mut invalid: Vec<usize> = Vec::new();
-        for (i, call) in calls.iter().enumerate() {
+        let toolset = self.executor.toolset();
+        let mut batch: Vec<ToolCall> = Vec::with_capacity(calls.len());
+        for call in calls {
             self.emit(AgentEvent::CallStarted {
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
                 arguments: arguments_value(call),
             });
-            match hydrate_call(self.executor.toolset(), call) {
-                Ok(instance) => ready.push((i, instance)),
-                Err(err) => {
-                    let failures = p.failures.entry(call.name.clone()).or_insert(0);
-                    *failures += 1;
-                    let budget = self
-                        .config
-                        .tool_retry_budget
-                        .get(&call.name)
-                        .copied()
-                        .unwrap_or(self.config.retry_budget);
-                    if *failures > budget {
-                        return Err(AgentError::RetriesExhausted {
-                            tool: call.name.clone(),
-                            failures: *failures,
-                            budget,
-                            last: err,
-                        });
-                    }
-                    invalid.push(i);
+            let err = match hydrate_call(toolset, call) {
+                Ok(_) => {
+                    batch.push(executable(toolset, call));
+                    continue;
                 }
+                Err(err) => err,
+            };
+            if self.config.repair
+                && repair::repairable(&err)
+                && let Some(fixed) = self.repair(p, call, &err).await
+            {
+                batch.push(executable(toolset, &fixed));
+                continue;
             }
+            let failures = p.failures.entry(call.name.clone()).or_insert(0);
+            *failures += 1;
+            let budget = self
+                .config
+                .tool_retry_budget
+                .get(&call.name)
+                .copied()
+                .unwrap_or(self.config.retry_budget);
+            if *failures > budget {
+                return Err(AgentError::RetriesExhausted {
+                    tool: call.name.clone(),
+                    failures: *failures,
+                    budget,
+                    last: err,
+                });
+            }
+            // It goes through the executor as it is, so the refusal is audited like any call
+            // and its error comes back in its place.
+            batch.push(call.clone());
         }
-        // Invalid calls go through the executor too, so the refusal is audited like any call.
-        let invalid_runs = join_all(invalid.iter().map(|&i| {
-            let mut cx = cx.clone();
-            cx.call_id = calls[i].id.clone();
-            self.executor.call(&calls[i], cx)
-        }));
-        let valid_runs = join_all(ready.into_iter().map(|(i, instance)| {
-            let mut cx = cx.clone();
-            cx.call_id = calls[i].id.clone();
-            async move { (i, self.executor.run(instance, cx).await) }
-        }));
-        let (invalid_execs, valid_execs) = futures::join!(invalid_runs, valid_runs);
-        let mut execs: Vec<(usize, Execution)> = invalid.into_iter().zip(invalid_execs).collect();
-        execs.extend(valid_execs);
-        execs.sort_by_key(|(i, _)| *i);
+        let execs = self.executor.run_batch(&batch, &cx).await;
         let mut results = Vec::new();
         let mut pending = Vec::new();
-        for (i, exec) in execs {
+        for (i, exec) in execs.into_iter().enumerate() {
             match &exec.outcome {
                 Outcome::Pending { operation_id, .. } => pending.push(PendingCall {
                     call: calls[i].clone(),
@@ -462,6 +653,88 @@ impl Agent {
             }
         }
         Ok((results, pending))
+    }
+
+    /// One LLM-assisted repair of `call`'s invalid arguments: the corrected call when its new
+    /// arguments hydrate, else `None` (the attempt is recorded either way).
+    async fn repair(
+        &self,
+        p: &mut Progress,
+        call: &ToolCall,
+        error: &ToolError,
+    ) -> Option<ToolCall> {
+        let def = self.executor.toolset().get(&call.name)?;
+        let sent = match &call.arguments {
+            tool_runtime::Arguments::Text(t) => t.clone(),
+            tool_runtime::Arguments::Json(Value::String(t)) => t.clone(),
+            tool_runtime::Arguments::Json(v) => v.to_string(),
+        };
+        let conversation = [self.model.user_message(&repair::prompt(def, &sent, error))];
+        let mut record = RepairRecord {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            sent: arguments_value(call),
+            error: error.clone(),
+            repaired: None,
+            fixed: false,
+            repair_error: None,
+            usage: Usage::default(),
+        };
+        // The repair request declares no tools, so it is the same in either tool mode.
+        let answer = match self.model.request(
+            Some(repair::SYSTEM),
+            &conversation,
+            &[],
+            &ToolConfig::default(),
+        ) {
+            Ok(body) => {
+                self.model
+                    .complete_in(ToolMode::Native, &body, &mut |_| {})
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let fixed = match answer {
+            Err(e) => {
+                record.repair_error = Some(ToolError::new(
+                    ErrorCode::EXECUTION_FAILED,
+                    format!("the repair request failed: {e}"),
+                ));
+                None
+            }
+            Ok(turn) => {
+                record.usage = turn.usage;
+                p.usage += turn.usage;
+                match repair::arguments_in(&turn.decoded.text) {
+                    Err(e) => {
+                        record.repair_error = Some(e);
+                        None
+                    }
+                    Ok(text) => {
+                        record.repaired = Some(repair::as_value(&text));
+                        let fixed = ToolCall::new(call.id.clone(), call.name.clone(), text);
+                        match hydrate_call(self.executor.toolset(), &fixed) {
+                            Ok(_) => {
+                                record.fixed = true;
+                                Some(fixed)
+                            }
+                            Err(e) => {
+                                record.repair_error = Some(e);
+                                None
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        self.emit(AgentEvent::ArgumentsRepaired {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            fixed: record.fixed,
+            arguments: record.repaired.clone(),
+        });
+        p.repairs.push(record);
+        fixed
     }
 
     fn finish_call(&self, p: &mut Progress, call: &ToolCall, outcome: ToolOutcome) -> ToolResult {
@@ -498,6 +771,7 @@ impl Agent {
                 input_tokens: share(usage.input_tokens),
                 output_tokens: share(usage.output_tokens),
                 cached_input_tokens: share(usage.cached_input_tokens),
+                cache_creation_input_tokens: share(usage.cache_creation_input_tokens),
             };
             p.call_costs.push(CallCost {
                 call_id: call.id.clone(),
@@ -508,44 +782,17 @@ impl Agent {
         }
     }
 
-    fn suspend_from(
-        &self,
-        p: &mut Progress,
-        pending: Vec<PendingCall>,
-        done: Vec<DoneCall>,
-    ) -> RunReport {
-        let taken = Progress {
-            conversation: std::mem::take(&mut p.conversation),
-            query: p.query.clone(),
-            iterations: p.iterations,
-            failures: std::mem::take(&mut p.failures),
-            transcript: std::mem::take(&mut p.transcript),
-            usage: p.usage,
-            call_costs: std::mem::take(&mut p.call_costs),
-            correlation_id: p.correlation_id.clone(),
-        };
-        self.suspend(taken, pending, done)
-    }
-
-    fn suspend(&self, p: Progress, pending: Vec<PendingCall>, done: Vec<DoneCall>) -> RunReport {
-        let state = RunState {
-            provider: self.model.provider().as_str().to_owned(),
-            conversation: p.conversation.clone(),
-            query: p.query.clone(),
-            pending,
-            done,
-            iterations: p.iterations,
-            failures: p.failures.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            transcript: p.transcript.clone(),
-            usage: p.usage,
-            call_costs: p.call_costs.clone(),
-            correlation_id: p.correlation_id.clone(),
-        };
+    /// Ends the run's current part: its state, with the turn's pending and finished calls, in a
+    /// suspended report.
+    fn suspend(&self, p: &Progress, pending: Vec<PendingCall>, done: Vec<DoneCall>) -> RunReport {
+        let mut state = p.state(self.model.provider().as_str());
+        state.pending = pending;
+        state.done = done;
         self.emit(AgentEvent::Suspended {
             operations: state.operation_ids(),
         });
         self.report(
-            &p,
+            p,
             RunStatus::Suspended {
                 state: Box::new(state),
             },
@@ -553,28 +800,50 @@ impl Agent {
         )
     }
 
-    fn report(&self, p: &Progress, status: RunStatus, answer: Option<String>) -> RunReport {
+    /// The executor's audit records of a run, oldest first.
+    fn audit_of(&self, correlation_id: &str) -> Vec<tool_runtime::executor::AuditRecord> {
         let mut audit = self
             .executor
             .activity(&tool_runtime::executor::ActivityQuery {
-                correlation_id: Some(p.correlation_id.clone()),
+                correlation_id: Some(correlation_id.to_owned()),
                 limit: Some(10_000),
                 ..Default::default()
             })
             .unwrap_or_default();
         audit.reverse();
+        audit
+    }
+
+    fn report(&self, p: &Progress, status: RunStatus, answer: Option<String>) -> RunReport {
         RunReport {
             status,
             answer,
             transcript: p.transcript.clone(),
-            audit,
+            audit: self.audit_of(&p.correlation_id),
             usage: p.usage,
             cost: self.config.pricing.map(|pr| pr.cost(&p.usage)),
             call_costs: p.call_costs.clone(),
+            repairs: p.repairs.clone(),
             iterations: p.iterations,
             correlation_id: p.correlation_id.clone(),
         }
     }
+}
+
+/// Whether a failed request was refused because of its native tool declarations: a client
+/// error or server error whose message speaks of tools or functions (Ollama's "does not support
+/// tools", llama.cpp's "tools param requires --jinja flag", vLLM's "auto tool choice requires
+/// --enable-auto-tool-choice"). Authentication, rate limits and unknown paths are not that.
+fn refuses_tools(e: &HttpError) -> bool {
+    let HttpErrorKind::Status(status) = e.kind else {
+        return false;
+    };
+    if matches!(status, 401 | 403 | 404 | 408 | 429) || !(400..600).contains(&status) {
+        return false;
+    }
+    let m = e.message.to_ascii_lowercase();
+    // A server error naming a "function" is too often about something else.
+    m.contains("tool") || (status < 500 && m.contains("function"))
 }
 
 /// The model-facing outcome of an executor outcome; `None` for a pending one.
@@ -589,12 +858,62 @@ fn to_tool_outcome(outcome: &Outcome) -> Option<ToolOutcome> {
     })
 }
 
+/// The call the executor's batch hydrates again to the instance `hydrate_call` gave: the call
+/// itself, unless it carries strict-mode `null`s for optional properties, which `hydrate_call`
+/// strips and the executor's own hydration would not; then the call with them stripped, exactly
+/// as `hydrate_call` does it.
+fn executable(toolset: &tool_runtime::ToolSet, call: &ToolCall) -> ToolCall {
+    let has_null = match &call.arguments {
+        tool_runtime::Arguments::Text(t) => t.contains("null"),
+        tool_runtime::Arguments::Json(v) => contains_null(v),
+    };
+    if !has_null {
+        return call.clone();
+    }
+    let Some(def) = toolset.get(&call.name) else {
+        return call.clone();
+    };
+    let Ok((value, _)) = tool_runtime::hydrate::parse_arguments(&call.arguments, toolset.limits())
+    else {
+        return call.clone();
+    };
+    let cleaned = strip_optional_nulls(&def.parameters_value(), value.clone());
+    if cleaned == value {
+        call.clone()
+    } else {
+        ToolCall::new(call.id.clone(), call.name.clone(), cleaned)
+    }
+}
+
+fn contains_null(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(a) => a.iter().any(contains_null),
+        Value::Object(m) => m.values().any(contains_null),
+        _ => false,
+    }
+}
+
 fn arguments_value(call: &ToolCall) -> Value {
     match &call.arguments {
         tool_runtime::Arguments::Json(v) => v.clone(),
         tool_runtime::Arguments::Text(t) => {
             serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone()))
         }
+    }
+}
+
+/// What the pick before a request looks for: the user's request, and the model's latest text
+/// (what it said it would do next), when there is one.
+fn selection_query(p: &Progress) -> String {
+    let latest = p.transcript.iter().rev().find_map(|e| match e {
+        TranscriptEntry::Assistant { text, .. } => Some(text.trim()),
+        TranscriptEntry::User { .. } => Some(""),
+        TranscriptEntry::Tool { .. } => None,
+    });
+    match latest {
+        Some(text) if !text.is_empty() => format!("{}\n{text}", p.query),
+        _ => p.query.clone(),
     }
 }
 

@@ -2,19 +2,21 @@
 //! request (system prompt, conversation, declarations from the cache), sends it (streamed or not)
 //! and decodes the answer, natively or through the prompt-based fallback.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tool_runtime::ToolDefinition;
 
 use crate::codec::{
     Codec, CodecError, DeclarationCache, Decoded, Provider, StopReason, ToolConfig, ToolResult,
     prompt,
 };
-use crate::http::{HttpClient, Usage};
+use crate::http::{HttpClient, RequestBody, Usage};
 
 use super::AgentError;
 
-/// How the model is told about tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How the model is told about tools. Parses from `native` and `prompt` (for a command-line
+/// flag or a setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ToolMode {
     /// The provider's native function calling.
     #[default]
@@ -22,6 +24,36 @@ pub enum ToolMode {
     /// For models without native function calling (seed 002): tools described in the system
     /// prompt, calls parsed from the text, results sent back as a user message.
     Prompt,
+}
+
+impl ToolMode {
+    /// The setting's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolMode::Native => "native",
+            ToolMode::Prompt => "prompt",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ToolMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "native" => Ok(ToolMode::Native),
+            "prompt" => Ok(ToolMode::Prompt),
+            other => Err(format!(
+                "unknown tool mode {other:?}: expected `native` or `prompt`"
+            )),
+        }
+    }
 }
 
 /// One model answer.
@@ -90,6 +122,11 @@ impl ChatModel {
         self.client.provider()
     }
 
+    /// The model asked (as the client is configured).
+    pub fn model_name(&self) -> &str {
+        &self.client.config().model
+    }
+
     /// The codec.
     pub fn codec(&self) -> &dyn Codec {
         self.codec.as_ref()
@@ -111,7 +148,11 @@ impl ChatModel {
     /// The conversation entries for an assistant turn: the provider's own message when the
     /// response was not streamed (keeps provider-only data), else rebuilt by the codec.
     pub fn assistant_entries(&self, decoded: &Decoded) -> Vec<Value> {
-        if self.mode == ToolMode::Prompt {
+        self.assistant_entries_in(self.mode, decoded)
+    }
+
+    pub(crate) fn assistant_entries_in(&self, mode: ToolMode, decoded: &Decoded) -> Vec<Value> {
+        if mode == ToolMode::Prompt {
             return vec![self.text_message("assistant", &decoded.text_with_calls())];
         }
         match &decoded.assistant {
@@ -123,7 +164,14 @@ impl ChatModel {
 
     /// The conversation entries carrying the results of a turn's calls.
     pub fn result_entries(&self, results: &[ToolResult]) -> Vec<Value> {
-        if self.mode == ToolMode::Prompt {
+        self.result_entries_in(self.mode, results)
+    }
+
+    pub(crate) fn result_entries_in(&self, mode: ToolMode, results: &[ToolResult]) -> Vec<Value> {
+        if results.is_empty() {
+            return Vec::new();
+        }
+        if mode == ToolMode::Prompt {
             let lines: Vec<String> = results
                 .iter()
                 .map(|r| {
@@ -149,27 +197,38 @@ impl ChatModel {
         }
     }
 
-    /// The request body for one turn.
+    /// The request body for one turn. The tool declarations come from the cache as one
+    /// pre-serialized fragment and stay text: a request declaring 100 tools parses and
+    /// serializes none of their schemas.
     pub fn request(
         &self,
         system: Option<&str>,
         conversation: &[Value],
         tools: &[&ToolDefinition],
         config: &ToolConfig,
-    ) -> Result<Value, AgentError> {
+    ) -> Result<RequestBody, AgentError> {
+        self.request_in(self.mode, system, conversation, tools, config)
+    }
+
+    pub(crate) fn request_in(
+        &self,
+        mode: ToolMode,
+        system: Option<&str>,
+        conversation: &[Value],
+        tools: &[&ToolDefinition],
+        config: &ToolConfig,
+    ) -> Result<RequestBody, AgentError> {
         let p = self.provider();
         let mut system = system.map(str::to_owned);
-        let mut body = Map::new();
+        let mut body = RequestBody::new();
         if !tools.is_empty() {
-            match self.mode {
+            match mode {
                 ToolMode::Native => {
                     let raw = self
                         .cache
-                        .encode_tools(self.codec.as_ref(), tools, config)
+                        .encode_tools_text(self.codec.as_ref(), tools, config)
                         .map_err(AgentError::Codec)?;
-                    let fields: Map<String, Value> =
-                        serde_json::from_str(raw.get()).expect("the cache emits a JSON object");
-                    body.extend(fields);
+                    body = body.with_raw_object(raw);
                 }
                 ToolMode::Prompt => {
                     let section = prompt::system_prompt(tools);
@@ -180,33 +239,33 @@ impl ChatModel {
                 }
             }
         }
-        let conversation = Value::Array(conversation.to_vec());
+        let whole = || Value::Array(conversation.to_vec());
         match p {
             Provider::OpenAiChat | Provider::Ollama => {
-                let mut messages = Vec::new();
+                let mut messages = Vec::with_capacity(conversation.len() + 1);
                 if let Some(s) = system {
                     messages.push(json!({"role": "system", "content": s}));
                 }
-                messages.extend(conversation.as_array().into_iter().flatten().cloned());
-                body.insert("messages".into(), Value::Array(messages));
+                messages.extend(conversation.iter().cloned());
+                body.insert("messages", Value::Array(messages));
             }
             Provider::OpenAiResponses => {
                 if let Some(s) = system {
-                    body.insert("instructions".into(), Value::String(s));
+                    body.insert("instructions", Value::String(s));
                 }
-                body.insert("input".into(), conversation);
+                body.insert("input", whole());
             }
             Provider::Anthropic => {
                 if let Some(s) = system {
-                    body.insert("system".into(), Value::String(s));
+                    body.insert("system", Value::String(s));
                 }
-                body.insert("messages".into(), conversation);
+                body.insert("messages", whole());
             }
             Provider::Gemini => {
                 if let Some(s) = system {
-                    body.insert("systemInstruction".into(), json!({"parts": [{"text": s}]}));
+                    body.insert("systemInstruction", json!({"parts": [{"text": s}]}));
                 }
-                body.insert("contents".into(), conversation);
+                body.insert("contents", whole());
             }
             Provider::Mcp => {
                 return Err(AgentError::Codec(CodecError::Unsupported {
@@ -215,19 +274,32 @@ impl ChatModel {
                 }));
             }
         }
-        Ok(Value::Object(body))
+        Ok(body)
     }
 
     /// Sends one turn and decodes the answer; `on_text` receives text as it arrives (the whole
     /// text at once when not streaming).
     pub async fn complete(
         &self,
-        body: &Value,
+        body: &RequestBody,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Turn, AgentError> {
+        self.complete_in(self.mode, body, on_text).await
+    }
+
+    pub(crate) async fn complete_in(
+        &self,
+        mode: ToolMode,
+        body: &RequestBody,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Turn, AgentError> {
         let (mut decoded, usage) = if self.stream {
             use futures::StreamExt;
-            let mut events = self.client.stream(body).await.map_err(AgentError::Http)?;
+            let mut events = self
+                .client
+                .stream_body(body)
+                .await
+                .map_err(AgentError::Http)?;
             let mut acc = self.codec.accumulator();
             while let Some(event) = events.next().await {
                 let event = event.map_err(AgentError::Http)?;
@@ -239,7 +311,11 @@ impl ChatModel {
             let usage = events.usage();
             (acc.finish().map_err(AgentError::Codec)?, usage)
         } else {
-            let reply = self.client.send(body).await.map_err(AgentError::Http)?;
+            let reply = self
+                .client
+                .send_body(body)
+                .await
+                .map_err(AgentError::Http)?;
             let decoded = self
                 .codec
                 .decode_response(&reply.body)
@@ -250,7 +326,7 @@ impl ChatModel {
             (decoded, reply.usage)
         };
         let mut unreadable = Vec::new();
-        if self.mode == ToolMode::Prompt {
+        if mode == ToolMode::Prompt {
             let parsed = prompt::parse_calls(&decoded.text);
             decoded.text = parsed.text.trim().to_owned();
             decoded.calls = parsed.calls;

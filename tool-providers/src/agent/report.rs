@@ -6,6 +6,7 @@ use serde_json::Value;
 use tool_runtime::executor::{AuditRecord, Status};
 use tool_runtime::{ToolCall, ToolError};
 
+use super::model::ToolMode;
 use crate::codec::ToolOutcome;
 use crate::http::Usage;
 
@@ -73,6 +74,30 @@ pub enum TranscriptEntry {
     },
 }
 
+/// One LLM-assisted repair of a call's invalid arguments (see `AgentConfig::repair`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepairRecord {
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The arguments as the model sent them.
+    pub sent: Value,
+    /// Why they were refused.
+    pub error: ToolError,
+    /// The arguments the repair request answered with, when it answered with an object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<Value>,
+    /// Whether the repaired arguments validated (and the call ran with them).
+    pub fixed: bool,
+    /// Why the repair did not help: the repaired arguments' own error, an answer without an
+    /// object, or the repair request's failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_error: Option<ToolError>,
+    /// The tokens the repair request spent (also counted in the run's usage).
+    pub usage: Usage,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -106,7 +131,10 @@ pub struct RunReport {
     pub cost: Option<f64>,
     /// Tokens and price per tool call.
     pub call_costs: Vec<CallCost>,
-    /// Model requests made.
+    /// LLM-assisted repairs of invalid arguments, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<RepairRecord>,
+    /// Model requests made (repair requests not included).
     pub iterations: u32,
     /// The correlation id tying the run's audit records together.
     pub correlation_id: String,
@@ -185,6 +213,21 @@ impl From<SavedOutcome> for ToolOutcome {
     }
 }
 
+/// What a run did before it failed, carried by [`super::AgentError::Interrupted`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialRun {
+    /// The transcript, usage, costs, repairs and conversation up to the failure. After a
+    /// transport or decoding failure, [`super::Agent::resume`] with it sends the failed request
+    /// again; after `RetriesExhausted` the conversation ends before the turn with the invalid
+    /// calls, so resuming asks the model again from there.
+    pub state: RunState,
+    /// The executor's audit records of the run so far, oldest first.
+    pub audit: Vec<AuditRecord>,
+    /// The price of the usage so far, when pricing was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
 /// Everything a suspended run needs to continue, in this process or another one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
@@ -210,6 +253,13 @@ pub struct RunState {
     pub usage: Usage,
     /// Costs so far.
     pub call_costs: Vec<CallCost>,
+    /// Repairs so far.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<RepairRecord>,
+    /// How tools are described to the model from here on (the run may have switched to the
+    /// prompt-based fallback).
+    #[serde(default)]
+    pub tool_mode: ToolMode,
     /// The run's correlation id.
     pub correlation_id: String,
 }

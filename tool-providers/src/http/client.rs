@@ -9,8 +9,9 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::body::{Extra, RequestBody, write_object};
 use super::error::{HttpError, HttpErrorKind, is_retryable_status, message_in};
 use super::framing::{NdjsonDecoder, SseDecoder};
 use super::provider::{Provider, ProviderApi, ProviderHttp};
@@ -250,8 +251,18 @@ impl HttpClient {
     /// The client fills in what is transport, not content: `model` (except for Gemini, where it
     /// is in the URL), `stream: false`, and Anthropic's required `max_tokens` when missing.
     pub async fn send(&self, body: &Value) -> Result<Reply, HttpError> {
-        let body = self.prepare(body, false);
-        let (resp, attempts) = self.post_with_retries(&body, false).await?;
+        self.send_payload(self.payload_of_value(body, false)).await
+    }
+
+    /// [`HttpClient::send`] for a [`RequestBody`]: its pre-serialized fields (the cached tool
+    /// declarations) are written as they are, never parsed or serialized again.
+    pub async fn send_body(&self, body: &RequestBody) -> Result<Reply, HttpError> {
+        self.send_payload(self.payload(body.raw_fields(), body.fields(), false))
+            .await
+    }
+
+    async fn send_payload(&self, payload: Bytes) -> Result<Reply, HttpError> {
+        let (resp, attempts) = self.post_with_retries(payload, false).await?;
         let p = self.provider();
         let text = resp.text().await.map_err(|e| {
             let mut err = HttpError::from_reqwest(p, &self.config.base_url, &e);
@@ -284,8 +295,17 @@ impl HttpClient {
     /// Retries happen only before the first byte: a stream that broke off is not replayed, since
     /// the caller has already seen part of it.
     pub async fn stream(&self, body: &Value) -> Result<EventStream, HttpError> {
-        let body = self.prepare(body, true);
-        let (resp, _) = self.post_with_retries(&body, true).await?;
+        self.stream_payload(self.payload_of_value(body, true)).await
+    }
+
+    /// [`HttpClient::stream`] for a [`RequestBody`] (see [`HttpClient::send_body`]).
+    pub async fn stream_body(&self, body: &RequestBody) -> Result<EventStream, HttpError> {
+        self.stream_payload(self.payload(body.raw_fields(), body.fields(), true))
+            .await
+    }
+
+    async fn stream_payload(&self, payload: Bytes) -> Result<EventStream, HttpError> {
+        let (resp, _) = self.post_with_retries(payload, true).await?;
         Ok(EventStream::new(
             self.provider(),
             self.config.base_url.clone(),
@@ -293,40 +313,66 @@ impl HttpClient {
         ))
     }
 
-    fn prepare(&self, body: &Value, stream: bool) -> Value {
-        let mut body = body.clone();
-        let Some(obj) = body.as_object_mut() else {
-            return body;
-        };
+    fn payload_of_value(&self, body: &Value, stream: bool) -> Bytes {
+        match body.as_object() {
+            Some(fields) => self.payload("", fields, stream),
+            None => Bytes::from(serde_json::to_vec(body).expect("a JSON value serializes")),
+        }
+    }
+
+    /// The bytes to send: the body with the transport fields filled in. Written straight from the
+    /// borrowed body, so neither the conversation nor the declarations are copied or re-encoded.
+    fn payload(&self, raw: &str, fields: &Map<String, Value>, stream: bool) -> Bytes {
+        let extras = self.transport_fields(fields, stream);
+        let mut out = Vec::with_capacity(raw.len() + 1024);
+        write_object(raw, fields, &extras, &mut out);
+        Bytes::from(out)
+    }
+
+    /// What `payload` adds: `model` unless set (not for Gemini, where it is in the URL), `stream`
+    /// (always for Ollama, which streams unless told not to), OpenAI's `stream_options` so a
+    /// stream carries token counts, and Anthropic's required `max_tokens` unless set.
+    fn transport_fields(&self, fields: &Map<String, Value>, stream: bool) -> Vec<Extra> {
         let p = self.provider();
+        let mut extras = Vec::new();
         if p != Provider::Gemini {
-            obj.entry("model")
-                .or_insert_with(|| Value::String(self.config.model.clone()));
-            if stream || p == Provider::Ollama || obj.contains_key("stream") {
-                // Ollama streams unless told not to, so it is always told.
-                obj.insert("stream".into(), Value::Bool(stream));
+            extras.push(Extra {
+                key: "model",
+                value: Value::String(self.config.model.clone()),
+                replace: false,
+            });
+            if stream || p == Provider::Ollama || fields.contains_key("stream") {
+                extras.push(Extra {
+                    key: "stream",
+                    value: Value::Bool(stream),
+                    replace: true,
+                });
             }
         }
         if stream && p == Provider::OpenAiChat {
-            // Without it the stream carries no token counts.
-            obj.entry("stream_options")
-                .or_insert_with(|| serde_json::json!({"include_usage": true}));
+            extras.push(Extra {
+                key: "stream_options",
+                value: serde_json::json!({"include_usage": true}),
+                replace: false,
+            });
         }
         if p == Provider::Anthropic {
-            obj.entry("max_tokens")
-                .or_insert_with(|| Value::from(self.config.anthropic_max_tokens));
+            extras.push(Extra {
+                key: "max_tokens",
+                value: Value::from(self.config.anthropic_max_tokens),
+                replace: false,
+            });
         }
-        body
+        extras
     }
 
     async fn post_with_retries(
         &self,
-        body: &Value,
+        payload: Bytes,
         stream: bool,
     ) -> Result<(reqwest::Response, u32), HttpError> {
         let p = self.provider();
         let url = p.endpoint(&self.config.base_url, &self.config.model, stream);
-        let payload = Bytes::from(serde_json::to_vec(body).expect("a JSON value serializes"));
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -586,26 +632,33 @@ mod tests {
 
     #[test]
     fn transport_fields_are_filled_in_without_overriding_the_codec() {
+        let prepare = |c: &HttpClient, body: Value, stream: bool| -> Value {
+            serde_json::from_slice(&c.payload_of_value(&body, stream)).unwrap()
+        };
         let c = HttpClient::new(ClientConfig::new(Provider::Anthropic, "claude")).unwrap();
-        let b = c.prepare(&serde_json::json!({"messages": [], "max_tokens": 10}), true);
+        let b = prepare(
+            &c,
+            serde_json::json!({"messages": [], "max_tokens": 10}),
+            true,
+        );
         assert_eq!(b["model"], "claude");
         assert_eq!(b["max_tokens"], 10);
         assert_eq!(b["stream"], true);
         let o = HttpClient::new(ClientConfig::new(Provider::Ollama, "qwen3")).unwrap();
-        assert_eq!(o.prepare(&serde_json::json!({}), false)["stream"], false);
+        assert_eq!(prepare(&o, serde_json::json!({}), false)["stream"], false);
         let g = HttpClient::new(ClientConfig::new(Provider::Gemini, "g")).unwrap();
         assert!(
-            g.prepare(&serde_json::json!({}), true)
+            prepare(&g, serde_json::json!({}), true)
                 .get("model")
                 .is_none()
         );
         let oa = HttpClient::new(ClientConfig::new(Provider::OpenAiChat, "m")).unwrap();
         assert_eq!(
-            oa.prepare(&serde_json::json!({}), true)["stream_options"]["include_usage"],
+            prepare(&oa, serde_json::json!({}), true)["stream_options"]["include_usage"],
             true
         );
         assert!(
-            oa.prepare(&serde_json::json!({}), false)
+            prepare(&oa, serde_json::json!({}), false)
                 .get("stream")
                 .is_none()
         );

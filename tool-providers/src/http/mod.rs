@@ -7,12 +7,15 @@
 //! works with [`Provider::OpenAiChat`].
 //!
 //! - Non-streaming: [`HttpClient::send`] returns the JSON body and the [`Usage`] it reports.
+//! - Bodies with cached declarations: [`HttpClient::send_body`] and [`HttpClient::stream_body`]
+//!   take a [`RequestBody`], whose pre-serialized tool declarations are written as they are.
 //! - Streaming: [`HttpClient::stream`] returns an [`EventStream`] of JSON events (server-sent
 //!   events, or NDJSON for Ollama) for the codec's accumulator, with the usage they report.
 //! - Failures: [`HttpError`] names the provider, the status, the provider's message, and what to
 //!   do. 408/409/429/5xx and connection failures are retried per [`RetryPolicy`], honouring
 //!   `Retry-After`.
 
+mod body;
 mod client;
 mod error;
 mod framing;
@@ -20,6 +23,7 @@ mod provider;
 mod retry;
 mod usage;
 
+pub use body::RequestBody;
 pub use client::{ClientConfig, EventStream, HttpClient, Reply};
 pub use error::{HttpError, HttpErrorKind};
 pub use framing::{NdjsonDecoder, SseDecoder, SseEvent};

@@ -8,15 +8,25 @@ use serde_json::Value;
 use super::provider::Provider;
 
 /// Tokens spent by one request (or, summed, by a whole run).
+///
+/// `input_tokens` is every prompt token, whichever way the provider counts: Anthropic reports
+/// tokens read from and written to its prompt cache apart from `input_tokens`, and they are added
+/// in here, so that the field means the same for every provider. The two cache counts say how
+/// many of them were read from the cache and written to it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens (tool declarations and results included).
+    /// Prompt tokens (tool declarations and results included, cached ones included).
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
-    /// Prompt tokens served from the provider's cache, when it says.
+    /// Prompt tokens served from the provider's cache, when it says (OpenAI `cached_tokens`,
+    /// Anthropic `cache_read_input_tokens`, Gemini `cachedContentTokenCount`).
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache by this request (Anthropic
+    /// `cache_creation_input_tokens`, billed above the normal input price).
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
 }
 
 impl Usage {
@@ -45,6 +55,7 @@ impl Usage {
                     input_tokens: n(u.get("prompt_tokens")),
                     output_tokens: n(u.get("completion_tokens")),
                     cached_input_tokens: n(u.pointer("/prompt_tokens_details/cached_tokens")),
+                    cache_creation_input_tokens: 0,
                 })
             }
             Provider::OpenAiResponses => {
@@ -57,6 +68,7 @@ impl Usage {
                     input_tokens: n(u.get("input_tokens")),
                     output_tokens: n(u.get("output_tokens")),
                     cached_input_tokens: n(u.pointer("/input_tokens_details/cached_tokens")),
+                    cache_creation_input_tokens: 0,
                 })
             }
             Provider::Anthropic => {
@@ -64,10 +76,15 @@ impl Usage {
                     .get("usage")
                     .or_else(|| body.pointer("/message/usage"))
                     .filter(|u| u.is_object())?;
+                // Anthropic's `input_tokens` leaves out the cached part: read and written
+                // tokens are added to make it the whole prompt.
+                let read = n(u.get("cache_read_input_tokens"));
+                let written = n(u.get("cache_creation_input_tokens"));
                 Some(Usage {
-                    input_tokens: n(u.get("input_tokens")),
+                    input_tokens: n(u.get("input_tokens")) + read + written,
                     output_tokens: n(u.get("output_tokens")),
-                    cached_input_tokens: n(u.get("cache_read_input_tokens")),
+                    cached_input_tokens: read,
+                    cache_creation_input_tokens: written,
                 })
             }
             Provider::Ollama => {
@@ -78,6 +95,7 @@ impl Usage {
                     input_tokens: n(body.get("prompt_eval_count")),
                     output_tokens: n(body.get("eval_count")),
                     cached_input_tokens: 0,
+                    cache_creation_input_tokens: 0,
                 })
             }
             Provider::Gemini => {
@@ -87,6 +105,7 @@ impl Usage {
                     output_tokens: n(u.get("candidatesTokenCount"))
                         + n(u.get("thoughtsTokenCount")),
                     cached_input_tokens: n(u.get("cachedContentTokenCount")),
+                    cache_creation_input_tokens: 0,
                 })
             }
         }
@@ -97,6 +116,9 @@ impl Usage {
         self.input_tokens = self.input_tokens.max(other.input_tokens);
         self.output_tokens = self.output_tokens.max(other.output_tokens);
         self.cached_input_tokens = self.cached_input_tokens.max(other.cached_input_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .max(other.cache_creation_input_tokens);
     }
 }
 
@@ -105,6 +127,7 @@ impl AddAssign for Usage {
         self.input_tokens += rhs.input_tokens;
         self.output_tokens += rhs.output_tokens;
         self.cached_input_tokens += rhs.cached_input_tokens;
+        self.cache_creation_input_tokens += rhs.cache_creation_input_tokens;
     }
 }
 
@@ -139,6 +162,22 @@ mod tests {
         .unwrap();
         assert_eq!(u.input_tokens, 472);
         let u = Usage::from_body(
+            Provider::Anthropic,
+            &json!({"usage":{"input_tokens":12,"output_tokens":30,
+                "cache_creation_input_tokens":2000,"cache_read_input_tokens":500}}),
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cached_input_tokens,
+                u.cache_creation_input_tokens,
+                u.output_tokens
+            ),
+            (2512, 500, 2000, 30),
+            "cache reads and writes are part of the prompt"
+        );
+        let u = Usage::from_body(
             Provider::Ollama,
             &json!({"done":true,"prompt_eval_count":26,"eval_count":8}),
         )
@@ -165,13 +204,14 @@ mod tests {
         let mut s = Usage {
             input_tokens: 472,
             output_tokens: 2,
-            cached_input_tokens: 0,
+            cache_creation_input_tokens: 300,
+            ..Usage::default()
         };
         s.merge_max(Usage {
-            input_tokens: 0,
             output_tokens: 89,
-            cached_input_tokens: 0,
+            ..Usage::default()
         });
+        assert_eq!(s.cache_creation_input_tokens, 300);
         assert_eq!((s.input_tokens, s.output_tokens), (472, 89));
         let mut total = Usage::default();
         total += s;

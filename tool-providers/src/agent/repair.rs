@@ -1,0 +1,101 @@
+//! One LLM-assisted repair of invalid arguments (seed 004: "attempt one LLM-assisted repair +
+//! re-validate; if still invalid, exclude and surface errors").
+//!
+//! The model is asked, in a separate request without tools, to correct the arguments against the
+//! tool's canonical schema given the structured errors. The answer is hydrated again exactly like
+//! a call from the model: nothing it says runs unvalidated.
+
+use serde_json::{Value, json};
+use tool_runtime::{ErrorCode, ToolDefinition, ToolError};
+
+/// The system prompt of a repair request.
+pub(crate) const SYSTEM: &str = "You correct the arguments of tool calls so that they match the \
+     tool's JSON Schema. Answer with only the corrected arguments as one JSON object: no prose, no \
+     code fence. Keep every value the caller gave unless an error names it.";
+
+/// Whether an error is about the arguments' content, which a model can correct (not an unknown
+/// tool, or arguments over the size limits).
+pub(crate) fn repairable(error: &ToolError) -> bool {
+    error.code == ErrorCode::INVALID_ARGUMENTS || error.code == ErrorCode::INVALID_JSON
+}
+
+/// The user message of a repair request: the tool, its schema, the arguments as sent and the
+/// structured errors (pointers, messages, `recover_action`).
+pub(crate) fn prompt(def: &ToolDefinition, sent: &str, error: &ToolError) -> String {
+    format!(
+        "A call to the tool `{name}` was refused because its arguments are invalid.\n\n\
+         Tool: {name}: {description}\n\
+         Parameters (JSON Schema): {schema}\n\n\
+         Arguments sent: {sent}\n\n\
+         Errors: {errors}\n\n\
+         Answer with the corrected arguments: one JSON object, nothing else.",
+        name = def.name,
+        description = def.description,
+        schema = def.parameters.get(),
+        errors = json!({ "error": error.to_json() }),
+    )
+}
+
+/// The JSON object in a repair answer, as text for hydration (which may still repair small
+/// syntax slips deterministically): from the first `{` to the last `}`, so a code fence or a
+/// sentence around it does not matter.
+// ToolError is the error every layer hands back to a model; its size is the project's choice.
+#[allow(clippy::result_large_err)]
+pub(crate) fn arguments_in(answer: &str) -> Result<String, ToolError> {
+    let start = answer.find('{');
+    let end = answer.rfind('}');
+    match (start, end) {
+        (Some(s), Some(e)) if s < e => Ok(answer[s..=e].to_owned()),
+        _ => Err(ToolError::new(
+            ErrorCode::INVALID_JSON,
+            format!(
+                "the repair answer holds no JSON object: {}",
+                answer.chars().take(200).collect::<String>()
+            ),
+        )),
+    }
+}
+
+/// The arguments as JSON for the record (text that does not parse is kept as a string).
+pub(crate) fn as_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_object_is_taken_out_of_fences_and_prose() {
+        assert_eq!(
+            arguments_in("Sure:\n```json\n{\"a\": 1, \"b\": {\"c\": 2}}\n```").unwrap(),
+            "{\"a\": 1, \"b\": {\"c\": 2}}"
+        );
+        assert_eq!(
+            arguments_in("no object here").unwrap_err().code,
+            ErrorCode::INVALID_JSON
+        );
+        assert_eq!(
+            arguments_in("} backwards {").unwrap_err().code,
+            ErrorCode::INVALID_JSON
+        );
+    }
+
+    #[test]
+    fn the_prompt_carries_the_schema_the_arguments_and_the_pointers() {
+        let def = ToolDefinition::new(
+            "add",
+            "Adds two integers",
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        );
+        let err = ToolError::new(ErrorCode::INVALID_ARGUMENTS, "bad")
+            .with_violations([tool_runtime::Violation::new("/a", "must be an integer")]);
+        let p = prompt(&def, r#"{"a":"one"}"#, &err);
+        assert!(p.contains("`add`"));
+        assert!(p.contains(r#""a":{"type":"integer"}"#), "{p}");
+        assert!(p.contains(r#"Arguments sent: {"a":"one"}"#));
+        assert!(p.contains("/a"));
+        assert!(repairable(&err));
+        assert!(!repairable(&ToolError::new(ErrorCode::UNKNOWN_TOOL, "x")));
+    }
+}
