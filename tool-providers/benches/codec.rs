@@ -58,7 +58,6 @@ fn fresh(codec: &dyn Codec, tools: &[&ToolDefinition], config: &ToolConfig) -> S
 
 /// One provider's encoding fixture, checked: the cache is warm and gives the fresh text.
 struct Encoding {
-    provider: Provider,
     codec: Box<dyn Codec>,
     cache: DeclarationCache,
     defs: Vec<ToolDefinition>,
@@ -68,7 +67,6 @@ struct Encoding {
 impl Encoding {
     fn new(provider: Provider) -> Self {
         let e = Encoding {
-            provider,
             codec: provider.codec(),
             cache: DeclarationCache::new(),
             defs: hundred_tools(),
