@@ -50,12 +50,17 @@ done
 crate_of() { case "$1" in codec) echo tool-providers ;; *) echo tool-runtime ;; esac; }
 
 binary() { # bench -> path of the bench executable (built with the bench profile)
+  # INSTR_NO_BUILD=1 reuses the path found last time (no cargo, so no wait on its lock)
+  if [ "${INSTR_NO_BUILD:-0}" = 1 ] && [ -x "$(cat "$OUT/bin.$1" 2>/dev/null)" ]; then
+    cat "$OUT/bin.$1"
+    return
+  fi
   (cd "$REPO" && cargo bench -q -p "$(crate_of "$1")" --bench "$1" --no-run --message-format=json 2>/dev/null) |
     python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
-        print(m["executable"])' | tail -1
+        print(m["executable"])' | tail -1 | tee "$OUT/bin.$1"
 }
 
 count() { # binary case iterations -> instructions per iteration
