@@ -137,7 +137,7 @@ const DECODED: [Provider; 5] = [
 /// The arguments of call `i`; every other call has the `null` a strict model sends for an
 /// optional field, which hydration strips.
 fn arguments(i: usize) -> Value {
-    json!({"city": format!("City {i}"), "unit": if i % 2 == 0 { json!("c") } else { Value::Null }})
+    json!({"city": format!("City {i}"), "unit": if i.is_multiple_of(2) { json!("c") } else { Value::Null }})
 }
 
 /// A response body with 8 parallel `get_weather` calls, in `provider`'s shape.
@@ -218,7 +218,11 @@ fn decoding(provider: Provider) -> (Box<dyn Codec>, ToolSet, String) {
     let body = eight_parallel_calls(provider);
     let set = common::fixture_toolset();
     let codec = provider.codec();
-    assert_eq!(decode_and_hydrate(codec.as_ref(), &set, &body), 8, "{provider}");
+    assert_eq!(
+        decode_and_hydrate(codec.as_ref(), &set, &body),
+        8,
+        "{provider}"
+    );
     (codec, set, body)
 }
 

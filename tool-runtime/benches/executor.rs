@@ -235,7 +235,10 @@ fn instr_cases() -> Vec<instr::Case> {
     let rt1 = rt.clone();
     vec![
         Case::warm("direct_call", move || {
-            black_box(rt1.block_on(add(black_box(AddArgs { a: 2, b: 3 }))).unwrap());
+            black_box(
+                rt1.block_on(add(black_box(AddArgs { a: 2, b: 3 })))
+                    .unwrap(),
+            );
         }),
         Case::warm("run_read_only", move || {
             let i = instances.pop().expect("one instance per run");

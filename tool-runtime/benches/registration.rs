@@ -94,7 +94,7 @@ fn register_1000_typed() -> ToolSet {
 /// Which of the three keywords the plan cannot express tool `i` uses, if any: every
 /// `every`-th tool (`every == 0`: none; `every == 1`: all).
 fn unplannable(i: usize, every: usize) -> Option<usize> {
-    (every != 0 && i % every == 0).then_some((i / every.max(1)) % 3)
+    (every != 0 && i.is_multiple_of(every)).then_some((i / every.max(1)) % 3)
 }
 
 /// One six-field schema, distinct per `i`; `variant` puts in a keyword the plan cannot express.
@@ -125,7 +125,8 @@ fn schema(i: usize, variant: Option<usize>) -> Value {
         Some(0) => props["tags"]["uniqueItems"] = json!(true),
         // not the `T or null` shape of `Option<T>`
         Some(1) => {
-            props[format!("query_{i}")] = json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
+            props[format!("query_{i}")] =
+                json!({"anyOf": [{"type": "string"}, {"type": "integer"}]})
         }
         // `allOf` other than a single schema
         _ => {
@@ -227,7 +228,11 @@ fn cold_once() -> Duration {
         .env(COLD_CHILD, "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let nanos: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     Duration::from_nanos(nanos)
 }
@@ -243,9 +248,10 @@ fn registration(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("register 1000");
     g.sample_size(10);
-    g.bench_function("typed tools, first registration (derivation included)", |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| cold_once()).sum())
-    });
+    g.bench_function(
+        "typed tools, first registration (derivation included)",
+        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once()).sum()),
+    );
     g.bench_function("typed tools, definitions already derived", |b| {
         b.iter(register_1000_typed)
     });
