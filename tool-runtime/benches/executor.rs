@@ -1,19 +1,27 @@
 //! Executor overhead for a trivial read-only tool: policy, the audit record to an in-memory sink,
-//! the timeout wrapper (the body on its own task) — against calling the function directly.
+//! the timeout wrapper (the body on its own task) — against calling the function directly; and
+//! 1,000 concurrent calls through one executor against 1,000 concurrent direct calls, with every
+//! measured iteration checked to leave exactly 1,000 distinct audit records.
 //!
-//! `cargo bench -p tool-runtime --bench executor`; the ratio is
-//! `executor/run_read_only` ÷ `executor/direct_call`, both in this run.
+//! cargo bench -p tool-runtime --bench executor -- --warm-up-time 1 --measurement-time 3
+//!
+//! The ratio is `executor/run_read_only` ÷ `executor/direct_call`, both in this run; the absolute
+//! overhead per call is their difference. Instruction counts: `bash bench/instr.sh executor`.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::hint::black_box;
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::executor::{AuditRecord, AuditSink, Executor, ExecutorConfig};
+use tool_runtime::executor::{AuditRecord, AuditSink, Executor, ExecutorConfig, MemoryAuditSink};
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{CallContext, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
+
+#[path = "support/instr.rs"]
+mod instr;
 
 #[derive(Clone, Deserialize, Serialize, JsonSchema)]
 struct AddArgs {
@@ -50,8 +58,9 @@ impl Tool for Add {
     }
 }
 
-/// An in-memory sink that keeps the last 1,024 records (bounded, so a long run does not measure
-/// memory growth).
+/// An in-memory sink that keeps the last 1,024 records. It does what `MemoryAuditSink` does per
+/// record (clone it under a mutex and keep it), but bounded, so that millions of iterations do
+/// not measure memory growth.
 #[derive(Default)]
 struct Ring(Mutex<VecDeque<AuditRecord>>);
 
@@ -65,34 +74,96 @@ impl AuditSink for Ring {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let set = ToolSet::new().with::<Add>().unwrap();
+fn config(cache: bool) -> ExecutorConfig {
     let mut config = ExecutorConfig::default();
     config.store.path = None;
-    // every iteration has the same arguments: without this every call after the first would be
-    // a cache hit, measured separately below
-    config.cache.enabled = false;
-    let executor = Executor::builder(set.clone())
-        .config(config.clone())
+    // every single-call iteration has the same arguments: without this every call after the
+    // first would be a cache hit, which is measured separately
+    config.cache.enabled = cache;
+    config
+}
+
+fn executor(set: &ToolSet, cache: bool, sink: Arc<dyn AuditSink>) -> Executor {
+    Executor::builder(set.clone())
+        .config(config(cache))
         .store(Arc::new(MemoryStore::new()))
         .store_audit(false)
-        .audit_sink(Arc::new(Ring::default()))
+        .audit_sink(sink)
         .build()
-        .unwrap();
-    config.cache.enabled = true;
-    let cached = Executor::builder(set.clone())
-        .config(config)
-        .store(Arc::new(MemoryStore::new()))
-        .store_audit(false)
-        .audit_sink(Arc::new(Ring::default()))
+        .unwrap()
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// 1,000 calls with distinct ids and arguments.
+fn thousand_calls() -> Vec<ToolCall> {
+    (0..1000)
+        .map(|i| ToolCall::new(format!("c{i}"), "add", serde_json::json!({"a": i, "b": 1})))
+        .collect()
+}
+
+/// Runs the 1,000 calls concurrently (one task each) through a fresh executor writing to a fresh
+/// `MemoryAuditSink`; returns the time the calls took and checks, untimed, that the trail holds
+/// exactly one record per call.
+fn thousand_through_executor(
+    rt: &tokio::runtime::Runtime,
+    set: &ToolSet,
+    calls: &Arc<Vec<ToolCall>>,
+) -> Duration {
+    let sink = Arc::new(MemoryAuditSink::new());
+    let exec = executor(set, false, sink.clone());
+    let start = Instant::now();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..calls.len())
+            .map(|i| {
+                let (exec, calls) = (exec.clone(), calls.clone());
+                tokio::spawn(async move {
+                    exec.call(&calls[i], CallContext::new(calls[i].id.clone()))
+                        .await
+                })
+            })
+            .collect();
+        for t in tasks {
+            assert!(t.await.unwrap().outcome.is_success());
+        }
+    });
+    let elapsed = start.elapsed();
+    let records = sink.records();
+    assert_eq!(records.len(), 1000, "one audit record per call");
+    let ids: HashSet<&str> = records.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(ids.len(), 1000, "no record lost or duplicated");
+    elapsed
+}
+
+/// The baseline: the same 1,000 tasks calling the function directly.
+fn thousand_direct(rt: &tokio::runtime::Runtime) -> Duration {
+    let start = Instant::now();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..1000i64)
+            .map(|i| tokio::spawn(add(AddArgs { a: i, b: 1 })))
+            .collect();
+        for t in tasks {
+            black_box(t.await.unwrap().unwrap());
+        }
+    });
+    start.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = current_thread();
+    let set = ToolSet::new().with::<Add>().unwrap();
+    let exec = executor(&set, false, Arc::new(Ring::default()));
+    let cached = executor(&set, true, Arc::new(Ring::default()));
     let call = ToolCall::new("c1", "add", serde_json::json!({"a": 2, "b": 3}));
     let hydrate = || set.hydrate(&call).unwrap();
+    // the measured path must be the one described: allowed by policy, run, not from cache
+    let e = rt.block_on(exec.run(hydrate(), CallContext::new("c1")));
+    assert!(e.outcome.is_success());
 
     let mut g = c.benchmark_group("executor");
     g.bench_function("direct_call", |b| {
@@ -109,7 +180,7 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             hydrate,
             |i| {
-                let e = rt.block_on(executor.run(i, CallContext::new("c1")));
+                let e = rt.block_on(exec.run(i, CallContext::new("c1")));
                 assert!(e.outcome.is_success());
                 e
             },
@@ -124,7 +195,64 @@ fn bench(c: &mut Criterion) {
         )
     });
     g.finish();
+
+    // 1,000 concurrent calls on a two-worker runtime (the machine has two cores)
+    let mt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = Arc::new(thousand_calls());
+    // set-up check, outside any timing: the trail is complete
+    thousand_through_executor(&mt, &set, &calls);
+    let mut g = c.benchmark_group("executor_1000_concurrent");
+    g.throughput(Throughput::Elements(1000));
+    g.sample_size(20);
+    g.bench_function("direct_calls (baseline)", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| thousand_direct(&mt)).sum())
+    });
+    g.bench_function("executor.call, audit to MemoryAuditSink", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| thousand_through_executor(&mt, &set, &calls))
+                .sum()
+        })
+    });
+    g.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+fn instr_cases() -> Vec<instr::Case> {
+    use instr::Case;
+    let set = ToolSet::new().with::<Add>().unwrap();
+    let exec = executor(&set, false, Arc::new(Ring::default()));
+    let call = ToolCall::new("c1", "add", serde_json::json!({"a": 2, "b": 3}));
+    // as in criterion's set-up, the instances are hydrated before the count (one per run, plus
+    // the warm-up run)
+    let mut instances: Vec<_> = (0..=instr::iterations())
+        .map(|_| set.hydrate(&call).unwrap())
+        .collect();
+    let rt = Arc::new(current_thread());
+    let rt1 = rt.clone();
+    vec![
+        Case::warm("direct_call", move || {
+            black_box(
+                rt1.block_on(add(black_box(AddArgs { a: 2, b: 3 })))
+                    .unwrap(),
+            );
+        }),
+        Case::warm("run_read_only", move || {
+            let i = instances.pop().expect("one instance per run");
+            let e = rt.block_on(exec.run(i, CallContext::new("c1")));
+            assert!(e.outcome.is_success());
+        }),
+    ]
+}
+
+fn main() {
+    if instr::run_if_requested(instr_cases) {
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+}

@@ -1,22 +1,39 @@
 //! Hydration of a realistic call (six fields, one nested object, one array) against
-//! `serde_json::from_str` into the same type alone, in the same run; the invalid-arguments path;
-//! and the `Value` + jsonschema path hydration used to take, as the other baseline.
+//! `serde_json::from_str` into the same type alone, in the same run; the invalid-arguments path
+//! against the same baseline on the same (invalid) text; and the `Value` + jsonschema path
+//! hydration used to take, as the other baseline.
 //!
 //! cargo bench -p tool-runtime --bench hydrate -- --warm-up-time 1 --measurement-time 3
+//!
+//! Instruction counts of the same operations: `bash bench/instr.sh hydrate` (see
+//! `support/instr.rs`).
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use serde_json::Value;
 use tool_runtime::validate::Validator;
 use tool_runtime::{Tool, ToolCall, ToolSet};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/instr.rs"]
+mod instr;
 use common::{INVALID, SearchArgs, SearchNotes, VALID};
 
-fn hydrate(c: &mut Criterion) {
+/// Everything the measured operations need, built and checked once.
+struct Fixture {
+    set: ToolSet,
+    valid: ToolCall,
+    invalid: ToolCall,
+    as_object: ToolCall,
+    validator: Validator,
+}
+
+fn fixture() -> Fixture {
     let set = ToolSet::new().with::<SearchNotes>().unwrap();
+    // the measured paths must be the ones described: the fast path on valid text, three
+    // violations reported on the invalid text (which serde alone accepts)
     assert!(set.has_fast_path("search_notes"));
     let valid = ToolCall::new("call_1", "search_notes", VALID);
     let invalid = ToolCall::new("call_1", "search_notes", INVALID);
@@ -26,39 +43,88 @@ fn hydrate(c: &mut Criterion) {
         serde_json::from_str::<Value>(VALID).unwrap(),
     );
     assert!(set.hydrate(&valid).is_ok());
+    assert!(set.hydrate(&as_object).is_ok());
     assert_eq!(set.hydrate(&invalid).unwrap_err().violations.len(), 3);
-    let schema = SearchNotes::definition().parameters_value();
-    let validator = Validator::compile(&schema).unwrap();
+    assert!(serde_json::from_str::<SearchArgs>(INVALID).is_ok());
+    let validator = Validator::compile(&SearchNotes::definition().parameters_value()).unwrap();
+    Fixture {
+        set,
+        valid,
+        invalid,
+        as_object,
+        validator,
+    }
+}
 
+/// The old path: parse into a `Value`, validate, convert.
+fn old_path(validator: &Validator, text: &str) -> SearchArgs {
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert!(validator.is_valid(&v));
+    serde_json::from_value::<SearchArgs>(v).unwrap()
+}
+
+fn hydrate(c: &mut Criterion) {
+    let f = fixture();
     let mut g = c.benchmark_group("hydrate");
     g.bench_function("serde_json_from_str (baseline)", |b| {
         b.iter(|| serde_json::from_str::<SearchArgs>(black_box(VALID)).unwrap())
     });
-    g.bench_function("value+jsonschema+from_value (old path)", |b| {
-        b.iter(|| {
-            let v: Value = serde_json::from_str(black_box(VALID)).unwrap();
-            assert!(validator.is_valid(&v));
-            serde_json::from_value::<SearchArgs>(v).unwrap()
-        })
-    });
     g.bench_function("toolset.hydrate valid text", |b| {
-        b.iter(|| set.hydrate(black_box(&valid)).unwrap())
+        b.iter(|| f.set.hydrate(black_box(&f.valid)).unwrap())
+    });
+    g.bench_function("value+jsonschema+from_value (old path)", |b| {
+        b.iter(|| old_path(&f.validator, black_box(VALID)))
     });
     g.bench_function("toolset.hydrate valid + arguments()", |b| {
         b.iter(|| {
-            let inst = set.hydrate(black_box(&valid)).unwrap();
+            let inst = f.set.hydrate(black_box(&f.valid)).unwrap();
             black_box(inst.arguments());
             inst
         })
     });
     g.bench_function("toolset.hydrate valid object (Anthropic)", |b| {
-        b.iter(|| set.hydrate(black_box(&as_object)).unwrap())
+        b.iter(|| f.set.hydrate(black_box(&f.as_object)).unwrap())
+    });
+    g.bench_function("serde_json_from_str invalid text (baseline)", |b| {
+        b.iter(|| serde_json::from_str::<SearchArgs>(black_box(INVALID)).unwrap())
     });
     g.bench_function("toolset.hydrate invalid (3 violations)", |b| {
-        b.iter(|| set.hydrate(black_box(&invalid)).unwrap_err())
+        b.iter(|| f.set.hydrate(black_box(&f.invalid)).unwrap_err())
     });
     g.finish();
 }
 
-criterion_group!(benches, hydrate);
-criterion_main!(benches);
+fn instr_cases() -> Vec<instr::Case> {
+    use instr::Case;
+    let f = std::rc::Rc::new(fixture());
+    let (f1, f2, f3, f4) = (f.clone(), f.clone(), f.clone(), f.clone());
+    vec![
+        Case::warm("serde_valid", || {
+            black_box(serde_json::from_str::<SearchArgs>(black_box(VALID)).unwrap());
+        }),
+        Case::warm("hydrate_valid", move || {
+            black_box(f1.set.hydrate(black_box(&f1.valid)).unwrap());
+        }),
+        Case::warm("old_path_valid", move || {
+            black_box(old_path(&f2.validator, black_box(VALID)));
+        }),
+        Case::warm("hydrate_object", move || {
+            black_box(f3.set.hydrate(black_box(&f3.as_object)).unwrap());
+        }),
+        Case::warm("serde_invalid", || {
+            black_box(serde_json::from_str::<SearchArgs>(black_box(INVALID)).unwrap());
+        }),
+        Case::warm("hydrate_invalid", move || {
+            black_box(f4.set.hydrate(black_box(&f4.invalid)).unwrap_err());
+        }),
+    ]
+}
+
+fn main() {
+    if instr::run_if_requested(instr_cases) {
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    hydrate(&mut c);
+    c.final_summary();
+}
