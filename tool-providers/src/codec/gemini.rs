@@ -20,25 +20,15 @@ use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt};
 use super::outcome::ToolOutcome;
-use super::schema::gemini::parameters_view;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::Gemini;
 
-/// Which field carries the argument schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum GeminiSchemaField {
-    /// `parametersJsonSchema`: the canonical schema, unchanged (and `responseJsonSchema` from the
-    /// output schema).
-    #[default]
-    JsonSchema,
-    /// `parameters`: the OpenAPI subset view.
-    Parameters,
-}
+pub use tool_wire::GeminiSchemaField;
 
 /// The Gemini codec.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,33 +65,20 @@ impl Codec for Gemini {
         self.schema_field as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.schema_field == GeminiSchemaField::JsonSchema).then_some("gemini")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let mut decl = Map::new();
-        decl.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            decl.insert("description".into(), json!(def.description));
-        }
-        match self.schema_field {
-            GeminiSchemaField::JsonSchema => {
-                decl.insert("parametersJsonSchema".into(), def.parameters_value());
-                if let Some(out) = &def.output_schema {
-                    decl.insert("responseJsonSchema".into(), out.clone());
-                }
+        let parameters = def.parameters_value();
+        tool_wire::declare::gemini(&spec_of(def, &parameters), self.schema_field).map_err(|e| {
+            CodecError::Schema {
+                tool: def.name.to_string(),
+                view: "gemini parameters",
+                pointer: e.pointer,
+                reason: e.reason,
             }
-            GeminiSchemaField::Parameters => {
-                let view =
-                    parameters_view(&def.parameters_value()).map_err(|e| CodecError::Schema {
-                        tool: def.name.to_string(),
-                        view: "gemini parameters",
-                        pointer: e.pointer,
-                        reason: e.reason,
-                    })?;
-                if let Some(v) = view {
-                    decl.insert("parameters".into(), v);
-                }
-            }
-        }
-        Ok(Value::Object(decl))
+        })
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {

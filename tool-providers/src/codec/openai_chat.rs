@@ -11,59 +11,31 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt};
-use super::schema::strict::strict_view;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::OpenAiChat;
 
-/// When the OpenAI codecs send the strict view of a schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum StrictPolicy {
-    /// Strict exactly for tools whose definition sets `strict: true`; such a tool whose schema
-    /// cannot be strict is refused with [`CodecError::Schema`] rather than silently downgraded.
-    #[default]
-    AsDeclared,
-    /// Strict for every tool whose schema can be strict (unless it sets `strict: false`); the
-    /// others are sent non-strict.
-    Prefer,
-    /// Never strict.
-    Never,
-}
+pub use tool_wire::StrictPolicy;
 
-/// The `parameters` to send and whether they are the strict view.
-pub(crate) fn openai_parameters(
+/// The refusal of the strict view as the codec's error, naming the tool and the API.
+pub(crate) fn strict_refusal(
     provider: Provider,
-    def: &ToolDefinition,
-    policy: StrictPolicy,
-) -> Result<(Value, bool), CodecError> {
-    let canonical = def.parameters_value();
-    let want = match policy {
-        StrictPolicy::AsDeclared => def.strict == Some(true),
-        StrictPolicy::Prefer => def.strict != Some(false),
-        StrictPolicy::Never => false,
-    };
-    if !want {
-        return Ok((canonical, false));
-    }
-    match strict_view(&canonical) {
-        Ok(view) => Ok((view, true)),
-        Err(_) if policy == StrictPolicy::Prefer && def.strict != Some(true) => {
-            Ok((canonical, false))
-        }
-        Err(e) => Err(CodecError::Schema {
-            tool: def.name.to_string(),
-            view: if provider == Provider::OpenAiChat {
-                "openai strict"
-            } else {
-                "openai-responses strict"
-            },
-            pointer: e.pointer,
-            reason: e.reason,
-        }),
+    name: &str,
+    e: tool_wire::ViewError,
+) -> CodecError {
+    CodecError::Schema {
+        tool: name.to_owned(),
+        view: if provider == Provider::OpenAiChat {
+            "openai strict"
+        } else {
+            "openai-responses strict"
+        },
+        pointer: e.pointer,
+        reason: e.reason,
     }
 }
 
@@ -115,16 +87,14 @@ impl Codec for OpenAiChat {
         self.strict as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.strict == StrictPolicy::AsDeclared).then_some("openai")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let (parameters, strict) = openai_parameters(P, def, self.strict)?;
-        let mut function = Map::new();
-        function.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            function.insert("description".into(), json!(def.description));
-        }
-        function.insert("parameters".into(), parameters);
-        function.insert("strict".into(), json!(strict));
-        Ok(json!({"type": "function", "function": function}))
+        let parameters = def.parameters_value();
+        tool_wire::declare::openai_chat(&spec_of(def, &parameters), self.strict)
+            .map_err(|e| strict_refusal(P, &def.name, e))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {

@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
-use super::openai_chat::{StrictPolicy, openai_parameters};
+use super::openai_chat::{StrictPolicy, strict_refusal};
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::OpenAiResponses;
@@ -87,17 +87,14 @@ impl Codec for OpenAiResponses {
         self.strict as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.strict == StrictPolicy::AsDeclared).then_some("openai-responses")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let (parameters, strict) = openai_parameters(P, def, self.strict)?;
-        let mut tool = Map::new();
-        tool.insert("type".into(), json!("function"));
-        tool.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            tool.insert("description".into(), json!(def.description));
-        }
-        tool.insert("parameters".into(), parameters);
-        tool.insert("strict".into(), json!(strict));
-        Ok(Value::Object(tool))
+        let parameters = def.parameters_value();
+        tool_wire::declare::openai_responses(&spec_of(def, &parameters), self.strict)
+            .map_err(|e| strict_refusal(P, &def.name, e))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {

@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ViewError, accepts_null, escape, resolve};
+use crate::{ViewError, accepts_null, escape, resolve};
 
 const MAX_OBJECT_DEPTH: usize = 10;
 const MAX_PROPERTIES: usize = 5000;

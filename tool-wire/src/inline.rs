@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ViewError, escape, resolve};
+use crate::{ViewError, escape, resolve};
 
 /// Guards against reference bombs in untrusted (MCP, catalog) schemas.
 const MAX_NODES: usize = 100_000;
