@@ -629,3 +629,71 @@ fn a_changed_clone_does_not_use_stale_constants() {
     strict.strict = Some(true);
     assert_eq!(prebuilt(chat.as_ref(), &strict), None);
 }
+
+#[test]
+fn properties_named_like_keywords_survive_inlining() {
+    // Ollama and the Gemini subset inline `$ref`s; a property called `definitions` or `$defs`
+    // is a property, not a definitions table
+    let def = ToolDefinition::new(
+        "glossary",
+        "Define terms",
+        &json!({"type": "object",
+            "properties": {
+                "definitions": {"type": "array", "items": {"$ref": "#/$defs/Term"}},
+                "$defs": {"type": "string", "description": "a property, oddly named"}
+            },
+            "required": ["definitions"],
+            "$defs": {"Term": {"type": "object", "properties": {"word": {"type": "string"}},
+                "required": ["word"]}}}),
+    );
+    let ollama = Provider::Ollama.codec().declare(&def).unwrap();
+    let params = &ollama["function"]["parameters"];
+    assert_eq!(
+        params["properties"]["definitions"]["items"]["properties"]["word"],
+        json!({"type": "string"})
+    );
+    assert_eq!(params["properties"]["$defs"]["type"], "string");
+    assert!(params.get("$defs").is_none(), "the real table is gone");
+
+    let subset = tool_providers::codec::gemini::Gemini {
+        schema_field: tool_providers::codec::gemini::GeminiSchemaField::Parameters,
+    };
+    let gemini = subset.declare(&def).unwrap();
+    let props = &gemini["parameters"]["properties"];
+    assert_eq!(
+        props["definitions"]["items"]["properties"]["word"]["type"],
+        "STRING"
+    );
+    assert_eq!(props["$defs"]["type"], "STRING");
+}
+
+#[test]
+fn strict_refuses_an_open_object_without_properties() {
+    let mut def = ToolDefinition::new(
+        "tag",
+        "Tag a thing",
+        &json!({"type": "object", "properties": {
+            "id": {"type": "string"},
+            "meta": {"type": "object", "description": "free-form"}},
+            "required": ["id", "meta"], "additionalProperties": false}),
+    );
+    def.strict = Some(true);
+    for p in [Provider::OpenAiChat, Provider::OpenAiResponses] {
+        let err = p.codec().declare(&def).unwrap_err();
+        assert!(
+            matches!(&err, CodecError::Schema { pointer, reason, .. }
+                if pointer == "/properties/meta" && reason.contains("open")),
+            "{p}: {err}"
+        );
+    }
+    // Prefer sends it non-strict instead of narrowing `meta` to `{}`
+    def.strict = None;
+    let prefer = OpenAiChat::with_strict(StrictPolicy::Prefer)
+        .declare(&def)
+        .unwrap();
+    assert_eq!(prefer["function"]["strict"], false);
+    assert_eq!(
+        prefer["function"]["parameters"]["properties"]["meta"],
+        json!({"type": "object", "description": "free-form"})
+    );
+}
