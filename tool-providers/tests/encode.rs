@@ -163,6 +163,41 @@ fn gemini_every_choice_form() {
         fields(p, ToolConfig::default().parallel(false)),
         Err(CodecError::Unsupported { .. })
     ));
+    // VALIDATED: text or calls, calls held to the schema; optionally limited to some tools,
+    // which stay declared (allowedFunctionNames applies in this mode)
+    assert_eq!(
+        f(ToolChoice::Validated { tools: None }),
+        json!({"mode": "VALIDATED"})
+    );
+    let validated_subset = ToolChoice::Validated {
+        tools: Some(vec!["get_time".into()]),
+    };
+    assert_eq!(
+        f(validated_subset.clone()),
+        json!({"mode": "VALIDATED", "allowedFunctionNames": ["get_time"]})
+    );
+    assert_eq!(names(p, ToolConfig::new(validated_subset)).len(), 5);
+    let unknown = ToolChoice::Validated {
+        tools: Some(vec!["nope".into()]),
+    };
+    assert_eq!(
+        fields(p, ToolConfig::new(unknown)).unwrap_err(),
+        CodecError::UnknownChoice("nope".into())
+    );
+}
+
+#[test]
+fn only_gemini_has_a_validated_mode() {
+    for p in Provider::ALL {
+        if p == Provider::Gemini {
+            continue;
+        }
+        let err = fields(p, ToolConfig::new(ToolChoice::Validated { tools: None })).unwrap_err();
+        assert!(
+            matches!(&err, CodecError::Unsupported { provider, .. } if *provider == p),
+            "{p}: {err}"
+        );
+    }
 }
 
 #[test]

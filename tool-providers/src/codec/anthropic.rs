@@ -50,6 +50,9 @@ impl Codec for Anthropic {
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
         let mut only = None;
         let mut choice = match &config.choice {
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(P, "schema-validated tool choice"));
+            }
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::None => json!({"type": "none"}),
             ToolChoice::Required => json!({"type": "any"}),

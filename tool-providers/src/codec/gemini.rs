@@ -9,6 +9,12 @@
 //! 400s for `additionalProperties`, `const`, type lists), so it is kept as an option,
 //! [`GeminiSchemaField::Parameters`], for endpoints or models that only take the subset.
 //!
+//! Tool choice is `toolConfig.functionCallingConfig.mode`: `AUTO`, `NONE`, `ANY` (with
+//! `allowedFunctionNames` for a named tool or a required subset) and `VALIDATED`
+//! ([`ToolChoice::Validated`]: text or calls, calls held to the schema, optionally limited by
+//! `allowedFunctionNames`). An optional subset without validation declares only the subset, since
+//! `allowedFunctionNames` does not apply in `AUTO` mode.
+//!
 //! Calls are `functionCall` parts with `args` objects; `id` may be absent, in which case a stable
 //! id is generated and left out of the `functionResponse` again. Results are `functionResponse`
 //! parts with `response.output`, `response.error` (the structured error) or, for a denial,
@@ -99,9 +105,14 @@ impl Codec for Gemini {
                 tools,
                 required: false,
             } => {
-                // allowedFunctionNames only applies in ANY mode: declare the subset instead
+                // allowedFunctionNames only applies in ANY (and VALIDATED) mode: declare the
+                // subset instead
                 only = Some(tools.clone());
                 json!({"mode": "AUTO"})
+            }
+            ToolChoice::Validated { tools: None } => json!({"mode": "VALIDATED"}),
+            ToolChoice::Validated { tools: Some(tools) } => {
+                json!({"mode": "VALIDATED", "allowedFunctionNames": tools})
             }
         };
         let mut fields = Map::new();

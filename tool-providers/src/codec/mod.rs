@@ -131,6 +131,14 @@ pub enum ToolChoice {
         /// Whether one of them must be called.
         required: bool,
     },
+    /// The model decides between text and calls, and every call it makes is constrained to the
+    /// declared schema (Gemini's `VALIDATED` mode). Only Gemini has it; the others refuse it
+    /// (OpenAI's counterpart is per tool: strict declarations, see
+    /// [`openai_chat::StrictPolicy`]).
+    Validated {
+        /// Only these tools may be called (`allowedFunctionNames`); `None`: any declared tool.
+        tools: Option<Vec<String>>,
+    },
 }
 
 /// The tool choice plus the parallel-calls switch.
@@ -355,6 +363,7 @@ pub(crate) fn select_tools<'a>(
     let named: &[String] = match &config.choice {
         ToolChoice::Named(n) => std::slice::from_ref(n),
         ToolChoice::Allowed { tools, .. } => tools,
+        ToolChoice::Validated { tools: Some(tools) } => tools,
         _ => &[],
     };
     for n in named {

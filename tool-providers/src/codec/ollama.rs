@@ -87,6 +87,9 @@ impl Codec for Ollama {
             ToolChoice::Required | ToolChoice::Named(_) | ToolChoice::Allowed { .. } => {
                 return Err(CodecError::unsupported(P, "forcing a tool call"));
             }
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(P, "schema-validated tool choice"));
+            }
         };
         Ok(ChoiceEncoding {
             fields: Map::new(),

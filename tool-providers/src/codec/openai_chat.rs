@@ -99,6 +99,12 @@ impl Codec for OpenAiChat {
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
         let choice = match &config.choice {
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(
+                    P,
+                    "schema-validated tool choice (declare the tools strict instead)",
+                ));
+            }
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),
             ToolChoice::Required => json!("required"),
