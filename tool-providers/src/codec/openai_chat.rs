@@ -210,10 +210,33 @@ struct Partial {
 
 /// Chat deltas keyed by `index`. OpenAI streams parallel calls one after another, so a call is
 /// complete when a higher index starts or a `finish_reason` arrives.
+///
+/// Quirks of OpenAI-compatible servers are absorbed here: a delta without `index` belongs to the
+/// open call with its `id`, or starts the next call when it brings a new `id`, or else continues
+/// the latest call (its position in the array when one delta carries several); a name sent again
+/// in every delta is kept once, not concatenated.
 #[derive(Debug, Default)]
 struct ChatAccumulator {
     open: BTreeMap<u64, Partial>,
+    /// The highest index seen so far, open or closed.
+    highest: Option<u64>,
     gathered: Gathered,
+}
+
+impl ChatAccumulator {
+    /// The index of a tool-call delta that has none (see the type's docs).
+    fn index_without_one(&self, tc: &Value, position: usize, in_delta: usize) -> u64 {
+        let next = self.highest.map_or(position as u64, |h| h + 1);
+        match str_opt(tc, "id") {
+            Some(id) => self
+                .open
+                .iter()
+                .find(|(_, p)| p.id.as_deref() == Some(id))
+                .map_or(next, |(k, _)| *k),
+            None if in_delta > 1 => position as u64,
+            None => self.highest.unwrap_or(0),
+        }
+    }
 }
 
 impl ChatAccumulator {
@@ -260,21 +283,30 @@ impl StreamAccumulator for ChatAccumulator {
                     self.gathered.text.push_str(t);
                 }
                 let at = format!("/choices/{ci}/delta");
-                for (i, tc) in array_opt(P, delta, "tool_calls", &at)?.iter().enumerate() {
-                    let index = tc.get("index").and_then(Value::as_u64).ok_or_else(|| {
-                        CodecError::malformed(
-                            P,
-                            format!("{at}/tool_calls/{i}/index"),
-                            "expected an integer",
-                        )
-                    })?;
+                let tool_calls = array_opt(P, delta, "tool_calls", &at)?;
+                for (i, tc) in tool_calls.iter().enumerate() {
+                    let index = match tc.get("index") {
+                        None | Some(Value::Null) => self.index_without_one(tc, i, tool_calls.len()),
+                        Some(v) => v.as_u64().ok_or_else(|| {
+                            CodecError::malformed(
+                                P,
+                                format!("{at}/tool_calls/{i}/index"),
+                                "expected an integer",
+                            )
+                        })?,
+                    };
                     done.extend(self.close_below(Some(index)));
+                    self.highest = Some(self.highest.map_or(index, |h| h.max(index)));
                     let partial = self.open.entry(index).or_default();
                     if let Some(id) = str_opt(tc, "id") {
                         partial.id = Some(id.to_owned());
                     }
                     if let Some(f) = tc.get("function") {
-                        if let Some(n) = str_opt(f, "name") {
+                        // OpenAI sends the name once; some servers send it again in every delta
+                        // (kept once), a few in pieces (joined)
+                        if let Some(n) = str_opt(f, "name")
+                            && partial.name != n
+                        {
                             partial.name.push_str(n);
                         }
                         match f.get("arguments") {

@@ -66,13 +66,15 @@ fn message_text(item: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A `function_call` item as a call. Its id is the `call_id` (what `function_call_output` must
+/// answer), never the item's own `id` (`fc_...`), which names the output item, not the call;
+/// a server that sends no `call_id` gets a stable generated one (the same in a body and a stream).
 fn call_of(item: &Value, position: usize, at: &str) -> Result<ToolCall, CodecError> {
     let name = str_req(P, item, "name", at)?;
-    let id = str_opt(item, "call_id").or_else(|| str_opt(item, "id"));
     Ok(json::call(
         P,
         position,
-        id,
+        str_opt(item, "call_id"),
         name,
         json::arguments(item.get("arguments")),
     ))
@@ -131,10 +133,18 @@ impl Codec for OpenAiResponses {
         let output = array_opt(P, body, "output", "")?;
         let mut text = String::new();
         let mut calls = Vec::new();
+        let mut echo = output.to_vec();
         for (i, item) in output.iter().enumerate() {
             match str_opt(item, "type") {
                 Some("message") => text.push_str(&message_text(item)),
-                Some("function_call") => calls.push(call_of(item, i, &format!("/output/{i}"))?),
+                Some("function_call") => {
+                    let call = call_of(item, i, &format!("/output/{i}"))?;
+                    if item.get("call_id").is_none() {
+                        // the echoed item must carry the id its output answers
+                        echo[i]["call_id"] = json!(call.id);
+                    }
+                    calls.push(call);
+                }
                 _ => {}
             }
         }
@@ -142,7 +152,7 @@ impl Codec for OpenAiResponses {
             text,
             stop: stop_of(body, !calls.is_empty()),
             calls,
-            assistant: Some(Value::Array(output.to_vec())),
+            assistant: Some(Value::Array(echo)),
         })
     }
 
