@@ -143,3 +143,75 @@ fn a_catalog_file_adds_tools_that_can_be_checked() {
     assert_eq!(bad.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tools decode` as a process: the response on standard input (`-`, also the default), exit 0
+/// when every call hydrates and 1 when one does not, with the reason on stdout.
+#[test]
+fn decode_reads_standard_input_and_exits_1_on_an_invalid_call() {
+    let decode = |args: &[&str], input: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let valid = r#"{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}]}"#;
+    let out = decode(&["decode", "--provider", "openai", "-"], valid);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ok    call_1 get_weather"), "{text}");
+
+    // a stream capture on stdin, file argument left out (it defaults to `-`)
+    let stream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_9\",\"type\":\"function\",\"function\":{\"name\":\"search_notes\",\"arguments\":\"\"}}]}}]}\n\n\
+                  data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"query\\\":\\\"rust\\\"}\"}}]}}]}\n\n\
+                  data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+                  data: [DONE]\n\n";
+    let out = decode(&["decode", "--json", "--provider", "openai"], stream);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    assert_eq!(report["stream"], true);
+    assert_eq!(report["calls"][0]["arguments"]["limit"], 10, "hydrated");
+
+    // one valid call and one that breaks the schema: exit 1, both reported
+    let mixed = r#"{"id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use",
+        "content": [
+          {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Oslo"}},
+          {"type": "tool_use", "id": "t2", "name": "search_notes", "input": {"query": "rust", "limit": 99}}
+        ]}"#;
+    let out = decode(&["decode", "--json", "--provider", "anthropic", "-"], mixed);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout_json(&out);
+    assert_eq!(report["calls"][0]["ok"], true);
+    assert_eq!(report["calls"][1]["ok"], false);
+    assert_eq!(report["calls"][1]["error"]["code"], "INVALID_ARGUMENTS");
+    assert_eq!(
+        report["calls"][1]["error"]["violations"][0]["pointer"],
+        "/limit"
+    );
+
+    // what cannot be decoded at all is refused too
+    let out = decode(&["decode", "--provider", "gemini", "-"], "not json");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot decode"));
+}

@@ -4,11 +4,14 @@
 //!
 //! The Python interpreter of a virtual environment with those SDKs comes from
 //! `TOOLS_CONFORMANCE_PYTHON` (set by `.ci/run`). Without it the test says why it is skipped and
-//! passes, so a plain `cargo test` works on a machine without the SDKs.
+//! passes, so a plain `cargo test` works on a machine without the SDKs; but when `CI` is set
+//! (every CI system sets it) a missing interpreter fails the test, so CI can never pass with the
+//! SDK check silently skipped.
 
 #[path = "../../tool-providers/tests/common/mod.rs"]
 mod common;
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
@@ -44,6 +47,16 @@ fn configs() -> Vec<(&'static str, ToolConfig)> {
         (
             "parallel",
             ToolConfig::new(ToolChoice::Required).parallel(true),
+        ),
+        (
+            "validated",
+            ToolConfig::new(ToolChoice::Validated { tools: None }),
+        ),
+        (
+            "validated_subset",
+            ToolConfig::new(ToolChoice::Validated {
+                tools: Some(vec!["search_notes".into()]),
+            }),
         ),
     ]
 }
@@ -232,17 +245,63 @@ fn run_checker(python: &std::ffi::OsStr, dir: &Path) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// The interpreter to check with (`TOOLS_CONFORMANCE_PYTHON`). Without one: a skip with the
+/// reason, except under CI (`ci`, the `CI` variable, set to anything but empty, `false` or `0`),
+/// where the check is required and its absence is a failure.
+fn conformance_python(
+    configured: Option<OsString>,
+    ci: Option<OsString>,
+    written: usize,
+) -> Option<OsString> {
+    let message = format!(
+        "set TOOLS_CONFORMANCE_PYTHON to a Python with openai, anthropic, ollama, mcp, \
+         google-genai and pydantic installed (see .ci/run) to validate {written} encoded documents"
+    );
+    let in_ci = ci.is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    match configured {
+        Some(python) if !python.is_empty() => Some(python),
+        _ if in_ci => panic!("CI is set but the SDK conformance check cannot run: {message}"),
+        _ => {
+            println!("SKIPPED: {message}");
+            None
+        }
+    }
+}
+
+#[test]
+fn under_ci_a_missing_interpreter_fails_instead_of_skipping() {
+    let python = || Some(OsString::from("/venv/bin/python"));
+    assert_eq!(
+        conformance_python(python(), Some("true".into()), 1),
+        python()
+    );
+    assert_eq!(conformance_python(python(), None, 1), python());
+    for ci in [None, Some(""), Some("false"), Some("0")] {
+        assert_eq!(
+            conformance_python(None, ci.map(OsString::from), 1),
+            None,
+            "not CI ({ci:?}): skipped"
+        );
+    }
+    for (configured, ci) in [(None, "true"), (None, "1"), (Some(""), "github-actions")] {
+        let outcome = std::panic::catch_unwind(|| {
+            conformance_python(configured.map(OsString::from), Some(ci.into()), 1)
+        });
+        assert!(outcome.is_err(), "CI={ci} without an interpreter must fail");
+    }
+}
+
 #[test]
 fn codec_output_validates_against_the_official_sdk_types() {
     let dir = tempfile::tempdir().unwrap();
     let written = write_documents(dir.path());
     assert!(written >= 40, "only {written} documents");
 
-    let Some(python) = std::env::var_os("TOOLS_CONFORMANCE_PYTHON") else {
-        println!(
-            "SKIPPED: set TOOLS_CONFORMANCE_PYTHON to a Python with openai, anthropic, ollama, mcp \
-             and google-genai installed (see .ci/run) to validate {written} encoded documents"
-        );
+    let Some(python) = conformance_python(
+        std::env::var_os("TOOLS_CONFORMANCE_PYTHON"),
+        std::env::var_os("CI"),
+        written,
+    ) else {
         return;
     };
     let (ok, report) = run_checker(&python, dir.path());

@@ -60,7 +60,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
     let rt = rt();
     let item = input.item_tokens();
     let ident = &input.ident;
-    let definition = definition(input, c);
+    let definition = crate::declare::with_prebuilt(input, c, definition(input, c));
     let schema_json = match &c.schema {
         Schema::Verbatim(v) => {
             let text = schema_text(v);

@@ -7,6 +7,7 @@
 
 mod ast;
 mod attr;
+mod declare;
 mod expand;
 mod names;
 mod primitive;

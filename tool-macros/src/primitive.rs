@@ -1,7 +1,8 @@
 //! The argument schema of a function whose arguments are all primitive types, computed at
 //! compile time so `Tool::SCHEMA_JSON` can carry it and provider codecs need no run-time work.
-//! It must equal what schemars derives (as JSON values; key order may differ);
-//! `tests/tests/macro_primitive.rs` proves that.
+//! It must equal what schemars derives, down to the key order (the provider declarations `#[tool]`
+//! emits from it are used only while the definition's schema text is byte-identical);
+//! `tests/tests/macro_primitive.rs` and tool-providers' `tests/encode.rs` prove that.
 
 use serde_json::{Map, Value, json};
 use syn::{Expr, Lit, Type, UnOp};
@@ -28,24 +29,31 @@ pub fn schema_json(input: &Input, c: &Checked) -> Option<String> {
         } else {
             &p.ty
         };
-        let mut schema = primitive(inner)?;
+        // schemars' order (schemars_derive 1.x): the type's own schema (type, format, its
+        // built-in bounds), then the description, then the `length`/`range` attributes (a bound
+        // the type already has keeps its place), then the default. Kept exactly, so the text is
+        // byte-identical to the derived one and `#[tool]`'s provider constants apply.
+        let mut out = primitive(inner)?;
         if optional {
-            let t = schema.remove("type")?;
-            schema.insert("type".into(), json!([t, "null"]));
+            // `Option<T>` adds `null` to the type in place
+            let t = out.get_mut("type")?;
+            *t = json!([t.take(), "null"]);
         }
-        let doc = crate::ast::doc_text(&p.docs);
         if p.docs.len() > 1 {
             return None;
         }
-        let mut out = Map::new();
-        // schemars' order: type and format first, then description, default, bounds.
-        for k in ["type", "format"] {
-            if let Some(v) = schema.remove(k) {
-                out.insert(k.into(), v);
-            }
-        }
-        if let Some(d) = doc {
+        if let Some(d) = crate::ast::doc_text(&p.docs) {
             out.insert("description".into(), Value::String(d));
+        }
+        for (key, e) in [
+            ("minLength", &p.arg.min_length),
+            ("maxLength", &p.arg.max_length),
+            ("minimum", &p.arg.min),
+            ("maximum", &p.arg.max),
+        ] {
+            if let Some(e) = e {
+                out.insert(key.into(), literal(e)?);
+            }
         }
         match &p.arg.default {
             Some(darling::util::Override::Explicit(e)) => {
@@ -55,19 +63,6 @@ pub fn schema_json(input: &Input, c: &Checked) -> Option<String> {
                 out.insert("default".into(), zero(inner)?);
             }
             None => {}
-        }
-        for (k, v) in schema {
-            out.insert(k, v);
-        }
-        for (key, e) in [
-            ("minimum", &p.arg.min),
-            ("maximum", &p.arg.max),
-            ("minLength", &p.arg.min_length),
-            ("maxLength", &p.arg.max_length),
-        ] {
-            if let Some(e) = e {
-                out.insert(key.into(), literal(e)?);
-            }
         }
         let name = input.wire_name(p);
         if !p.is_optional() {
@@ -87,7 +82,7 @@ pub fn schema_json(input: &Input, c: &Checked) -> Option<String> {
     Some(Value::Object(root).to_string())
 }
 
-fn primitive(ty: &Type) -> Option<Map<String, Value>> {
+pub(crate) fn primitive(ty: &Type) -> Option<Map<String, Value>> {
     let seg = last_segment(ty)?;
     if !seg.arguments.is_empty() {
         return None;

@@ -251,3 +251,110 @@ fn missing_ids_are_generated_stably_per_position() {
     assert_eq!(a.calls[2].id, "given");
     assert_eq!(a.stop, StopReason::ToolCalls);
 }
+
+/// `create_event` with an optional nested struct whose fields have defaults, as schemars derives
+/// `when: Option<When>`: the struct sits behind a `$ref` inside an `anyOf` with `null`.
+mod event {
+    use std::sync::OnceLock;
+
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+    use tool_runtime::{CallContext, Tool, ToolDefinition, ToolError};
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct When {
+        pub start: String,
+        #[serde(default)]
+        pub end: String,
+        #[serde(default)]
+        pub all_day: bool,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct EventArgs {
+        pub title: String,
+        #[serde(default)]
+        pub when: Option<When>,
+    }
+
+    pub struct CreateEvent;
+
+    impl Tool for CreateEvent {
+        type Args = EventArgs;
+        type Output = Value;
+
+        fn definition() -> &'static ToolDefinition {
+            static DEF: OnceLock<ToolDefinition> = OnceLock::new();
+            DEF.get_or_init(|| {
+                ToolDefinition::new(
+                    "create_event",
+                    "Add an event",
+                    &json!({
+                        "type": "object",
+                        "properties": {
+                            "title": {"type": "string"},
+                            "when": {"anyOf": [{"$ref": "#/$defs/When"}, {"type": "null"}]}
+                        },
+                        "required": ["title"],
+                        "$defs": {"When": {"type": "object", "properties": {
+                            "start": {"type": "string"},
+                            "end": {"type": "string", "default": ""},
+                            "all_day": {"type": "boolean", "default": false}},
+                            "required": ["start"]}}
+                    }),
+                )
+            })
+        }
+
+        async fn call(args: EventArgs, _cx: &CallContext) -> Result<Value, ToolError> {
+            Ok(json!({"title": args.title}))
+        }
+    }
+}
+
+#[test]
+fn strict_nulls_inside_an_optional_nested_struct_hydrate() {
+    use event::{CreateEvent, EventArgs, When};
+    use tool_providers::codec::openai_chat::{OpenAiChat, StrictPolicy};
+    use tool_providers::codec::{Codec, Provider};
+    use tool_runtime::Tool;
+
+    // what a strict model is told: every field of `When` required, the defaulted ones nullable
+    let decl = OpenAiChat::with_strict(StrictPolicy::Prefer)
+        .declare(CreateEvent::definition())
+        .unwrap();
+    let when = &decl["function"]["parameters"]["$defs"]["When"];
+    assert_eq!(decl["function"]["strict"], true);
+    assert_eq!(when["required"], json!(["start", "end", "all_day"]));
+    assert_eq!(
+        when["properties"]["end"],
+        json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+    );
+
+    // and what it then sends
+    let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant",
+        "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "create_event",
+            "arguments": "{\"title\":\"Standup\",\"when\":{\"start\":\"09:00\",\"end\":null,\"all_day\":null}}"}}]}}]});
+    let decoded = Provider::OpenAiChat.codec().decode_response(&body).unwrap();
+    let mut set = tool_runtime::ToolSet::new();
+    set.register::<CreateEvent>().unwrap();
+    assert!(
+        set.hydrate(&decoded.calls[0]).is_err(),
+        "the canonical schema refuses the nulls"
+    );
+    let hydrated = decoded.hydrate(&set);
+    let instance = hydrated[0].as_ref().unwrap();
+    assert_eq!(
+        instance.args::<EventArgs>(),
+        Some(&EventArgs {
+            title: "Standup".into(),
+            when: Some(When {
+                start: "09:00".into(),
+                end: String::new(),
+                all_day: false
+            })
+        }),
+        "the nulls mean absent: the defaults apply"
+    );
+}

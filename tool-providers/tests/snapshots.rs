@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::json;
 use tool_providers::codec::gemini::{Gemini, GeminiSchemaField};
-use tool_providers::codec::{Codec, Provider, ToolConfig, ToolOutcome, ToolResult};
+use tool_providers::codec::{Codec, Provider, ToolChoice, ToolConfig, ToolOutcome, ToolResult};
 use tool_runtime::{ErrorCode, ToolCall, ToolError};
 
 fn encode(codec: &dyn Codec) -> serde_json::Value {
@@ -34,6 +34,57 @@ fn tool_declarations() {
         "tools_gemini_parameters_subset",
         subset.encode_tools(&refs, &ToolConfig::default()).unwrap()
     );
+}
+
+/// Every tool-choice form of Gemini's `toolConfig`, `VALIDATED` included, with the tools each
+/// form declares.
+#[test]
+fn gemini_tool_config_forms() {
+    let defs = common::representative_definitions();
+    let refs: Vec<_> = defs.iter().collect();
+    let codec = Provider::Gemini.codec();
+    let forms = [
+        ("auto", ToolChoice::Auto),
+        ("none", ToolChoice::None),
+        ("required", ToolChoice::Required),
+        ("named", ToolChoice::Named("get_time".into())),
+        (
+            "allowed_auto",
+            ToolChoice::Allowed {
+                tools: vec!["search_notes".into(), "get_time".into()],
+                required: false,
+            },
+        ),
+        (
+            "allowed_required",
+            ToolChoice::Allowed {
+                tools: vec!["search_notes".into(), "get_time".into()],
+                required: true,
+            },
+        ),
+        ("validated", ToolChoice::Validated { tools: None }),
+        (
+            "validated_subset",
+            ToolChoice::Validated {
+                tools: Some(vec!["search_notes".into()]),
+            },
+        ),
+    ];
+    let mut out = serde_json::Map::new();
+    for (label, choice) in forms {
+        let body = codec.encode_tools(&refs, &ToolConfig::new(choice)).unwrap();
+        let declared: Vec<_> = body["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["name"].clone())
+            .collect();
+        out.insert(
+            label.into(),
+            json!({"toolConfig": body["toolConfig"], "declared": declared}),
+        );
+    }
+    insta::assert_json_snapshot!("gemini_tool_config", out);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use tool_providers::codec::{Provider, StopReason, StreamCapture};
+use tool_providers::codec::{Provider, StopReason, StreamCapture, ids};
 
 /// Feeds the events one by one; returns, per event, the names of the calls it completed.
 fn yields(
@@ -165,4 +165,133 @@ fn gemini_streams_keep_thought_signatures_for_the_echo() {
             "args": {"location": "San Francisco"}}, "thoughtSignature": "EqUCCqIC…"}]})
         )
     );
+}
+
+fn chat_chunk(tool_calls: Value) -> Value {
+    json!({"choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": null}]})
+}
+
+fn chat_finish() -> Value {
+    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+}
+
+#[test]
+fn openai_chat_deltas_without_index_are_placed_by_id_and_order() {
+    // an OpenAI-compatible server that leaves `index` out: the id starts a call, deltas
+    // without one continue the latest call, a new id starts the next
+    let evs = vec![
+        chat_chunk(json!([{"id": "c0", "type": "function",
+            "function": {"name": "get_weather", "arguments": ""}}])),
+        chat_chunk(json!([{"function": {"arguments": "{\"city\":"}}])),
+        chat_chunk(json!([{"function": {"arguments": "\"Oslo\"}"}}])),
+        chat_chunk(json!([{"id": "c1", "type": "function",
+            "function": {"name": "get_time", "arguments": "{}"}}])),
+        chat_chunk(json!([{"id": "c1", "function": {"arguments": ""}}])),
+        chat_finish(),
+    ];
+    let (per_event, d) = yields(Provider::OpenAiChat, &evs);
+    assert_eq!(
+        per_event,
+        vec![
+            vec![],
+            vec![],
+            vec![],
+            vec!["get_weather".to_owned()],
+            vec![],
+            vec!["get_time".to_owned()]
+        ]
+    );
+    assert_eq!(
+        (d.calls[0].id.as_str(), d.calls[1].id.as_str()),
+        ("c0", "c1")
+    );
+    let set = common::fixture_toolset();
+    let weather = tool_providers::codec::hydrate_call(&set, &d.calls[0]).unwrap();
+    assert_eq!(weather.arguments()["city"], "Oslo");
+    tool_providers::codec::hydrate_call(&set, &d.calls[1]).unwrap();
+
+    // several whole calls in one delta, without index or id: their positions
+    let (_, d) = yields(
+        Provider::OpenAiChat,
+        &[
+            chat_chunk(json!([
+                {"function": {"name": "get_time", "arguments": "{}"}},
+                {"function": {"name": "get_weather", "arguments": "{\"city\":\"Rome\"}"}}
+            ])),
+            chat_finish(),
+        ],
+    );
+    let names: Vec<&str> = d.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["get_time", "get_weather"]);
+    assert!(d.calls.iter().all(|c| ids::is_generated(&c.id)));
+    assert_ne!(d.calls[0].id, d.calls[1].id);
+}
+
+#[test]
+fn openai_chat_a_name_resent_in_every_delta_is_kept_once() {
+    let evs = vec![
+        chat_chunk(json!([{"index": 0, "id": "c0", "type": "function",
+            "function": {"name": "get_weather", "arguments": ""}}])),
+        chat_chunk(
+            json!([{"index": 0, "function": {"name": "get_weather", "arguments": "{\"city\":"}}]),
+        ),
+        chat_chunk(
+            json!([{"index": 0, "function": {"name": "get_weather", "arguments": "\"Oslo\"}"}}]),
+        ),
+        chat_finish(),
+    ];
+    let (_, d) = yields(Provider::OpenAiChat, &evs);
+    assert_eq!(d.calls[0].name, "get_weather");
+    tool_providers::codec::hydrate_call(&common::fixture_toolset(), &d.calls[0]).unwrap();
+    // a name streamed in pieces is still joined
+    let (_, d) = yields(
+        Provider::OpenAiChat,
+        &[
+            chat_chunk(
+                json!([{"index": 0, "id": "c0", "function": {"name": "get_", "arguments": ""}}]),
+            ),
+            chat_chunk(json!([{"index": 0, "function": {"name": "weather", "arguments": "{}"}}])),
+            chat_finish(),
+        ],
+    );
+    assert_eq!(d.calls[0].name, "get_weather");
+}
+
+#[test]
+fn responses_call_without_call_id_gets_a_stable_id_never_the_item_id() {
+    let item = json!({"type": "function_call", "id": "fc_1", "name": "get_weather",
+        "arguments": "", "status": "in_progress"});
+    let evs = vec![
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "item_id": "fc_1", "delta": "{\"city\":\"Oslo\"}"}),
+        json!({"type": "response.function_call_arguments.done", "output_index": 0,
+            "item_id": "fc_1", "arguments": "{\"city\":\"Oslo\"}"}),
+        json!({"type": "response.completed", "response": {"status": "completed"}}),
+    ];
+    let (per_event, streamed) = yields(Provider::OpenAiResponses, &evs);
+    assert_eq!(per_event[2], vec!["get_weather".to_owned()]);
+    let id = streamed.calls[0].id.clone();
+    assert!(ids::is_generated(&id), "{id}");
+
+    let codec = Provider::OpenAiResponses.codec();
+    let body = json!({"status": "completed", "output": [{"type": "function_call", "id": "fc_1",
+        "name": "get_weather", "arguments": "{\"city\":\"Oslo\"}", "status": "completed"}]});
+    let decoded = codec.decode_response(&body).unwrap();
+    assert_eq!(decoded.calls[0].id, id, "body and stream agree");
+    // the echoed item and the result answer the same call_id
+    let echo = decoded.assistant.unwrap();
+    assert_eq!(echo[0]["call_id"], json!(id));
+    assert_eq!(echo[0]["id"], "fc_1", "the item keeps its own id");
+    let results = codec.encode_results(&[tool_providers::codec::ToolResult::new(
+        &decoded.calls[0],
+        tool_providers::codec::ToolOutcome::Success(json!({"temp_c": 3})),
+    )]);
+    assert_eq!(results[0]["call_id"], json!(id));
+    // a call_id that is there is used as it is
+    let mut with_id = body.clone();
+    with_id["output"][0]["call_id"] = json!("call_7");
+    let decoded = codec.decode_response(&with_id).unwrap();
+    assert_eq!(decoded.calls[0].id, "call_7");
+    assert_eq!(decoded.assistant.unwrap()[0]["call_id"], "call_7");
 }

@@ -134,6 +134,10 @@ pub struct ToolDefinition {
     /// Where the schema came from.
     #[serde(default = "dynamic_origin")]
     pub schema_origin: SchemaOrigin,
+    /// Provider declarations `#[tool]` serialized at compile time, when the whole schema was known
+    /// then; see [`PrebuiltDeclarations`]. Never serialized.
+    #[serde(skip)]
+    pub prebuilt: Option<&'static PrebuiltDeclarations>,
 }
 
 fn function_type() -> Cow<'static, str> {
@@ -169,6 +173,7 @@ impl ToolDefinition {
             timeout: None,
             sensitive: Vec::new(),
             schema_origin: SchemaOrigin::Dynamic,
+            prebuilt: None,
         }
     }
 
@@ -388,6 +393,37 @@ impl ToolDefinition {
         }
         crate::schema::strict_problems(&self.parameters_value())
     }
+}
+
+/// Provider declarations serialized by `#[tool]` at compile time, for tools whose whole schema is
+/// known then (verbatim schemas, arguments of primitive types): the provider codecs splice these
+/// texts into requests instead of building and serializing each declaration at run time.
+///
+/// The texts are built by `tool-wire`, the same code the codecs use, from the fields recorded here.
+/// A codec uses one only while the definition still has exactly these fields (a clone changed after
+/// it was built gets its declarations built at run time, like any other definition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrebuiltDeclarations {
+    /// The name the declarations carry.
+    pub name: &'static str,
+    /// The description they carry.
+    pub description: &'static str,
+    /// The exact text of [`ToolDefinition::parameters`] they were built from.
+    pub parameters: &'static str,
+    /// [`ToolDefinition::strict`] as it was.
+    pub strict: Option<bool>,
+    /// [`ToolDefinition::safety`] as it was (MCP annotations).
+    pub safety: Safety,
+    /// [`ToolDefinition::idempotent`] as it was (MCP annotations).
+    pub idempotent: bool,
+    /// The output schema the output-dependent views (Gemini, MCP) were built with, compact JSON:
+    /// `Some(None)` for none, `None` when it was not known at compile time (those views are then
+    /// absent from `views`).
+    pub output_schema: Option<Option<&'static str>>,
+    /// `(view, declaration)`: the view is a provider's command-line name (`openai`,
+    /// `openai-responses`, `anthropic`, `ollama`, `gemini`, `mcp`) under its default settings; the
+    /// declaration is compact JSON. A view that refused the schema is absent.
+    pub views: &'static [(&'static str, &'static str)],
 }
 
 /// Whether a name is accepted by every provider: `^[a-zA-Z0-9_-]{1,64}$`.

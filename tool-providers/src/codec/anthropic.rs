@@ -15,7 +15,7 @@ use super::json::{self, array_opt, object, str_opt, str_req};
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::Anthropic;
@@ -38,19 +38,21 @@ impl Codec for Anthropic {
         P
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        Some("anthropic")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            tool.insert("description".into(), json!(def.description));
-        }
-        tool.insert("input_schema".into(), def.parameters_value());
-        Ok(Value::Object(tool))
+        let parameters = def.parameters_value();
+        Ok(tool_wire::declare::anthropic(&spec_of(def, &parameters)))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
         let mut only = None;
         let mut choice = match &config.choice {
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(P, "schema-validated tool choice"));
+            }
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::None => json!({"type": "none"}),
             ToolChoice::Required => json!({"type": "any"}),

@@ -7,14 +7,20 @@
 //! strict flag, safety, flags): a definition that changes under the same name (an MCP server's
 //! `tools/list_changed`) is rebuilt, never served stale. The fingerprint hashes the schema's bytes,
 //! which costs a fraction of parsing and re-serializing them.
+//!
+//! Tools whose whole schema `#[tool]` knew at compile time carry their default declarations as
+//! constants ([`PrebuiltDeclarations`]); for a codec with default settings ([`Codec::prebuilt_view`])
+//! those are spliced as they are, so such a tool costs no building, serializing or hashing at all.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io;
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tool_runtime::ToolDefinition;
+use tool_runtime::definition::PrebuiltDeclarations;
 
 use super::{Codec, CodecError, ToolConfig, assemble, select_tools};
 
@@ -55,7 +61,10 @@ impl DeclarationCache {
                 return Ok(slot.declaration.clone());
             }
         }
-        let declaration: Arc<str> = codec.declare(def)?.to_string().into();
+        let declaration: Arc<str> = match prebuilt(codec, def) {
+            Some(text) => text.into(),
+            None => codec.declare(def)?.to_string().into(),
+        };
         let mut views = self.views.write().unwrap_or_else(|e| e.into_inner());
         views.entry(key).or_default().insert(
             def.name.to_string(),
@@ -96,7 +105,10 @@ impl DeclarationCache {
             if i > 0 {
                 joined.push(',');
             }
-            joined.push_str(&self.declaration(codec, def)?);
+            match prebuilt(codec, def) {
+                Some(text) => joined.push_str(text),
+                None => joined.push_str(&self.declaration(codec, def)?),
+            }
         }
         Ok(assemble(codec, &joined, &choice.fields))
     }
@@ -111,6 +123,55 @@ impl DeclarationCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// `def`'s compile-time declaration for `codec`'s settings, if it has one and the definition still
+/// has the fields it was built from (checked by comparing them, which costs far less than building:
+/// no parsing, no allocation).
+pub fn prebuilt(codec: &dyn Codec, def: &ToolDefinition) -> Option<&'static str> {
+    let view = codec.prebuilt_view()?;
+    let p: &PrebuiltDeclarations = def.prebuilt?;
+    let unchanged = def.name == p.name
+        && def.description == p.description
+        && def.parameters.get() == p.parameters
+        && def.strict == p.strict
+        && def.safety == p.safety
+        && def.idempotent == p.idempotent;
+    if !unchanged {
+        return None;
+    }
+    if tool_wire::declare::uses_output_schema(view) {
+        let same = match (p.output_schema?, &def.output_schema) {
+            (None, None) => true,
+            (Some(text), Some(schema)) => serializes_to(schema, text),
+            _ => false,
+        };
+        if !same {
+            return None;
+        }
+    }
+    p.views.iter().find(|(v, _)| *v == view).map(|(_, d)| *d)
+}
+
+/// Whether `value` serializes to exactly `text`, compared as it is written (no allocation).
+fn serializes_to(value: &Value, text: &str) -> bool {
+    struct Expect<'a>(&'a [u8]);
+    impl io::Write for Expect<'_> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            match self.0.strip_prefix(buf) {
+                Some(rest) => {
+                    self.0 = rest;
+                    Ok(buf.len())
+                }
+                None => Err(io::Error::other("differs")),
+            }
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut expect = Expect(text.as_bytes());
+    serde_json::to_writer(&mut expect, value).is_ok() && expect.0.is_empty()
 }
 
 /// What a declaration depends on. In-process only, so `std`'s hasher is fine here.

@@ -9,6 +9,12 @@
 //! 400s for `additionalProperties`, `const`, type lists), so it is kept as an option,
 //! [`GeminiSchemaField::Parameters`], for endpoints or models that only take the subset.
 //!
+//! Tool choice is `toolConfig.functionCallingConfig.mode`: `AUTO`, `NONE`, `ANY` (with
+//! `allowedFunctionNames` for a named tool or a required subset) and `VALIDATED`
+//! ([`ToolChoice::Validated`]: text or calls, calls held to the schema, optionally limited by
+//! `allowedFunctionNames`). An optional subset without validation declares only the subset, since
+//! `allowedFunctionNames` does not apply in `AUTO` mode.
+//!
 //! Calls are `functionCall` parts with `args` objects; `id` may be absent, in which case a stable
 //! id is generated and left out of the `functionResponse` again. Results are `functionResponse`
 //! parts with `response.output`, `response.error` (the structured error) or, for a denial,
@@ -20,25 +26,15 @@ use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt};
 use super::outcome::ToolOutcome;
-use super::schema::gemini::parameters_view;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::Gemini;
 
-/// Which field carries the argument schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum GeminiSchemaField {
-    /// `parametersJsonSchema`: the canonical schema, unchanged (and `responseJsonSchema` from the
-    /// output schema).
-    #[default]
-    JsonSchema,
-    /// `parameters`: the OpenAPI subset view.
-    Parameters,
-}
+pub use tool_wire::GeminiSchemaField;
 
 /// The Gemini codec.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,33 +71,20 @@ impl Codec for Gemini {
         self.schema_field as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.schema_field == GeminiSchemaField::JsonSchema).then_some("gemini")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let mut decl = Map::new();
-        decl.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            decl.insert("description".into(), json!(def.description));
-        }
-        match self.schema_field {
-            GeminiSchemaField::JsonSchema => {
-                decl.insert("parametersJsonSchema".into(), def.parameters_value());
-                if let Some(out) = &def.output_schema {
-                    decl.insert("responseJsonSchema".into(), out.clone());
-                }
+        let parameters = def.parameters_value();
+        tool_wire::declare::gemini(&spec_of(def, &parameters), self.schema_field).map_err(|e| {
+            CodecError::Schema {
+                tool: def.name.to_string(),
+                view: "gemini parameters",
+                pointer: e.pointer,
+                reason: e.reason,
             }
-            GeminiSchemaField::Parameters => {
-                let view =
-                    parameters_view(&def.parameters_value()).map_err(|e| CodecError::Schema {
-                        tool: def.name.to_string(),
-                        view: "gemini parameters",
-                        pointer: e.pointer,
-                        reason: e.reason,
-                    })?;
-                if let Some(v) = view {
-                    decl.insert("parameters".into(), v);
-                }
-            }
-        }
-        Ok(Value::Object(decl))
+        })
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
@@ -122,9 +105,14 @@ impl Codec for Gemini {
                 tools,
                 required: false,
             } => {
-                // allowedFunctionNames only applies in ANY mode: declare the subset instead
+                // allowedFunctionNames only applies in ANY (and VALIDATED) mode: declare the
+                // subset instead
                 only = Some(tools.clone());
                 json!({"mode": "AUTO"})
+            }
+            ToolChoice::Validated { tools: None } => json!({"mode": "VALIDATED"}),
+            ToolChoice::Validated { tools: Some(tools) } => {
+                json!({"mode": "VALIDATED", "allowedFunctionNames": tools})
             }
         };
         let mut fields = Map::new();

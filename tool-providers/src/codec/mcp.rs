@@ -11,14 +11,14 @@
 //! and an optional allowed subset (which lists only the subset) are accepted.
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{Safety, ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::json::{self, object, str_opt, str_req};
 use super::outcome::ToolOutcome;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::Mcp;
@@ -27,26 +27,12 @@ const P: Provider = Provider::Mcp;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Mcp;
 
-/// The name in words: separators become spaces, the first letter upper-case.
-pub fn title_of(name: &str) -> String {
-    let words = name.replace(['_', '-'], " ");
-    let mut chars = words.trim().chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
+pub use tool_wire::declare::title_of;
 
 /// MCP `ToolAnnotations` for a definition.
 pub fn annotations(def: &ToolDefinition) -> Value {
-    let safety = def.safety;
-    json!({
-        "title": title_of(&def.name),
-        "readOnlyHint": safety.is_read_only(),
-        "destructiveHint": safety.is_destructive(),
-        "idempotentHint": def.idempotent || safety == Safety::ReadOnly,
-        "openWorldHint": safety.is_open_world(),
-    })
+    let parameters = Value::Null;
+    tool_wire::declare::mcp_annotations(&spec_of(def, &parameters))
 }
 
 fn call_of(
@@ -97,21 +83,13 @@ impl Codec for Mcp {
         P
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        Some("mcp")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(def.name));
-        tool.insert("title".into(), json!(title_of(&def.name)));
-        if !def.description.is_empty() {
-            tool.insert("description".into(), json!(def.description));
-        }
-        tool.insert("inputSchema".into(), def.parameters_value());
-        if let Some(out) = &def.output_schema
-            && out.get("type").and_then(Value::as_str) == Some("object")
-        {
-            tool.insert("outputSchema".into(), out.clone());
-        }
-        tool.insert("annotations".into(), annotations(def));
-        Ok(Value::Object(tool))
+        let parameters = def.parameters_value();
+        Ok(tool_wire::declare::mcp(&spec_of(def, &parameters)))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
@@ -213,6 +191,31 @@ impl StreamAccumulator for McpAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tool_runtime::Safety;
+
+    /// `#[tool]` derives the hints from the category's name (`tool_wire`), the codec from
+    /// `Safety`'s predicates: both must agree for every category, or constants would drift.
+    #[test]
+    fn compile_time_hints_agree_with_the_safety_predicates() {
+        let mut def = ToolDefinition::new("t", "d", &json!({"type": "object"}));
+        for safety in [
+            Safety::ReadOnly,
+            Safety::Create,
+            Safety::Modify,
+            Safety::External,
+            Safety::Unspecified,
+        ] {
+            for idempotent in [false, true] {
+                def.safety = safety;
+                def.idempotent = idempotent;
+                assert_eq!(
+                    tool_wire::McpHints::for_category(safety.as_str(), idempotent),
+                    Some(crate::codec::mcp_hints(&def)),
+                    "{safety:?} idempotent={idempotent}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn annotations_follow_the_safety_table() {

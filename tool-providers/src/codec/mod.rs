@@ -131,6 +131,14 @@ pub enum ToolChoice {
         /// Whether one of them must be called.
         required: bool,
     },
+    /// The model decides between text and calls, and every call it makes is constrained to the
+    /// declared schema (Gemini's `VALIDATED` mode). Only Gemini has it; the others refuse it
+    /// (OpenAI's counterpart is per tool: strict declarations, see
+    /// [`openai_chat::StrictPolicy`]).
+    Validated {
+        /// Only these tools may be called (`allowedFunctionNames`); `None`: any declared tool.
+        tools: Option<Vec<String>>,
+    },
 }
 
 /// The tool choice plus the parallel-calls switch.
@@ -261,6 +269,16 @@ pub trait Codec: Send + Sync {
         0
     }
 
+    /// The name of the compile-time declaration ([`PrebuiltDeclarations`] view) equal to what
+    /// [`Codec::declare`] builds under this codec's current settings, or `None` when the settings
+    /// are not the defaults `#[tool]` builds for (or the codec has no such view). The
+    /// [`DeclarationCache`] then splices the constant instead of building the declaration.
+    ///
+    /// [`PrebuiltDeclarations`]: tool_runtime::definition::PrebuiltDeclarations
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        None
+    }
+
     /// One tool's declaration, built from the canonical definition (uncached).
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError>;
 
@@ -308,6 +326,33 @@ pub trait Codec: Send + Sync {
     fn encode_results(&self, results: &[ToolResult]) -> Vec<Value>;
 }
 
+/// What [`tool_wire`] builds a declaration from: the definition's fields, with `parameters` parsed
+/// by the caller (once per declaration).
+pub(crate) fn spec_of<'a>(
+    def: &'a ToolDefinition,
+    parameters: &'a Value,
+) -> tool_wire::ToolSpec<'a> {
+    tool_wire::ToolSpec {
+        name: &def.name,
+        description: &def.description,
+        parameters,
+        output_schema: def.output_schema.as_ref(),
+        strict: def.strict,
+        hints: mcp_hints(def),
+    }
+}
+
+/// The MCP hints of a definition, from its safety category's own predicates.
+pub(crate) fn mcp_hints(def: &ToolDefinition) -> tool_wire::McpHints {
+    let safety = def.safety;
+    tool_wire::McpHints {
+        read_only: safety.is_read_only(),
+        destructive: safety.is_destructive(),
+        idempotent: def.idempotent || safety.is_read_only(),
+        open_world: safety.is_open_world(),
+    }
+}
+
 /// Keeps the tools the choice restricts the declarations to, in declaration order; refuses a
 /// choice that names a tool that is not declared.
 pub(crate) fn select_tools<'a>(
@@ -318,6 +363,7 @@ pub(crate) fn select_tools<'a>(
     let named: &[String] = match &config.choice {
         ToolChoice::Named(n) => std::slice::from_ref(n),
         ToolChoice::Allowed { tools, .. } => tools,
+        ToolChoice::Validated { tools: Some(tools) } => tools,
         _ => &[],
     };
     for n in named {

@@ -14,11 +14,10 @@ use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt, str_req};
-use super::schema::inline::{has_refs, inline_refs};
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::Ollama;
@@ -65,20 +64,13 @@ impl Codec for Ollama {
         P
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        Some("ollama")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let canonical = def.parameters_value();
-        let parameters = if has_refs(&canonical) {
-            inline_refs(&canonical).unwrap_or(canonical)
-        } else {
-            canonical
-        };
-        let mut function = Map::new();
-        function.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            function.insert("description".into(), json!(def.description));
-        }
-        function.insert("parameters".into(), parameters);
-        Ok(json!({"type": "function", "function": function}))
+        let parameters = def.parameters_value();
+        Ok(tool_wire::declare::ollama(&spec_of(def, &parameters)))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
@@ -94,6 +86,9 @@ impl Codec for Ollama {
             } => Some(tools.clone()),
             ToolChoice::Required | ToolChoice::Named(_) | ToolChoice::Allowed { .. } => {
                 return Err(CodecError::unsupported(P, "forcing a tool call"));
+            }
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(P, "schema-validated tool choice"));
             }
         };
         Ok(ChoiceEncoding {

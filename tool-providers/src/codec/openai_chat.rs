@@ -11,59 +11,31 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt};
-use super::schema::strict::strict_view;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::OpenAiChat;
 
-/// When the OpenAI codecs send the strict view of a schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum StrictPolicy {
-    /// Strict exactly for tools whose definition sets `strict: true`; such a tool whose schema
-    /// cannot be strict is refused with [`CodecError::Schema`] rather than silently downgraded.
-    #[default]
-    AsDeclared,
-    /// Strict for every tool whose schema can be strict (unless it sets `strict: false`); the
-    /// others are sent non-strict.
-    Prefer,
-    /// Never strict.
-    Never,
-}
+pub use tool_wire::StrictPolicy;
 
-/// The `parameters` to send and whether they are the strict view.
-pub(crate) fn openai_parameters(
+/// The refusal of the strict view as the codec's error, naming the tool and the API.
+pub(crate) fn strict_refusal(
     provider: Provider,
-    def: &ToolDefinition,
-    policy: StrictPolicy,
-) -> Result<(Value, bool), CodecError> {
-    let canonical = def.parameters_value();
-    let want = match policy {
-        StrictPolicy::AsDeclared => def.strict == Some(true),
-        StrictPolicy::Prefer => def.strict != Some(false),
-        StrictPolicy::Never => false,
-    };
-    if !want {
-        return Ok((canonical, false));
-    }
-    match strict_view(&canonical) {
-        Ok(view) => Ok((view, true)),
-        Err(_) if policy == StrictPolicy::Prefer && def.strict != Some(true) => {
-            Ok((canonical, false))
-        }
-        Err(e) => Err(CodecError::Schema {
-            tool: def.name.to_string(),
-            view: if provider == Provider::OpenAiChat {
-                "openai strict"
-            } else {
-                "openai-responses strict"
-            },
-            pointer: e.pointer,
-            reason: e.reason,
-        }),
+    name: &str,
+    e: tool_wire::ViewError,
+) -> CodecError {
+    CodecError::Schema {
+        tool: name.to_owned(),
+        view: if provider == Provider::OpenAiChat {
+            "openai strict"
+        } else {
+            "openai-responses strict"
+        },
+        pointer: e.pointer,
+        reason: e.reason,
     }
 }
 
@@ -115,20 +87,24 @@ impl Codec for OpenAiChat {
         self.strict as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.strict == StrictPolicy::AsDeclared).then_some("openai")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let (parameters, strict) = openai_parameters(P, def, self.strict)?;
-        let mut function = Map::new();
-        function.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            function.insert("description".into(), json!(def.description));
-        }
-        function.insert("parameters".into(), parameters);
-        function.insert("strict".into(), json!(strict));
-        Ok(json!({"type": "function", "function": function}))
+        let parameters = def.parameters_value();
+        tool_wire::declare::openai_chat(&spec_of(def, &parameters), self.strict)
+            .map_err(|e| strict_refusal(P, &def.name, e))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
         let choice = match &config.choice {
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(
+                    P,
+                    "schema-validated tool choice (declare the tools strict instead)",
+                ));
+            }
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),
             ToolChoice::Required => json!("required"),
@@ -234,10 +210,33 @@ struct Partial {
 
 /// Chat deltas keyed by `index`. OpenAI streams parallel calls one after another, so a call is
 /// complete when a higher index starts or a `finish_reason` arrives.
+///
+/// Quirks of OpenAI-compatible servers are absorbed here: a delta without `index` belongs to the
+/// open call with its `id`, or starts the next call when it brings a new `id`, or else continues
+/// the latest call (its position in the array when one delta carries several); a name sent again
+/// in every delta is kept once, not concatenated.
 #[derive(Debug, Default)]
 struct ChatAccumulator {
     open: BTreeMap<u64, Partial>,
+    /// The highest index seen so far, open or closed.
+    highest: Option<u64>,
     gathered: Gathered,
+}
+
+impl ChatAccumulator {
+    /// The index of a tool-call delta that has none (see the type's docs).
+    fn index_without_one(&self, tc: &Value, position: usize, in_delta: usize) -> u64 {
+        let next = self.highest.map_or(position as u64, |h| h + 1);
+        match str_opt(tc, "id") {
+            Some(id) => self
+                .open
+                .iter()
+                .find(|(_, p)| p.id.as_deref() == Some(id))
+                .map_or(next, |(k, _)| *k),
+            None if in_delta > 1 => position as u64,
+            None => self.highest.unwrap_or(0),
+        }
+    }
 }
 
 impl ChatAccumulator {
@@ -284,21 +283,30 @@ impl StreamAccumulator for ChatAccumulator {
                     self.gathered.text.push_str(t);
                 }
                 let at = format!("/choices/{ci}/delta");
-                for (i, tc) in array_opt(P, delta, "tool_calls", &at)?.iter().enumerate() {
-                    let index = tc.get("index").and_then(Value::as_u64).ok_or_else(|| {
-                        CodecError::malformed(
-                            P,
-                            format!("{at}/tool_calls/{i}/index"),
-                            "expected an integer",
-                        )
-                    })?;
+                let tool_calls = array_opt(P, delta, "tool_calls", &at)?;
+                for (i, tc) in tool_calls.iter().enumerate() {
+                    let index = match tc.get("index") {
+                        None | Some(Value::Null) => self.index_without_one(tc, i, tool_calls.len()),
+                        Some(v) => v.as_u64().ok_or_else(|| {
+                            CodecError::malformed(
+                                P,
+                                format!("{at}/tool_calls/{i}/index"),
+                                "expected an integer",
+                            )
+                        })?,
+                    };
                     done.extend(self.close_below(Some(index)));
+                    self.highest = Some(self.highest.map_or(index, |h| h.max(index)));
                     let partial = self.open.entry(index).or_default();
                     if let Some(id) = str_opt(tc, "id") {
                         partial.id = Some(id.to_owned());
                     }
                     if let Some(f) = tc.get("function") {
-                        if let Some(n) = str_opt(f, "name") {
+                        // OpenAI sends the name once; some servers send it again in every delta
+                        // (kept once), a few in pieces (joined)
+                        if let Some(n) = str_opt(f, "name")
+                            && partial.name != n
+                        {
                             partial.name.push_str(n);
                         }
                         match f.get("arguments") {

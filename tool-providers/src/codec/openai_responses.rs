@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
-use super::openai_chat::{StrictPolicy, openai_parameters};
+use super::openai_chat::{StrictPolicy, strict_refusal};
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
-    ToolResult,
+    ToolResult, spec_of,
 };
 
 const P: Provider = Provider::OpenAiResponses;
@@ -66,13 +66,15 @@ fn message_text(item: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// A `function_call` item as a call. Its id is the `call_id` (what `function_call_output` must
+/// answer), never the item's own `id` (`fc_...`), which names the output item, not the call;
+/// a server that sends no `call_id` gets a stable generated one (the same in a body and a stream).
 fn call_of(item: &Value, position: usize, at: &str) -> Result<ToolCall, CodecError> {
     let name = str_req(P, item, "name", at)?;
-    let id = str_opt(item, "call_id").or_else(|| str_opt(item, "id"));
     Ok(json::call(
         P,
         position,
-        id,
+        str_opt(item, "call_id"),
         name,
         json::arguments(item.get("arguments")),
     ))
@@ -87,21 +89,24 @@ impl Codec for OpenAiResponses {
         self.strict as u64
     }
 
+    fn prebuilt_view(&self) -> Option<&'static str> {
+        (self.strict == StrictPolicy::AsDeclared).then_some("openai-responses")
+    }
+
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let (parameters, strict) = openai_parameters(P, def, self.strict)?;
-        let mut tool = Map::new();
-        tool.insert("type".into(), json!("function"));
-        tool.insert("name".into(), json!(def.name));
-        if !def.description.is_empty() {
-            tool.insert("description".into(), json!(def.description));
-        }
-        tool.insert("parameters".into(), parameters);
-        tool.insert("strict".into(), json!(strict));
-        Ok(Value::Object(tool))
+        let parameters = def.parameters_value();
+        tool_wire::declare::openai_responses(&spec_of(def, &parameters), self.strict)
+            .map_err(|e| strict_refusal(P, &def.name, e))
     }
 
     fn encode_choice(&self, config: &ToolConfig) -> Result<ChoiceEncoding, CodecError> {
         let choice = match &config.choice {
+            ToolChoice::Validated { .. } => {
+                return Err(CodecError::unsupported(
+                    P,
+                    "schema-validated tool choice (declare the tools strict instead)",
+                ));
+            }
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),
             ToolChoice::Required => json!("required"),
@@ -128,10 +133,18 @@ impl Codec for OpenAiResponses {
         let output = array_opt(P, body, "output", "")?;
         let mut text = String::new();
         let mut calls = Vec::new();
+        let mut echo = output.to_vec();
         for (i, item) in output.iter().enumerate() {
             match str_opt(item, "type") {
                 Some("message") => text.push_str(&message_text(item)),
-                Some("function_call") => calls.push(call_of(item, i, &format!("/output/{i}"))?),
+                Some("function_call") => {
+                    let call = call_of(item, i, &format!("/output/{i}"))?;
+                    if item.get("call_id").is_none() {
+                        // the echoed item must carry the id its output answers
+                        echo[i]["call_id"] = json!(call.id);
+                    }
+                    calls.push(call);
+                }
                 _ => {}
             }
         }
@@ -139,7 +152,7 @@ impl Codec for OpenAiResponses {
             text,
             stop: stop_of(body, !calls.is_empty()),
             calls,
-            assistant: Some(Value::Array(output.to_vec())),
+            assistant: Some(Value::Array(echo)),
         })
     }
 

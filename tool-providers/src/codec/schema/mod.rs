@@ -1,6 +1,8 @@
-//! Provider views of the canonical schema. Each view works on a copy: the canonical schema (the one
-//! hydration validates against) is never changed, and a view that cannot represent a schema says
-//! so with a [`ViewError`] instead of sending something else.
+//! Provider views of the canonical schema, from the pure [`tool_wire`] crate (which `#[tool]`
+//! shares, so the declarations it emits at compile time are built by the same code). Each view works
+//! on a copy: the canonical schema (the one hydration validates against) is never changed, and a
+//! view that cannot represent a schema says so with a [`ViewError`] instead of sending something
+//! else.
 //!
 //! - [`strict`]: OpenAI strict mode (every object closed, every property required, optional ones
 //!   nullable).
@@ -8,85 +10,6 @@
 //! - [`gemini`]: Gemini's OpenAPI-style `parameters` subset (the Gemini codec sends
 //!   `parametersJsonSchema` by default; see [`crate::codec::gemini`] for why).
 
-pub mod gemini;
-pub mod inline;
-pub mod strict;
+pub use tool_wire::{ViewError, gemini, inline, strict};
 
-use serde_json::Value;
-
-/// Why a view cannot represent a schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ViewError {
-    /// JSON pointer into the canonical schema.
-    pub pointer: String,
-    /// What cannot be represented and what to do about it.
-    pub reason: String,
-}
-
-impl ViewError {
-    pub(crate) fn new(pointer: &str, reason: impl Into<String>) -> Self {
-        ViewError {
-            pointer: pointer.to_owned(),
-            reason: reason.into(),
-        }
-    }
-}
-
-/// Escapes one reference token of a JSON pointer (RFC 6901).
-pub(crate) fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
-/// Resolves a local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any `#/...` pointer) against the
-/// root. Remote references are never fetched.
-pub(crate) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    root.pointer(pointer)
-}
-
-/// Whether a schema accepts `null` (type `null`, a type list with `null`, a union branch that
-/// does, or an enum listing it).
-pub(crate) fn accepts_null(root: &Value, schema: &Value) -> bool {
-    accepts_null_at(root, schema, 0)
-}
-
-fn accepts_null_at(root: &Value, schema: &Value, depth: usize) -> bool {
-    if depth > 32 {
-        return false;
-    }
-    let Some(map) = schema.as_object() else {
-        return schema == &Value::Bool(true);
-    };
-    if map.is_empty() {
-        return true;
-    }
-    match map.get("type") {
-        Some(Value::String(t)) if t == "null" => return true,
-        Some(Value::Array(ts)) if ts.iter().any(|t| t == "null") => return true,
-        _ => {}
-    }
-    if let Some(Value::Array(e)) = map.get("enum")
-        && e.iter().any(Value::is_null)
-    {
-        return true;
-    }
-    if map.get("const") == Some(&Value::Null) {
-        return true;
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = map.get(key)
-            && branches.iter().any(|b| accepts_null_at(root, b, depth + 1))
-        {
-            return true;
-        }
-    }
-    if let Some(Value::String(r)) = map.get("$ref")
-        && let Some(target) = resolve(root, r)
-    {
-        return accepts_null_at(root, target, depth + 1);
-    }
-    false
-}
+pub(crate) use tool_wire::resolve;

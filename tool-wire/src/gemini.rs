@@ -1,18 +1,18 @@
 //! Gemini's `parameters` field: an OpenAPI 3.0 style `Schema` that accepts a subset of JSON Schema
-//! (wire README §5.5). Used only when the Gemini codec is set to
-//! [`GeminiSchemaField::Parameters`](crate::codec::gemini::GeminiSchemaField); the default sends the
-//! canonical schema untouched as `parametersJsonSchema`.
+//! (wire README §5.5). Used only with [`GeminiSchemaField::Parameters`](crate::GeminiSchemaField);
+//! the default sends the canonical schema untouched as `parametersJsonSchema`.
 //!
 //! The conversion inlines `$defs`/`$ref`, upper-cases `type` (the proto enum), turns `null` in a
 //! type list or a union into `nullable: true`, `oneOf` into `anyOf`, a string `const` into a
 //! one-value `enum`, and drops every keyword outside the accepted list (`additionalProperties`,
 //! `$schema`, `exclusiveMinimum`, ...). Dropped constraints are still enforced: hydration validates
-//! against the canonical schema. A non-string `const` and an object without declared properties (an open map, which the API refuses) are refused.
+//! against the canonical schema. A non-string `const` and an object without declared properties
+//! (an open map, which the API refuses) are refused.
 
 use serde_json::{Map, Value, json};
 
-use super::inline::inline_refs;
-use super::{ViewError, escape};
+use crate::inline::inline_refs;
+use crate::{ViewError, escape};
 
 const KEPT: &[&str] = &[
     "format",

@@ -6,7 +6,8 @@
 //! (`true` or a schema); every property is listed in `required`, and those that were optional
 //! become nullable through `anyOf: [..., {"type": "null"}]`; `oneOf` becomes `anyOf`; a single
 //! `allOf` is merged; a `$ref` with sibling keywords is inlined; `default` is dropped (every property is
-//! required, so no default can apply).
+//! required, so no default can apply). An object without declared properties and without
+//! `additionalProperties` (`{"type": "object"}`: any keys) is refused rather than closed to `{}`.
 //! `not`, `if`/`then`/`else`, `dependentRequired`, `dependentSchemas`, `patternProperties`,
 //! `propertyNames`, tuple `prefixItems` and several-entry `allOf` are refused, as are schemas over
 //! OpenAI's limits (10 object nesting levels, 5000 properties, 1000 enum values).
@@ -16,7 +17,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ViewError, accepts_null, escape, resolve};
+use crate::{ViewError, accepts_null, escape, resolve};
 
 const MAX_OBJECT_DEPTH: usize = 10;
 const MAX_PROPERTIES: usize = 5000;
@@ -187,6 +188,16 @@ fn strictify(
             ));
         }
         match map.get("additionalProperties") {
+            // no `properties` and no `additionalProperties`: any keys at all. Closing it would
+            // narrow the contract to `{}`, so refuse rather than send something else.
+            None if !map.contains_key("properties") => {
+                return Err(ViewError::new(
+                    pointer,
+                    "an object without declared properties is open (it takes any keys) and \
+                     cannot be strict: declare its properties, set \"additionalProperties\": \
+                     false if it takes none, or send this tool without strict mode",
+                ));
+            }
             None | Some(Value::Bool(false)) => {}
             Some(_) => {
                 return Err(ViewError::new(
@@ -263,57 +274,176 @@ fn make_nullable(prop: &mut Value) {
 }
 
 /// Removes the `null`s a strict-mode model sends for optional properties whose canonical schema
-/// does not accept `null`, recursively through properties and array items; everything else is
-/// left for validation to judge.
+/// does not accept `null`, recursively through properties and array items, and through `$ref`,
+/// `allOf` and the `anyOf`/`oneOf` branch the value belongs to (an `Option<Struct>` is
+/// `anyOf: [{"$ref": ..}, {"type": "null"}]`, and the struct's optional fields get `null`s too).
+/// Where the branch cannot be told (several object branches fit), the value is left as it is;
+/// everything else is left for validation to judge.
 pub fn strip_optional_nulls(canonical: &Value, args: Value) -> Value {
-    strip(canonical, canonical, args, 0)
+    strip(canonical, &[canonical], args, 0)
 }
 
-fn strip(root: &Value, schema: &Value, args: Value, depth: usize) -> Value {
-    if depth > 64 {
+/// How deep `strip` follows values and references; deeper arguments are left to validation.
+const MAX_STRIP_DEPTH: usize = 64;
+
+/// Strips `args` described by every schema of `schemas` at once (they all apply: the parts of an
+/// `allOf`, a `$ref` and its siblings, the chosen union branch).
+fn strip(root: &Value, schemas: &[&Value], args: Value, depth: usize) -> Value {
+    if depth > MAX_STRIP_DEPTH {
         return args;
     }
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => resolve(root, r).unwrap_or(schema),
-        None => schema,
-    };
+    let mut applying = Vec::new();
+    for s in schemas {
+        if !collect(root, s, &args, depth, &mut applying) {
+            return args;
+        }
+    }
     match args {
         Value::Object(map) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
             let mut out = Map::with_capacity(map.len());
             for (k, v) in map {
-                let prop = props.and_then(|p| p.get(&k));
-                match prop {
-                    Some(ps) => {
-                        if v.is_null() && !required.contains(&k.as_str()) && !accepts_null(root, ps)
-                        {
-                            continue;
-                        }
-                        out.insert(k, strip(root, ps, v, depth + 1));
-                    }
-                    None => {
-                        out.insert(k, v);
-                    }
+                let declaring: Vec<&Value> = applying
+                    .iter()
+                    .filter_map(|s| s.get("properties")?.get(&k))
+                    .collect();
+                if declaring.is_empty() {
+                    out.insert(k, v);
+                    continue;
                 }
+                let required = applying.iter().any(|s| {
+                    s.get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|r| r.iter().any(|n| n == k.as_str()))
+                });
+                if v.is_null() && !required && declaring.iter().any(|ps| !accepts_null(root, ps)) {
+                    continue;
+                }
+                out.insert(k, strip(root, &declaring, v, depth + 1));
             }
             Value::Object(out)
         }
-        Value::Array(items) => match schema.get("items") {
-            Some(item_schema) if item_schema.is_object() => Value::Array(
+        Value::Array(items) => {
+            let item_schemas: Vec<&Value> = applying
+                .iter()
+                .filter_map(|s| s.get("items").filter(|i| i.is_object()))
+                .collect();
+            if item_schemas.is_empty() {
+                return Value::Array(items);
+            }
+            Value::Array(
                 items
                     .into_iter()
-                    .map(|v| strip(root, item_schema, v, depth + 1))
+                    .map(|v| strip(root, &item_schemas, v, depth + 1))
                     .collect(),
-            ),
-            _ => Value::Array(items),
-        },
+            )
+        }
         other => other,
     }
+}
+
+/// Adds to `out` every schema node that applies to `value` under `schema`: the node itself, its
+/// `$ref` target, its `allOf` parts, and the one `anyOf`/`oneOf` branch `value` fits. `false` when
+/// the branch is ambiguous (or references nest too deeply): nothing should be stripped then.
+fn collect<'a>(
+    root: &'a Value,
+    schema: &'a Value,
+    value: &Value,
+    depth: usize,
+    out: &mut Vec<&'a Value>,
+) -> bool {
+    if depth > MAX_STRIP_DEPTH {
+        return false;
+    }
+    let Some(map) = schema.as_object() else {
+        return true; // `true`/`false`: no properties to look into
+    };
+    out.push(schema);
+    if let Some(Value::String(r)) = map.get("$ref")
+        && let Some(target) = resolve(root, r)
+        && !collect(root, target, value, depth + 1, out)
+    {
+        return false;
+    }
+    if let Some(Value::Array(parts)) = map.get("allOf") {
+        for part in parts {
+            if !collect(root, part, value, depth + 1, out) {
+                return false;
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get(key) {
+            let fitting: Vec<&Value> = branches
+                .iter()
+                .filter(|b| fits(root, b, value, depth + 1))
+                .collect();
+            match fitting.as_slice() {
+                // none fits: validation refuses the value whatever is stripped
+                [] => {}
+                [one] => {
+                    if !collect(root, one, value, depth + 1, out) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Whether a union branch can describe `value`: its JSON type allows the value's, and for an
+/// object with declared properties, every key of the value is one of them.
+fn fits(root: &Value, branch: &Value, value: &Value, depth: usize) -> bool {
+    if depth > MAX_STRIP_DEPTH {
+        return false;
+    }
+    let Some(map) = branch.as_object() else {
+        return branch == &Value::Bool(true);
+    };
+    if let Some(Value::String(r)) = map.get("$ref")
+        && let Some(target) = resolve(root, r)
+        && !fits(root, target, value, depth + 1)
+    {
+        return false;
+    }
+    if let Some(Value::Array(parts)) = map.get("allOf")
+        && !parts.iter().all(|p| fits(root, p, value, depth + 1))
+    {
+        return false;
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get(key)
+            && !branches.iter().any(|b| fits(root, b, value, depth + 1))
+        {
+            return false;
+        }
+    }
+    let kind = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let type_ok = |t: &Value| t == kind || (kind == "integer" && t == "number");
+    let typed = match map.get("type") {
+        Some(Value::Array(ts)) => ts.iter().any(type_ok),
+        Some(t) => type_ok(t),
+        // untyped: `properties` or `items` say what it describes
+        None if map.contains_key("properties") => kind == "object",
+        None if map.contains_key("items") => kind == "array",
+        None => true,
+    };
+    if !typed {
+        return false;
+    }
+    if let (Value::Object(v), Some(Value::Object(props))) = (value, map.get("properties")) {
+        return v.keys().all(|k| props.contains_key(k));
+    }
+    true
 }
 
 #[cfg(test)]
@@ -386,5 +516,86 @@ mod tests {
             strip_optional_nulls(&canonical, args),
             json!({"b": null, "r": null, "list": [{}]})
         );
+    }
+
+    #[test]
+    fn nulls_are_stripped_through_refs_and_union_branches() {
+        // `Option<When>` as schemars derives it: the struct behind a `$ref` in an `anyOf`
+        let canonical = json!({
+            "type": "object",
+            "properties": {
+                "when": {"anyOf": [{"$ref": "#/$defs/When"}, {"type": "null"}]},
+                "old_style": {"allOf": [{"$ref": "#/$defs/When"}], "description": "d"},
+                "either": {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/When"}]},
+                "many": {"type": "array", "items": {"$ref": "#/$defs/When"}}
+            },
+            "$defs": {"When": {"type": "object", "properties": {
+                "start": {"type": "string"},
+                "end": {"type": "string", "default": ""},
+                "all_day": {"type": "boolean", "default": false}},
+                "required": ["start"]}}
+        });
+        let view = strict_view(&canonical).unwrap();
+        assert_eq!(
+            view["$defs"]["When"]["properties"]["end"],
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+            "what the strict model is told: `end` is required and nullable"
+        );
+        let when = json!({"start": "9", "end": null, "all_day": null});
+        let args = json!({"when": when, "old_style": when, "either": when,
+                          "many": [when, {"start": "10", "end": "11", "all_day": null}]});
+        let start = json!({"start": "9"});
+        assert_eq!(
+            strip_optional_nulls(&canonical, args),
+            json!({"when": start, "old_style": start, "either": start,
+                   "many": [start, {"start": "10", "end": "11"}]})
+        );
+        // `when: null` itself is accepted by the union: kept
+        assert_eq!(
+            strip_optional_nulls(&canonical, json!({"when": null})),
+            json!({"when": null})
+        );
+    }
+
+    #[test]
+    fn an_ambiguous_union_is_left_to_validation() {
+        let canonical = json!({"type": "object", "properties": {"shape": {"anyOf": [
+            {"type": "object", "properties": {"r": {"type": "number"}, "tag": {"type": "string"}}},
+            {"type": "object", "properties": {"w": {"type": "number"}, "tag": {"type": "string"}}}
+        ]}}});
+        // both branches declare `tag`: which one applies cannot be told
+        let ambiguous = json!({"shape": {"tag": null}});
+        assert_eq!(
+            strip_optional_nulls(&canonical, ambiguous.clone()),
+            ambiguous
+        );
+        // `r` only fits the first branch
+        assert_eq!(
+            strip_optional_nulls(&canonical, json!({"shape": {"r": 1, "tag": null}})),
+            json!({"shape": {"r": 1}})
+        );
+    }
+
+    #[test]
+    fn an_open_object_without_properties_is_refused_not_closed() {
+        let open = json!({"type": "object", "properties": {
+            "meta": {"type": "object", "description": "anything"}}, "required": ["meta"]});
+        let err = strict_view(&open).unwrap_err();
+        assert_eq!(err.pointer, "/properties/meta");
+        assert!(
+            err.reason.contains("without declared properties"),
+            "{err:?}"
+        );
+        assert_eq!(
+            strict_view(&json!({"type": "object"})).unwrap_err().pointer,
+            ""
+        );
+        // declared empty, or explicitly closed: nothing is narrowed, so it can be strict
+        for closed in [
+            json!({"type": "object", "properties": {}}),
+            json!({"type": "object", "additionalProperties": false}),
+        ] {
+            assert_eq!(strict_view(&closed).unwrap()["additionalProperties"], false);
+        }
     }
 }

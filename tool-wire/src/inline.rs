@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ViewError, escape, resolve};
+use crate::{ViewError, escape, resolve};
 
 /// Guards against reference bombs in untrusted (MCP, catalog) schemas.
 const MAX_NODES: usize = 100_000;
@@ -21,12 +21,34 @@ pub fn inline_refs(schema: &Value) -> Result<Value, ViewError> {
     Ok(out)
 }
 
-/// Whether the schema uses `$ref` anywhere.
+/// Keywords whose value maps names (property names, definition names) to schemas: their keys are
+/// data, never keywords, so a property called `$defs`, `definitions`, `enum` or `$ref` is a
+/// property like any other.
+const NAMED_SCHEMAS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Keywords whose value is data, not a schema: copied as they are.
+const DATA: &[&str] = &["enum", "const", "default", "examples", "required"];
+
+/// Whether the schema uses `$ref` anywhere (outside its definitions, which are only reachable
+/// through references).
 pub fn has_refs(schema: &Value) -> bool {
     match schema {
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k == "$ref" || (k != "$defs" && k != "definitions" && has_refs(v))),
+        Value::Object(map) => map.iter().any(|(k, v)| match k.as_str() {
+            "$ref" => true,
+            "$defs" | "definitions" => false,
+            _ if DATA.contains(&k.as_str()) => false,
+            _ if NAMED_SCHEMAS.contains(&k.as_str()) => match v {
+                Value::Object(named) => named.values().any(has_refs),
+                _ => false,
+            },
+            _ => has_refs(v),
+        }),
         Value::Array(a) => a.iter().any(has_refs),
         _ => false,
     }
@@ -71,7 +93,7 @@ fn walk(
                 for (k, v) in map {
                     if k != "$ref" {
                         let child = format!("{pointer}/{}", escape(k));
-                        merged.insert(k.clone(), walk(root, v, &child, stack, nodes)?);
+                        merged.insert(k.clone(), keyword(root, k, v, &child, stack, nodes)?);
                     }
                 }
                 return Ok(Value::Object(merged));
@@ -83,13 +105,7 @@ fn walk(
                     continue;
                 }
                 let child = format!("{pointer}/{}", escape(k));
-                // property names and enum values are data, not schemas: copy them as they are
-                let value = if k == "enum" || k == "const" || k == "default" || k == "examples" {
-                    v.clone()
-                } else {
-                    walk(root, v, &child, stack, nodes)?
-                };
-                out.insert(k.clone(), value);
+                out.insert(k.clone(), keyword(root, k, v, &child, stack, nodes)?);
             }
             Ok(Value::Object(out))
         }
@@ -101,6 +117,32 @@ fn walk(
             .map(Value::Array),
         other => Ok(other.clone()),
     }
+}
+
+/// The value of keyword `k` of a schema, inlined: data copied, name maps walked value by value
+/// (their keys are names, never keywords), anything else walked as a schema.
+fn keyword(
+    root: &Value,
+    k: &str,
+    v: &Value,
+    pointer: &str,
+    stack: &mut Vec<String>,
+    nodes: &mut usize,
+) -> Result<Value, ViewError> {
+    if DATA.contains(&k) {
+        return Ok(v.clone());
+    }
+    if NAMED_SCHEMAS.contains(&k)
+        && let Value::Object(named) = v
+    {
+        let mut walked = Map::with_capacity(named.len());
+        for (name, schema) in named {
+            let at = format!("{pointer}/{}", escape(name));
+            walked.insert(name.clone(), walk(root, schema, &at, stack, nodes)?);
+        }
+        return Ok(Value::Object(walked));
+    }
+    walk(root, v, pointer, stack, nodes)
 }
 
 #[cfg(test)]
@@ -130,5 +172,40 @@ mod tests {
         let err = inline_refs(&recursive).unwrap_err();
         assert!(err.pointer.starts_with("/properties/next"), "{err:?}");
         assert!(err.reason.contains("recursive"));
+    }
+
+    #[test]
+    fn property_names_are_never_taken_for_keywords() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "definitions": {"type": "array", "items": {"$ref": "#/$defs/Term"}},
+                "$defs": {"type": "string"},
+                "enum": {"$ref": "#/$defs/Term"},
+                "$ref": {"type": "integer"}
+            },
+            "required": ["definitions", "$defs"],
+            "$defs": {"Term": {"type": "object", "properties": {"word": {"type": "string"}}}}
+        });
+        assert!(has_refs(&schema));
+        let out = inline_refs(&schema).unwrap();
+        let term = json!({"type": "object", "properties": {"word": {"type": "string"}}});
+        assert_eq!(
+            out,
+            json!({
+                "type": "object",
+                "properties": {
+                    "definitions": {"type": "array", "items": term},
+                    "$defs": {"type": "string"},
+                    "enum": term,
+                    "$ref": {"type": "integer"}
+                },
+                "required": ["definitions", "$defs"]
+            })
+        );
+        // a reference only inside a property called `definitions` is still found
+        let only_there = json!({"type": "object", "properties": {
+            "definitions": {"$ref": "#/$defs/T"}}, "$defs": {"T": {"type": "string"}}});
+        assert!(has_refs(&only_there));
     }
 }
