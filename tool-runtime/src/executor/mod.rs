@@ -39,19 +39,19 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub use audit::{
-    ActivityQuery, AuditRecord, AuditSink, MemoryAuditSink, REDACTED, SUMMARY_CHARS, is_secret_key,
-    redact, summarize,
+    ActivityQuery, AuditRecord, AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED,
+    SUMMARY_CHARS, Secrets, is_secret_key, redact, summarize,
 };
 pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
 pub use chain::{ChainResult, ChainStep, REF_KEY};
 pub use config::{
-    AuditMode, CacheConfig, ConfigError, ConfirmationMode, ENV_PREFIX, ExecutorConfig,
-    RateLimitConfig, RetryConfig, StoreConfig, Window,
+    AuditMode, CacheConfig, ConfigError, ConfirmationMode, DEFAULT_REDIS_PREFIX, ENV_PREFIX,
+    ExecutorConfig, RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
 };
 pub use confirm::{
     Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, Deferred, DenyAll, FnConfirmer,
-    TerminalConfirmer,
+    TerminalConfirmer, read_stdin_line,
 };
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use limit::RateLimiter;
