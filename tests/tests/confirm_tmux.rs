@@ -1,6 +1,11 @@
-//! The terminal confirmation, tested for real: `confirm_probe` runs in a tmux pane, the test reads
-//! the screen with `tmux capture-pane` and answers with `tmux send-keys`. Skipped (with the
-//! reason printed) when tmux is not installed.
+//! The terminal confirmation, tested for real: a program runs in a tmux pane, the test reads the
+//! screen with `tmux capture-pane`, answers with `tmux send-keys`, and checks that the program
+//! exits. Two programs: `confirm_probe`, an executor whose handler is the terminal, and the same
+//! binary linked as `tools`, an application's `tools` command line, for `tools call` of a
+//! modifying tool without `--yes`.
+//!
+//! Without tmux the tests are skipped with the reason printed, except under CI (`CI` set), where
+//! a missing tmux is a failure: CI installs it, so its absence means the tests did not run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,19 +16,31 @@ use serde_json::Value;
 /// A tmux server of our own (private socket), killed when dropped.
 struct Tmux {
     socket: String,
+    /// Where the shell running the program writes the program's exit status once it exits.
+    status: PathBuf,
+}
+
+/// Whether tmux can run here; `false` skips the test, except under CI, where it fails.
+fn have_tmux() -> bool {
+    if Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is not installed, and CI is set: the terminal confirmation tests must run in CI \
+         (apt-get install tmux)"
+    );
+    eprintln!("SKIPPED: tmux is not installed (apt-get install tmux)");
+    false
 }
 
 impl Tmux {
+    /// Runs `confirm_probe OUT [TIMEOUT_MS]` in a pane.
     fn start(name: &str, out: &Path, timeout_ms: Option<u64>) -> Option<Tmux> {
-        if !Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-        {
-            eprintln!("SKIPPED: tmux is not installed (apt-get install tmux)");
-            return None;
-        }
-        let socket = format!("confirm-{}-{name}", std::process::id());
         let mut cmd = format!(
             "{} {}",
             shell_quote(env!("CARGO_BIN_EXE_confirm_probe")),
@@ -32,8 +49,29 @@ impl Tmux {
         if let Some(t) = timeout_ms {
             cmd.push_str(&format!(" {t}"));
         }
-        // keep the pane after the probe exits, so the final screen can still be read
-        let t = Tmux { socket };
+        Self::run(name, &cmd, &out.with_extension("status"))
+    }
+
+    /// Runs a shell command in a pane that stays after the command exits, so that its final
+    /// screen can still be read. The shell around it writes its exit status to `status`: that
+    /// the shell's wait returned is the proof that the program exited (tmux's own
+    /// `pane_dead_status` is not reliable: tmux 3.3 sometimes leaves a program that had a thread
+    /// blocked reading the terminal unreaped).
+    fn run(name: &str, cmd: &str, status: &Path) -> Option<Tmux> {
+        if !have_tmux() {
+            return None;
+        }
+        let socket = format!("confirm-{}-{name}", std::process::id());
+        let t = Tmux {
+            socket,
+            status: status.to_owned(),
+        };
+        let tmp = status.with_extension("status.tmp");
+        let cmd = format!(
+            "{cmd}; echo $? > {tmp} && mv {tmp} {status}",
+            tmp = shell_quote(tmp.to_str().unwrap()),
+            status = shell_quote(status.to_str().unwrap()),
+        );
         t.tmux(&[
             "new-session",
             "-d",
@@ -73,6 +111,24 @@ impl Tmux {
             assert!(
                 Instant::now() < deadline,
                 "{text:?} never appeared; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the program in the pane to exit and returns its exit status. Fails if it is
+    /// still running after 30 s: nothing in these dialogues takes more than a few seconds, so a
+    /// program still running is one waiting for input that will never come.
+    fn exit_status(&self) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&self.status) {
+                return text.trim().parse().expect("the shell wrote a status");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the program did not exit; the screen:\n{}",
+                self.screen()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -129,6 +185,7 @@ fn yes_runs_the_call_after_showing_the_box() {
     let v = result(&out);
     assert_eq!(v["outcome"]["status"], "success", "{v}");
     assert_eq!(v["outcome"]["value"]["deleted"], "Ricoeur outline");
+    assert_eq!(t.exit_status(), 0);
 }
 
 #[test]
@@ -185,4 +242,100 @@ fn silence_is_a_denial_by_timeout() {
     assert_eq!(v["outcome"]["status"], "denied", "{v}");
     assert_eq!(v["outcome"]["by"], "timeout");
     t.wait_for("No answer in time");
+    // nobody presses Enter: the probe must exit anyway, not wait for the abandoned read
+    assert_eq!(t.exit_status(), 0, "{}", t.screen());
+}
+
+/// `tools call delete_note` without `--yes`, in a directory of its own: the `tools` link to the
+/// probe, its configuration (confirmation timeout, SQLite store) and the tool's `deleted.log`.
+struct ToolsCall {
+    dir: tempfile::TempDir,
+    tmux: Tmux,
+}
+
+impl ToolsCall {
+    fn start(name: &str, confirmation_timeout_ms: u64) -> Option<ToolsCall> {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools");
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_confirm_probe"), &tools).unwrap();
+        let config = dir.path().join("tools.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "confirmation_timeout_ms = {confirmation_timeout_ms}\n[store]\npath = {:?}\n",
+                dir.path().join("state.sqlite3")
+            ),
+        )
+        .unwrap();
+        let cmd = format!(
+            "{} call delete_note --args '{{\"title\": \"Ricoeur outline\"}}' --config {}",
+            shell_quote(tools.to_str().unwrap()),
+            shell_quote(config.to_str().unwrap()),
+        );
+        let tmux = Tmux::run(name, &cmd, &dir.path().join("exit.status"))?;
+        Some(ToolsCall { dir, tmux })
+    }
+
+    /// The titles the tool deleted, i.e. whether it ran.
+    fn deleted(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("deleted.log")).unwrap_or_default()
+    }
+}
+
+#[test]
+fn tools_call_yes_runs_the_tool_prints_the_result_and_exits() {
+    let Some(c) = ToolsCall::start("call-yes", 60_000) else {
+        return;
+    };
+    let screen = c.tmux.wait_for("Proceed? [Y/n/e]");
+    assert!(screen.contains("Category: MODIFY"), "{screen}");
+    assert!(
+        screen.contains("Delete your note \"Ricoeur outline\""),
+        "{screen}"
+    );
+    assert_eq!(c.deleted(), "", "nothing runs before the answer");
+    c.tmux.type_line("y");
+    assert_eq!(c.tmux.exit_status(), 0, "{}", c.tmux.screen());
+    assert!(
+        c.tmux.screen().contains(r#""deleted": "Ricoeur outline""#),
+        "{}",
+        c.tmux.screen()
+    );
+    assert_eq!(c.deleted(), "Ricoeur outline\n");
+}
+
+#[test]
+fn tools_call_no_is_a_denial_with_the_reason_and_exits() {
+    let Some(c) = ToolsCall::start("call-no", 60_000) else {
+        return;
+    };
+    c.tmux.wait_for("Proceed? [Y/n/e]");
+    c.tmux.type_line("n");
+    c.tmux.wait_for("Reason (optional):");
+    c.tmux.type_line("I still need it");
+    // a denial is the person's choice, but the command did not do what it was asked: exit 1
+    assert_eq!(c.tmux.exit_status(), 1, "{}", c.tmux.screen());
+    assert!(
+        c.tmux.screen().contains("denied (user): I still need it"),
+        "{}",
+        c.tmux.screen()
+    );
+    assert_eq!(c.deleted(), "", "the tool did not run");
+}
+
+#[test]
+fn tools_call_exits_after_a_confirmation_timeout_without_waiting_for_enter() {
+    let Some(c) = ToolsCall::start("call-timeout", 1_500) else {
+        return;
+    };
+    c.tmux.wait_for("Proceed? [Y/n/e]");
+    // nobody answers, and nobody presses Enter afterwards either
+    c.tmux.wait_for("No answer in time");
+    assert_eq!(c.tmux.exit_status(), 1, "{}", c.tmux.screen());
+    assert!(
+        c.tmux.screen().contains("denied (timeout)"),
+        "{}",
+        c.tmux.screen()
+    );
+    assert_eq!(c.deleted(), "", "the tool did not run");
 }

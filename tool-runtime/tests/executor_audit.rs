@@ -273,3 +273,175 @@ async fn each_call_is_an_execute_tool_span_with_gen_ai_attributes() {
     assert!(!ok.contains_key("error.type"));
     assert_eq!(found[1]["error.type"], "EXECUTION_FAILED");
 }
+
+/// A login tool whose `password` must be a short string and whose `pin` the tool marks
+/// sensitive; `body` decides what it answers.
+fn login_tool<F, Fut>(body: F) -> ToolSet
+where
+    F: Fn(serde_json::Value, CallContext) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<serde_json::Value, tool_runtime::ToolError>>
+        + Send
+        + 'static,
+{
+    let mut d = tool_runtime::ToolDefinition::new(
+        "login",
+        "Log in to the archive.",
+        &json!({
+            "type": "object",
+            "properties": {
+                "user": {"type": "string"},
+                "password": {"type": "string", "maxLength": 8},
+                "pin": {"type": "string", "pattern": "^[0-9]{4}$"},
+                "settings": {"type": "array"}
+            },
+            "required": ["user"]
+        }),
+    );
+    d.safety = Safety::ReadOnly;
+    d.sensitive = vec!["pin".into()];
+    let mut set = ToolSet::new();
+    add(&mut set, d, &Counter::default(), body);
+    set
+}
+
+/// Every stored form of the record: the sink's and the store's, as JSON text.
+fn trail_text(exec: &Executor, sink: &MemoryAuditSink) -> String {
+    let stored = exec.activity(&ActivityQuery::default()).unwrap();
+    assert_eq!(stored.len(), sink.len(), "the store has the sink's records");
+    format!(
+        "{}\n{}",
+        serde_json::to_string(&sink.records()).unwrap(),
+        serde_json::to_string(&stored).unwrap()
+    )
+}
+
+#[tokio::test]
+async fn invalid_secret_values_quoted_by_validation_do_not_reach_the_audit_trail() {
+    let set = login_tool(|_, _| async { Ok(json!({"ok": true})) });
+    let (exec, sink) = executor(set, quick(), &Person::default());
+    let cases = [
+        // wrong type: jsonschema quotes the number
+        json!({"user": "bob", "password": 987_654_321}),
+        // too long: jsonschema quotes the string
+        json!({"user": "bob", "password": "correct-horse-battery"}),
+        // a field the tool marks sensitive, failing its pattern
+        json!({"user": "bob", "pin": "12a45"}),
+        // a non-sensitive field whose (invalid) value holds a secret: the quoted instance
+        json!({"user": "bob", "settings": {"api_key": "sk-live-abcdef"}}),
+    ];
+    for (i, args) in cases.into_iter().enumerate() {
+        let r = exec
+            .call(
+                &ToolCall::new(format!("c{i}"), "login", args),
+                CallContext::new(""),
+            )
+            .await;
+        let err = r.outcome.error().expect("refused");
+        assert_eq!(err.code.as_str(), "INVALID_ARGUMENTS");
+        // the model, who sent the value, is still told exactly what was wrong
+        assert!(!err.violations.is_empty());
+    }
+    let records = sink.records();
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        let summary = r.result_summary.as_deref().unwrap();
+        assert!(summary.starts_with("INVALID_ARGUMENTS:"), "{summary}");
+    }
+    assert!(
+        records[0]
+            .result_summary
+            .as_deref()
+            .unwrap()
+            .contains("/password")
+    );
+    assert!(
+        records[3]
+            .result_summary
+            .as_deref()
+            .unwrap()
+            .contains(REDACTED)
+    );
+    let text = trail_text(&exec, &sink);
+    for secret in [
+        "987654321",
+        "correct-horse-battery",
+        "12a45",
+        "sk-live-abcdef",
+    ] {
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into the audit trail:\n{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_tool_echoing_a_secret_does_not_leak_it_through_the_result_summary() {
+    let set = login_tool(|args, _| async move {
+        let pw = args["password"].as_str().unwrap_or_default().to_owned();
+        let pin = args["pin"].as_str().unwrap_or_default().to_owned();
+        Ok(json!({
+            // under the same key: redacted by key
+            "password": pw,
+            "nested": {"session_token": "tok-000111222"},
+            // echoed in free text: found by value
+            "message": format!("logged in with {pw}; pin {pin} accepted"),
+            "user": args["user"],
+        }))
+    });
+    let (exec, sink) = executor(set, quick(), &Person::default());
+    let r = exec
+        .call(
+            &ToolCall::new(
+                "c1",
+                "login",
+                json!({"user": "bob", "password": "p\"quoted", "pin": "4321"}),
+            ),
+            CallContext::new(""),
+        )
+        .await;
+    // the model gets the tool's answer unchanged: redaction is for the audit trail
+    assert_eq!(r.value().unwrap()["password"], "p\"quoted");
+    let summary = sink.records()[0].result_summary.clone().unwrap();
+    assert!(summary.contains("\"user\":\"bob\""), "{summary}");
+    assert!(summary.contains("logged in with [REDACTED]"), "{summary}");
+    let text = trail_text(&exec, &sink);
+    for secret in ["quoted", "4321", "tok-000111222"] {
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into the audit trail:\n{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_tool_error_echoing_a_secret_does_not_leak_it() {
+    let set = login_tool(|args, _| async move {
+        Err::<serde_json::Value, _>(
+            tool_runtime::ToolError::execution(format!(
+                "the archive refused the password {} for {}",
+                args["password"].as_str().unwrap_or_default(),
+                args["user"].as_str().unwrap_or_default()
+            ))
+            .with_detail("tried", args["password"].clone()),
+        )
+    });
+    let (exec, sink) = executor(set, quick(), &Person::default());
+    let r = exec
+        .call(
+            &ToolCall::new(
+                "c1",
+                "login",
+                json!({"user": "bob", "password": "s3cr3tpw"}),
+            ),
+            CallContext::new(""),
+        )
+        .await;
+    assert_eq!(r.outcome.error().unwrap().code.as_str(), "EXECUTION_FAILED");
+    let summary = sink.records()[0].result_summary.clone().unwrap();
+    assert_eq!(
+        summary,
+        "EXECUTION_FAILED: the archive refused the password [REDACTED] for bob"
+    );
+    assert!(!trail_text(&exec, &sink).contains("s3cr3tpw"));
+}

@@ -216,3 +216,118 @@ async fn the_default_store_is_sqlite_at_the_configured_path() {
     assert!(path.exists());
     assert_eq!(process(&path, &counter).pending().unwrap()[0].id, id);
 }
+
+#[tokio::test]
+async fn an_operation_interrupted_after_approval_is_listed_in_doubt_and_never_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let id = park(&process(&path, &counter)).await;
+    // another op stays merely pending, to show the two lists apart
+    let waiting = {
+        let r = process(&path, &counter)
+            .call(
+                &ToolCall::new("c2", "delete_node", json!({"text": "obs-2"})),
+                cx(),
+            )
+            .await;
+        match r.outcome {
+            Outcome::Pending { operation_id, .. } => operation_id,
+            other => panic!("{other:?}"),
+        }
+    };
+
+    // the approving process dies while the tool runs: its tool started, and then the whole
+    // approval is dropped (as a killed process would drop it), before any outcome is stored
+    let started = Arc::new(tokio::sync::Notify::new());
+    {
+        let mut set = ToolSet::new();
+        let s = started.clone();
+        add(
+            &mut set,
+            def("delete_node", Safety::Modify),
+            &counter,
+            move |_, _| {
+                let s = s.clone();
+                async move {
+                    s.notify_one();
+                    futures::future::pending::<()>().await;
+                    Ok(json!("never"))
+                }
+            },
+        );
+        let dying = Executor::builder(set)
+            .config(quick())
+            .store(Arc::new(SqliteStore::open(&path).unwrap()))
+            .build()
+            .unwrap();
+        tokio::select! {
+            r = dying.approve(&id) => panic!("the approval finished: {r:?}"),
+            () = started.notified() => {}
+        }
+    }
+    assert_eq!(counter.get(), 1, "the tool started once");
+
+    // a new process: the operation is not waiting for a decision, it is in doubt
+    let next = process(&path, &counter);
+    assert_eq!(
+        next.pending()
+            .unwrap()
+            .iter()
+            .map(|o| o.id.as_str())
+            .collect::<Vec<_>>(),
+        [waiting.as_str()]
+    );
+    let doubt = next.in_doubt().unwrap();
+    assert_eq!(doubt.len(), 1);
+    assert_eq!(doubt[0].id, id);
+    assert!(matches!(
+        doubt[0].state,
+        PendingState::Approved { approved_ms, .. } if approved_ms > 0
+    ));
+    // at most once: approving again does not run it
+    let err = next.approve(&id).await.unwrap_err();
+    assert_eq!(err.code.as_str(), "ALREADY_RESOLVED");
+    assert_eq!(err.details["state"], "approved");
+    assert_eq!(counter.get(), 1);
+    // a merely pending operation cannot be abandoned: it can be approved or denied
+    let err = next.abandon(&waiting, None).unwrap_err();
+    assert_eq!(err.code.as_str(), "ALREADY_RESOLVED");
+    assert_eq!(next.pending().unwrap().len(), 1);
+
+    // a person checked, and closes it: recorded as interrupted, once
+    let closed = process(&path, &counter)
+        .abandon(&id, Some("the node is gone, so it ran".into()))
+        .unwrap();
+    let e = closed.outcome.error().expect("an interrupted error");
+    assert_eq!(e.code.as_str(), "INTERRUPTED");
+    assert!(
+        e.message.contains("the node is gone, so it ran"),
+        "{}",
+        e.message
+    );
+    let again = next.abandon(&id, None).unwrap_err();
+    assert_eq!(again.code.as_str(), "ALREADY_RESOLVED");
+    assert!(next.in_doubt().unwrap().is_empty());
+    match next.pending_operation(&id).unwrap().unwrap().state {
+        PendingState::Completed { outcome } => {
+            assert_eq!(outcome.error().unwrap().code.as_str(), "INTERRUPTED")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(counter.get(), 1, "nothing ran again");
+    // the call's one record of its approval: confirmed by the user, ended interrupted
+    let records = next
+        .activity(&ActivityQuery {
+            correlation_id: Some("req-1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let last = records
+        .iter()
+        .find(|r| r.operation_id.as_deref() == Some(id.as_str()) && r.status == Status::Error)
+        .expect("a record of the interrupted operation");
+    assert_eq!(last.decision, Decision::Confirmed);
+    assert_eq!(last.decided_by, Decider::User);
+    assert_eq!(last.error_code.as_deref(), Some("INTERRUPTED"));
+}

@@ -392,3 +392,173 @@ async fn unknown_tools_and_invalid_arguments_come_back_as_errors_and_are_recorde
     assert_eq!(recs[0].arguments, Some(json!({"password": "[REDACTED]"})));
     assert_eq!(recs[1].error_code.as_deref(), Some("INVALID_ARGUMENTS"));
 }
+
+/// Says yes, except for `fragile_tool`, where it panics (a bug in the application's dialog).
+struct PanicsOnFragile;
+
+impl tool_runtime::executor::ConfirmationHandler for PanicsOnFragile {
+    fn confirm<'a>(
+        &'a self,
+        request: &'a tool_runtime::executor::ConfirmationRequest,
+    ) -> futures::future::BoxFuture<'a, Answer> {
+        if request.preview.tool == "fragile_tool" {
+            // panics while building the future, the way a careless handler would
+            panic!("dialog state corrupted");
+        }
+        Box::pin(async { Answer::Yes })
+    }
+}
+
+#[tokio::test]
+async fn a_panic_in_a_previewer_or_a_confirmation_handler_stays_with_its_call() {
+    let (ran_preview, ran_fragile, ran_ok, ran_read) = (
+        Counter::default(),
+        Counter::default(),
+        Counter::default(),
+        Counter::default(),
+    );
+    let mut set = ToolSet::new();
+    echo(&mut set, def("previewed", Safety::Modify), &ran_preview);
+    echo(&mut set, def("fragile_tool", Safety::Modify), &ran_fragile);
+    echo(&mut set, def("edit_note", Safety::Modify), &ran_ok);
+    echo(&mut set, def("lookup", Safety::ReadOnly), &ran_read);
+    let sink = Arc::new(tool_runtime::executor::MemoryAuditSink::new());
+    let exec = tool_runtime::executor::Executor::builder(set)
+        .config(quick())
+        .store(Arc::new(tool_runtime::store::MemoryStore::new()))
+        .confirmation(PanicsOnFragile)
+        .audit_sink(sink.clone())
+        .preview_with(
+            "previewed",
+            Arc::new(|_, _| {
+                Box::pin(async {
+                    if true {
+                        panic!("diff of a missing file");
+                    }
+                    Ok(json!(null))
+                })
+            }),
+        )
+        .build()
+        .unwrap();
+    let calls = [
+        ToolCall::new("a", "previewed", json!({"text": "x"})),
+        ToolCall::new("b", "fragile_tool", json!({"text": "y"})),
+        ToolCall::new("c", "edit_note", json!({"text": "z"})),
+        ToolCall::new("d", "lookup", json!({"n": 1})),
+    ];
+    // one batch on one task: a panic escaping either call would take the other two with it
+    let results = exec.run_batch(&calls, &cx()).await;
+    assert_eq!(results.len(), 4);
+    for (r, what) in [
+        (&results[0], "the change preview"),
+        (&results[1], "the confirmation handler"),
+    ] {
+        let e = r.outcome.error().expect("an error for that call");
+        assert_eq!(e.code, ErrorCode::INTERNAL, "{e:?}");
+        assert!(!e.retryable);
+        assert_eq!(e.details["panicked"], what);
+        assert!(e.message.contains("panicked"), "{}", e.message);
+    }
+    assert_eq!(
+        (ran_preview.get(), ran_fragile.get()),
+        (0, 0),
+        "nothing ran unconfirmed"
+    );
+    assert_eq!(results[2].value(), Some(&json!({"echo": {"text": "z"}})));
+    assert_eq!(results[3].value(), Some(&json!({"echo": {"n": 1}})));
+    assert_eq!((ran_ok.get(), ran_read.get()), (1, 1));
+    let records = sink.records();
+    assert_eq!(records.len(), 4, "every call recorded");
+    let refused: Vec<_> = records
+        .iter()
+        .filter(|r| r.decision == tool_runtime::executor::Decision::Refused)
+        .map(|r| r.call_id.as_str())
+        .collect();
+    assert_eq!(refused.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_executor_is_the_unit_of_rate_limits_shared_by_its_clones_across_tasks() {
+    let c = Counter::default();
+    let mut set = ToolSet::new();
+    echo(&mut set, def("web", Safety::External), &c);
+    let mut cfg = ExecutorConfig {
+        auto_confirm_external: true,
+        require_first_time_gate: false,
+        ..quick()
+    };
+    cfg.cache.enabled = false;
+    cfg.rate_limits
+        .tools
+        .insert("web".into(), Window::per_minute(4));
+    let build = |limiter: Option<tool_runtime::executor::RateLimiter>| {
+        let mut b = tool_runtime::executor::Executor::builder(set.clone())
+            .config(cfg.clone())
+            .store(Arc::new(tool_runtime::store::MemoryStore::new()));
+        if let Some(l) = limiter {
+            b = b.rate_limiter(l);
+        }
+        b.build().unwrap()
+    };
+    let limited = |r: &tool_runtime::executor::Execution| {
+        r.outcome
+            .error()
+            .is_some_and(|e| e.code == ErrorCode::RATE_LIMITED)
+    };
+
+    // one executor, cloned into 12 tasks: 4 calls pass in the whole process, 8 are limited
+    let exec = build(None);
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let exec = exec.clone();
+            tokio::spawn(async move {
+                exec.call(
+                    &ToolCall::new(format!("c{i}"), "web", json!({"n": i})),
+                    cx(),
+                )
+                .await
+            })
+        })
+        .collect();
+    let mut passed = 0;
+    for t in tasks {
+        let r = t.await.unwrap();
+        if r.outcome.is_success() {
+            passed += 1;
+        } else {
+            assert!(limited(&r), "{:?}", r.outcome);
+        }
+    }
+    assert_eq!(passed, 4);
+    assert_eq!(c.get(), 4);
+
+    // a second executor built on its own has a budget of its own (documented: build one and
+    // clone it), unless it is given the first one's limiter or the process-wide one
+    let separate = build(None);
+    assert!(
+        separate
+            .call(&ToolCall::new("s1", "web", json!({})), cx())
+            .await
+            .outcome
+            .is_success()
+    );
+    let shared = tool_runtime::executor::RateLimiter::new();
+    let (a, b) = (build(Some(shared.clone())), build(Some(shared)));
+    for i in 0..4 {
+        let which = if i % 2 == 0 { &a } else { &b };
+        assert!(
+            which
+                .call(&ToolCall::new(format!("p{i}"), "web", json!({})), cx())
+                .await
+                .outcome
+                .is_success()
+        );
+    }
+    assert!(limited(
+        &b.call(&ToolCall::new("p4", "web", json!({})), cx()).await
+    ));
+    assert!(limited(
+        &a.call(&ToolCall::new("p5", "web", json!({})), cx()).await
+    ));
+}

@@ -250,3 +250,84 @@ async fn a_chain_stops_at_a_denied_step() {
     assert_eq!(person.asked()[0].preview.arguments, json!({"id": "note-1"}));
     assert_eq!(notes.0.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_tool_declared_reversible_without_an_undo_is_refused_at_build() {
+    let mut set = ToolSet::new().with_state(Notes::default());
+    set.register::<CreateNote>().unwrap();
+    set.register::<DeleteNote>().unwrap();
+    let err = tool_runtime::executor::Executor::builder(set)
+        .config(quick())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err, tool_runtime::executor::BuildError::NoUndo { tool } if tool == "create_note"),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("create_note") && text.contains("undo_with"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn the_confirmation_promises_an_undo_exactly_when_one_is_registered() {
+    // create_note is reversible with a planner; delete_note is not; tag_note is not flagged
+    // reversible but gets a planner, so it can be undone and says so
+    let notes = Notes::default();
+    let mut set = ToolSet::new().with_state(notes.clone());
+    set.register::<CreateNote>().unwrap();
+    set.register::<DeleteNote>().unwrap();
+    echo(
+        &mut set,
+        def("tag_note", Safety::Create),
+        &Counter::default(),
+    );
+    let person = Person::answering([Answer::Yes, Answer::Yes, Answer::Yes]);
+    let exec = tool_runtime::executor::Executor::builder(set)
+        .config(quick())
+        .store(Arc::new(tool_runtime::store::MemoryStore::new()))
+        .confirmation(person.clone())
+        .reversible::<CreateNote>()
+        .undo_with("tag_note", |_, _| {
+            Some(InverseCall {
+                tool: "tag_note".into(),
+                arguments: json!({"text": "untag"}),
+            })
+        })
+        .build()
+        .unwrap();
+    for (id, tool, args) in [
+        ("c1", "create_note", json!({"title": "t"})),
+        ("c2", "delete_note", json!({"id": "note-1"})),
+        ("c3", "tag_note", json!({"text": "x"})),
+    ] {
+        let r = exec
+            .call(&ToolCall::new(id, tool, args), CallContext::new(""))
+            .await;
+        assert!(r.outcome.is_success(), "{tool}: {:?}", r.outcome);
+    }
+    let promised: Vec<(String, bool)> = person
+        .asked()
+        .iter()
+        .map(|r| (r.preview.tool.clone(), r.preview.reversible))
+        .collect();
+    assert_eq!(
+        promised,
+        [
+            ("create_note".to_owned(), true),
+            ("delete_note".to_owned(), false),
+            ("tag_note".to_owned(), true),
+        ]
+    );
+    // and the promises hold: the two that said so can be undone, the other cannot
+    assert!(
+        exec.undo("c3", CallContext::new(""))
+            .await
+            .outcome
+            .is_success()
+    );
+    let r = exec.undo("c2", CallContext::new("")).await;
+    assert_eq!(r.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+}

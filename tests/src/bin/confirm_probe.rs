@@ -3,22 +3,25 @@
 //! the first argument. `tests/confirm_tmux.rs` runs it inside tmux and types the answers.
 //!
 //! Usage: `confirm_probe OUT.json [TIMEOUT_MS]`
+//!
+//! Invoked through a link named `tools`, it is instead an application's `tools` command line
+//! (the built-in commands plus the executor's `call`, `pending`, `approve` and `deny`, run by
+//! `Cli::run_from_env` as any application's `main` would) over the same `delete_note` tool,
+//! which appends each title it deletes to `deleted.log` next to the link, so that a test can see
+//! whether it ran; deleting the title `crash after deleting` aborts the process right after
+//! the deletion, as a crash would.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tool_runtime::cli::Cli;
+use tool_runtime::executor::cli::ExecutorCli;
 use tool_runtime::executor::{Executor, ExecutorConfig, TerminalConfirmer};
 use tool_runtime::{CallContext, Safety, ToolCall, ToolDefinition, ToolSet};
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> std::process::ExitCode {
-    let mut args = std::env::args().skip(1);
-    let Some(out) = args.next() else {
-        eprintln!("usage: confirm_probe OUT.json [TIMEOUT_MS]");
-        return std::process::ExitCode::from(2);
-    };
-    let timeout_ms = args.next().and_then(|t| t.parse().ok()).unwrap_or(60_000);
-
+/// The one tool: deletes a note (here: records that it would have).
+fn tools(log: Option<PathBuf>) -> ToolSet {
     let mut def = ToolDefinition::new(
         "delete_note",
         "Delete a research note.",
@@ -29,14 +32,56 @@ async fn main() -> std::process::ExitCode {
     let mut set = ToolSet::new();
     set.register_dynamic(
         def,
-        Some(Arc::new(|args: Value, _| {
-            Box::pin(async move { Ok(json!({"deleted": args["title"]})) })
+        Some(Arc::new(move |args: Value, _| {
+            let log = log.clone();
+            Box::pin(async move {
+                if let Some(log) = log {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&log)?;
+                    writeln!(f, "{}", args["title"].as_str().unwrap_or_default())?;
+                    f.sync_all()?;
+                    // the effect happened; now the process dies before the executor can record
+                    // the outcome (for the crash-between-approval-and-completion test)
+                    if args["title"] == "crash after deleting" {
+                        std::process::abort();
+                    }
+                }
+                Ok::<_, tool_runtime::ToolError>(json!({"deleted": args["title"]}))
+            })
         })),
     )
     .expect("valid tool");
+    set
+}
+
+fn main() -> std::process::ExitCode {
+    let argv0 = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    if argv0.file_name().is_some_and(|n| n == "tools") {
+        let log = argv0.parent().unwrap_or(Path::new(".")).join("deleted.log");
+        let cli = ExecutorCli::new().install(Cli::new(tools(Some(log))));
+        return cli.run_from_env().into();
+    }
+    probe()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn probe() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(out) = args.next() else {
+        eprintln!("usage: confirm_probe OUT.json [TIMEOUT_MS]");
+        return std::process::ExitCode::from(2);
+    };
+    let timeout_ms = args.next().and_then(|t| t.parse().ok()).unwrap_or(60_000);
+    let set = tools(None);
     let config = ExecutorConfig {
         confirmation_timeout_ms: timeout_ms,
-        store: tool_runtime::executor::StoreConfig { path: None },
+        store: tool_runtime::executor::StoreConfig::memory(),
         ..Default::default()
     };
     let executor = Executor::builder(set)

@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::definition::{Safety, ToolDefinition};
+use crate::error::ToolError;
 use crate::hydrate::Repair;
 use crate::tool::Initiator;
 
-use super::outcome::{Decider, Decision, Status};
+use super::outcome::{Decider, Decision, Outcome, Status};
 
 /// The longest result summary kept in a record, in characters.
 pub const SUMMARY_CHARS: usize = 200;
@@ -205,6 +206,191 @@ fn redact_with(value: &Value, sensitive: &[Cow<'static, str>]) -> Value {
     }
 }
 
+/// Secret values shorter than this are not searched for in free text (a one-character password
+/// would otherwise blank every occurrence of that character); they are still hidden wherever
+/// their field can be located: under their key in a result, and in a validation message whose
+/// pointer names their field.
+pub const MIN_SCRUBBED_CHARS: usize = 4;
+
+/// What must not reach the audit trail from one call: the tool's sensitive field names and the
+/// arguments the call was made with (the original and any edit), from which the values of
+/// secret fields are found again wherever they are echoed (a result, an error message quoting
+/// an invalid value).
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    sensitive: Vec<Cow<'static, str>>,
+    arguments: Vec<Value>,
+}
+
+impl Secrets {
+    /// The secrets of a call of the tool `definition` (unknown tool: `None`, and only keys that
+    /// look like secrets count).
+    pub fn new(definition: Option<&ToolDefinition>) -> Self {
+        Secrets {
+            sensitive: definition.map(|d| d.sensitive.clone()).unwrap_or_default(),
+            arguments: Vec::new(),
+        }
+    }
+
+    /// Takes the sensitive field names of the tool `definition`.
+    pub(crate) fn use_definition(&mut self, definition: &ToolDefinition) {
+        self.sensitive = definition.sensitive.clone();
+    }
+
+    /// Adds arguments the call was made with (the model's, or a person's edit).
+    pub fn add_arguments(&mut self, arguments: &Value) {
+        if !self.arguments.contains(arguments) {
+            self.arguments.push(arguments.clone());
+        }
+    }
+
+    fn is_sensitive(&self, key: &str) -> bool {
+        is_secret_key(key) || self.sensitive.iter().any(|s| s == key)
+    }
+
+    /// Whether a JSON pointer into the arguments goes through a secret or sensitive field.
+    fn is_sensitive_pointer(&self, pointer: &str) -> bool {
+        pointer
+            .split('/')
+            .skip(1)
+            .any(|seg| self.is_sensitive(&seg.replace("~1", "/").replace("~0", "~")))
+    }
+
+    /// The texts to search for: every scalar under a secret or sensitive key of the arguments,
+    /// as written and as escaped inside JSON text, longest first (so that a secret containing
+    /// another is replaced whole).
+    fn literals(&self) -> Vec<String> {
+        fn under(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::String(s) => {
+                    out.push(s.clone());
+                    let escaped = serde_json::to_string(s).unwrap_or_default();
+                    out.push(escaped[1..escaped.len() - 1].to_owned());
+                }
+                Value::Number(n) => out.push(n.to_string()),
+                Value::Array(items) => items.iter().for_each(|i| under(i, out)),
+                Value::Object(map) => map.values().for_each(|i| under(i, out)),
+                Value::Bool(_) | Value::Null => {}
+            }
+        }
+        fn walk(secrets: &Secrets, v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        if secrets.is_sensitive(k) {
+                            under(v, out);
+                        } else {
+                            walk(secrets, v, out);
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|i| walk(secrets, i, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for a in &self.arguments {
+            walk(self, a, &mut out);
+        }
+        out.retain(|s| s.chars().count() >= MIN_SCRUBBED_CHARS);
+        out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        out.dedup();
+        out
+    }
+
+    /// `text` with every secret value of the arguments replaced by [`REDACTED`].
+    pub fn scrub_text(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for secret in self.literals() {
+            if text.contains(&secret) {
+                text = text.replace(&secret, REDACTED);
+            }
+        }
+        text
+    }
+
+    /// A value (a tool's result) with secret and sensitive keys redacted at any depth, and secret
+    /// values of the arguments echoed anywhere else in its strings replaced.
+    pub fn redact_value(&self, value: &Value) -> Value {
+        let literals = self.literals();
+        fn strings(v: Value, literals: &[String]) -> Value {
+            match v {
+                Value::String(mut s) => {
+                    for secret in literals {
+                        if s.contains(secret.as_str()) {
+                            s = s.replace(secret.as_str(), REDACTED);
+                        }
+                    }
+                    Value::String(s)
+                }
+                Value::Array(items) => {
+                    Value::Array(items.into_iter().map(|i| strings(i, literals)).collect())
+                }
+                Value::Object(map) => Value::Object(
+                    map.into_iter()
+                        .map(|(k, v)| (k, strings(v, literals)))
+                        .collect(),
+                ),
+                other => other,
+            }
+        }
+        strings(redact_with(value, &self.sensitive), &literals)
+    }
+
+    /// The error as the audit trail may keep it: a violation of a secret or sensitive field
+    /// loses its message (validation messages quote the offending value), a violation elsewhere
+    /// has any secret inside the value it quotes redacted, and secret values are removed from
+    /// the message, the recovery hint and the details.
+    pub fn scrub_error(&self, error: &ToolError) -> ToolError {
+        let mut e = error.clone();
+        for v in &mut e.violations {
+            let scrubbed = if self.is_sensitive_pointer(&v.pointer) {
+                format!("the value of a sensitive field is not valid ({REDACTED})")
+            } else {
+                let mut m = v.message.clone();
+                // the message may quote the instance at its pointer, secrets inside included
+                for args in &self.arguments {
+                    if let Some(instance) = args.pointer(&v.pointer) {
+                        let redacted = redact_with(instance, &self.sensitive);
+                        if &redacted != instance {
+                            m = m.replace(&instance.to_string(), &redacted.to_string());
+                        }
+                    }
+                }
+                m
+            };
+            if scrubbed != v.message {
+                e.message = e.message.replace(&v.message, &scrubbed);
+                v.message = scrubbed;
+            }
+        }
+        e.message = self.scrub_text(&e.message);
+        for v in &mut e.violations {
+            v.message = self.scrub_text(&v.message);
+        }
+        e.recover_action = e.recover_action.map(|r| self.scrub_text(&r));
+        e.details = self.redact_value(&e.details);
+        e
+    }
+
+    /// The [`SUMMARY_CHARS`] summary of an outcome for the audit record, secrets removed
+    /// before it is cut (so that no prefix of a secret survives at the cut).
+    pub fn summary(&self, outcome: &Outcome) -> String {
+        let text = match outcome {
+            Outcome::Success { value, .. } => self.redact_value(value).to_string(),
+            Outcome::Error { error } => {
+                let e = self.scrub_error(error);
+                format!("{}: {}", e.code, e.message)
+            }
+            Outcome::Denied { reason, .. } => self.scrub_text(reason),
+            Outcome::Pending { operation_id, .. } => {
+                return format!("pending operation {operation_id}");
+            }
+        };
+        summarize(&text, SUMMARY_CHARS)
+    }
+}
+
 /// `text` cut to at most `max` characters, with an ellipsis when cut.
 pub fn summarize(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -247,6 +433,47 @@ mod tests {
         assert_eq!(r["items"][0]["client_secret"], REDACTED);
         assert_eq!(r["ssn"], REDACTED);
         assert!(!r.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn secrets_are_found_again_in_text_results_and_errors() {
+        use crate::error::{ErrorCode, Violation};
+        let mut def = ToolDefinition::new("t", "d", &json!({"type": "object"}));
+        def.sensitive = vec!["ssn".into()];
+        let mut s = Secrets::new(Some(&def));
+        s.add_arguments(
+            &json!({"password": "a\"b-long", "ssn": "123-45", "pin_code": 7, "q": "x"}),
+        );
+        // short values are not searched for in free text (they would blank ordinary text)
+        assert_eq!(s.scrub_text("the answer is 7"), "the answer is 7");
+        // a secret is found raw and as escaped inside JSON text
+        assert_eq!(s.scrub_text("pw a\"b-long"), "pw [REDACTED]");
+        assert_eq!(
+            s.scrub_text(r#"{"x":"a\"b-long"}"#),
+            r#"{"x":"[REDACTED]"}"#
+        );
+        let v = s.redact_value(&json!({"ssn": "1", "echo": "your ssn 123-45", "n": 1}));
+        assert_eq!(
+            v,
+            json!({"ssn": REDACTED, "echo": "your ssn [REDACTED]", "n": 1})
+        );
+        // a violation of a secret field loses its message, wherever it appears
+        let e = ToolError::new(
+            ErrorCode::INVALID_ARGUMENTS,
+            "bad: /ssn: 123-45 is wrong; /q: x",
+        )
+        .with_violations([
+            Violation::new("/ssn", "123-45 is wrong"),
+            Violation::new("/q", "x"),
+        ]);
+        let scrubbed = s.scrub_error(&e);
+        assert!(!scrubbed.message.contains("123-45"), "{}", scrubbed.message);
+        assert!(
+            scrubbed.message.ends_with("; /q: x"),
+            "{}",
+            scrubbed.message
+        );
+        assert_eq!(scrubbed.violations[1].message, "x");
     }
 
     #[test]

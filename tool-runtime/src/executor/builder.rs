@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::store::{InverseCall, MemoryStore, SqliteStore, Store, StoreError};
+use crate::store::{InverseCall, Store, StoreError};
 use crate::toolset::{RegistrationError, ToolSet};
 
+use super::config::ConfirmationMode;
 use super::confirm::{ConfirmationHandler, Deferred};
 use super::undo::{Reversible, UndoPlanner, planner_of};
 use super::{AuditSink, Executor, ExecutorConfig, Inner, Previewer, RateLimiter, cache::TtlCache};
@@ -30,11 +31,40 @@ pub enum BuildError {
         /// The tool.
         tool: String,
     },
+    /// A tool is declared reversible but nothing says how to undo it: its confirmation would
+    /// promise an undo that `Executor::undo` cannot perform.
+    #[error(
+        "the tool {tool:?} is declared reversible, but no undo is registered for it; register one \
+         with ExecutorBuilder::reversible::<T>() or ExecutorBuilder::undo_with({tool:?}, ..), \
+         or drop the tool's `reversible` flag"
+    )]
+    NoUndo {
+        /// The tool.
+        tool: String,
+    },
+    /// The configuration asks for inline confirmation, but no handler was given to answer.
+    #[error(
+        "the configuration sets confirmation = \"inline\", but no confirmation handler was given; \
+         give one with ExecutorBuilder::confirmation (TerminalConfirmer::stdio() asks in the \
+         terminal), or set confirmation = \"deferred\" to park calls as pending operations"
+    )]
+    NoInlineHandler,
 }
 
 /// Builds an [`Executor`]. Defaults: [`ExecutorConfig::default`], the store the configuration
-/// names (SQLite at `store.path`, in memory when unset), and, without a confirmation handler,
+/// names ([`crate::executor::StoreConfig`]: SQLite at `store.path` by default, Redis at
+/// `store.url`, or memory), and, without a confirmation handler,
 /// [`Deferred`]: calls that need a person become pending operations rather than run unasked.
+///
+/// The configuration's `confirmation` is honoured: `"deferred"` parks every call that needs a
+/// person whatever handler was given, and `"inline"` requires a handler
+/// ([`BuildError::NoInlineHandler`] otherwise).
+///
+/// Rate limits: the executor is the unit. Its clones (cheap: one `Arc`) share one limiter, as
+/// they share the store, cache and gates, so an application that clones one executor into every
+/// task has per-tool and per-category limits across the whole process. Executors built
+/// separately have separate limiters unless given the same one with
+/// [`ExecutorBuilder::rate_limiter`] ([`RateLimiter::global`] for one budget per process).
 pub struct ExecutorBuilder {
     toolset: ToolSet,
     config: ExecutorConfig,
@@ -143,19 +173,35 @@ impl ExecutorBuilder {
                 });
             }
         }
+        // the confirmation says "this action can be undone" from the planner's presence; a
+        // reversible flag without a planner is a promise nobody could keep
+        if let Some(def) = self
+            .toolset
+            .definitions()
+            .find(|d| d.reversible && !self.undo.contains_key(d.name.as_ref()))
+        {
+            return Err(BuildError::NoUndo {
+                tool: def.name.to_string(),
+            });
+        }
+        let confirmer: Arc<dyn ConfirmationHandler> =
+            match (self.config.confirmation, self.confirmer) {
+                // the operator's switch wins over the program's handler
+                (Some(ConfirmationMode::Deferred), _) => Arc::new(Deferred),
+                (Some(ConfirmationMode::Inline), None) => return Err(BuildError::NoInlineHandler),
+                (_, Some(handler)) => handler,
+                (None, None) => Arc::new(Deferred),
+            };
         let store: Arc<dyn Store> = match self.store {
             Some(s) => s,
-            None => match &self.config.store.path {
-                Some(p) => Arc::new(SqliteStore::open(p)?),
-                None => Arc::new(MemoryStore::new()),
-            },
+            None => self.config.store.open()?,
         };
         Ok(Executor {
             inner: Arc::new(Inner {
                 toolset: self.toolset,
                 config: self.config,
                 store,
-                confirmer: self.confirmer.unwrap_or_else(|| Arc::new(Deferred)),
+                confirmer,
                 sinks: self.sinks,
                 limiter: self.limiter.unwrap_or_default(),
                 cache: TtlCache::default(),

@@ -5,7 +5,13 @@
 //! tools pending [--config FILE]
 //! tools approve ID [--args JSON] [--config FILE]
 //! tools deny ID [--reason TEXT] [--config FILE]
+//! tools abandon ID [--reason TEXT] [--config FILE]
 //! ```
+//!
+//! `tools pending` lists the operations waiting for a decision and, marked `approved`, those
+//! approved but never completed: running now, or interrupted by a crash. Those are in doubt
+//! (the tool may or may not have taken effect) and never run again (at most once); after
+//! checking what happened, close one with `tools abandon ID`.
 //!
 //! The configuration is read from `--config`, else the file named by `TOOLS_CONFIG`, else
 //! `tools.toml` in the working directory when it exists, and then overlaid with `TOOLS_*`
@@ -20,12 +26,13 @@ use futures::future::BoxFuture;
 
 use crate::cli::{Cli, CliCommand, Exit, Output};
 use crate::hydrate::{Arguments, ToolCall};
+use crate::store::PendingState;
 use crate::tool::{CallContext, Initiator};
 use crate::toolset::ToolSet;
 
 use super::{
-    ApproveAll, ConfirmationMode, Deferred, Execution, Executor, ExecutorBuilder, ExecutorConfig,
-    Outcome, TerminalConfirmer,
+    ApproveAll, ConfirmationMode, Execution, Executor, ExecutorBuilder, ExecutorConfig, Outcome,
+    TerminalConfirmer,
 };
 
 /// Customises the executor the commands build (undo planners, previewers, a store).
@@ -48,18 +55,24 @@ impl ExecutorCli {
         ExecutorCli { setup: Some(setup) }
     }
 
-    /// `call`, `pending`, `approve` and `deny`.
+    /// `call`, `pending`, `approve`, `deny` and `abandon`.
     pub fn commands(&self) -> Vec<ExecutorCommand> {
-        [Kind::Call, Kind::Pending, Kind::Approve, Kind::Deny]
-            .into_iter()
-            .map(|kind| ExecutorCommand {
-                kind,
-                setup: self.setup.clone(),
-            })
-            .collect()
+        [
+            Kind::Call,
+            Kind::Pending,
+            Kind::Approve,
+            Kind::Deny,
+            Kind::Abandon,
+        ]
+        .into_iter()
+        .map(|kind| ExecutorCommand {
+            kind,
+            setup: self.setup.clone(),
+        })
+        .collect()
     }
 
-    /// Adds the four commands to a `tools` command line.
+    /// Adds the commands to a `tools` command line.
     pub fn install(&self, mut cli: Cli) -> Cli {
         for c in self.commands() {
             cli = cli.with(c);
@@ -74,6 +87,7 @@ enum Kind {
     Pending,
     Approve,
     Deny,
+    Abandon,
 }
 
 /// One of the executor's subcommands (see [`ExecutorCli`]).
@@ -118,7 +132,20 @@ impl CliCommand for ExecutorCommand {
                 )
                 .arg(config_arg()),
             Kind::Pending => Command::new("pending")
-                .about("List operations waiting for approval")
+                .about(
+                    "List operations waiting for approval, and approved ones that never completed",
+                )
+                .arg(config_arg()),
+            Kind::Abandon => Command::new("abandon")
+                .about(
+                    "Close an approved operation whose run was interrupted (it is not run again)",
+                )
+                .arg(Arg::new("id").required(true))
+                .arg(
+                    Arg::new("reason")
+                        .long("reason")
+                        .help("What you found (recorded with it)"),
+                )
                 .arg(config_arg()),
             Kind::Approve => Command::new("approve")
                 .about("Approve a pending operation and run it")
@@ -158,13 +185,19 @@ impl CliCommand for ExecutorCommand {
                     }
                 };
             let yes = matches!(self.kind, Kind::Call) && matches.get_flag("yes");
-            let mut builder = Executor::builder(toolset.clone()).config(config.clone());
-            builder = if yes {
-                builder.confirmation(ApproveAll)
-            } else if config.confirmation == ConfirmationMode::Deferred {
-                builder.confirmation(Deferred)
+            let mut config = config;
+            let mut builder = if yes {
+                // approving in advance on the command line beats a configured "deferred"
+                config.confirmation = Some(ConfirmationMode::Inline);
+                Executor::builder(toolset.clone())
+                    .config(config)
+                    .confirmation(ApproveAll)
+            } else if config.confirmation == Some(ConfirmationMode::Deferred) {
+                Executor::builder(toolset.clone()).config(config)
             } else {
-                builder.confirmation(TerminalConfirmer::stdio())
+                Executor::builder(toolset.clone())
+                    .config(config)
+                    .confirmation(TerminalConfirmer::stdio())
             };
             if let Some(setup) = &self.setup {
                 builder = setup(builder);
@@ -193,6 +226,18 @@ impl CliCommand for ExecutorCommand {
                     };
                     match executor.approve_with(id, edited).await {
                         Ok(exec) => print_execution(&exec, output),
+                        Err(e) => print_error(&e, output),
+                    }
+                }
+                Kind::Abandon => {
+                    let id = matches.get_one::<String>("id").expect("required");
+                    let reason = matches.get_one::<String>("reason").cloned();
+                    match executor.abandon(id, reason) {
+                        Ok(exec) => {
+                            print_execution(&exec, output);
+                            // closing it is what the user asked for
+                            Exit::Success
+                        }
                         Err(e) => print_error(&e, output),
                     }
                 }
@@ -229,22 +274,28 @@ async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>
 }
 
 fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
-    let ops = match executor.pending() {
+    let waiting = match executor.pending() {
+        Ok(ops) => ops,
+        Err(e) => return print_error(&e, output),
+    };
+    let in_doubt = match executor.in_doubt() {
         Ok(ops) => ops,
         Err(e) => return print_error(&e, output),
     };
     if output.json {
+        // every unfinished operation; each one's `state` says which kind it is
+        let all: Vec<_> = waiting.iter().chain(&in_doubt).collect();
         let _ = writeln!(
             output.out,
             "{}",
-            serde_json::to_string_pretty(&ops).unwrap_or_default()
+            serde_json::to_string_pretty(&all).unwrap_or_default()
         );
         return Exit::Success;
     }
-    if ops.is_empty() {
+    if waiting.is_empty() && in_doubt.is_empty() {
         let _ = writeln!(output.out, "no pending operations");
     }
-    for op in ops {
+    for op in waiting {
         let _ = writeln!(
             output.out,
             "{}  {}  [{}]  {}  {}",
@@ -253,6 +304,30 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
             op.preview.category.as_str(),
             op.preview.intent,
             op.arguments
+        );
+    }
+    let now = super::audit::now_ms();
+    for op in &in_doubt {
+        let since = match op.state {
+            PendingState::Approved { approved_ms, .. } if approved_ms > 0 => {
+                format!(" {} s ago", now.saturating_sub(approved_ms) / 1000)
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            output.out,
+            "{}  {}  [{}]  {}  approved{since}, not completed: running, or interrupted",
+            op.id,
+            op.tool,
+            op.preview.category.as_str(),
+            op.preview.intent,
+        );
+    }
+    if !in_doubt.is_empty() {
+        let _ = writeln!(
+            output.out,
+            "approved operations are never run again; once you have checked whether one took \
+             effect, close it with `tools abandon ID`"
         );
     }
     Exit::Success

@@ -30,9 +30,16 @@ pub struct ExecutorConfig {
     pub require_first_time_gate: bool,
     /// A passed first-time gate is remembered across sessions (in the store).
     pub persist_first_time_approvals: bool,
-    /// Whether confirmations are asked inline or parked as pending operations (used by the
-    /// command line; programs choose their handler directly).
-    pub confirmation: ConfirmationMode,
+    /// How calls that need a person are confirmed.
+    ///
+    /// - unset (the default): by the handler the program gives the builder, or parked as
+    ///   pending operations when it gives none; `tools call` asks in the terminal;
+    /// - `"inline"`: answered now, by the program's handler, which the builder then requires
+    ///   (`tools call`: the terminal);
+    /// - `"deferred"`: always parked as pending operations, whatever handler the program gave
+    ///   (an operator's switch for unattended runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<ConfirmationMode>,
     /// Only these tools may run, when set.
     pub allow: Option<Vec<String>>,
     /// These tools never run.
@@ -68,7 +75,7 @@ impl Default for ExecutorConfig {
             confirmation_timeout_ms: 30_000,
             require_first_time_gate: true,
             persist_first_time_approvals: true,
-            confirmation: ConfirmationMode::Inline,
+            confirmation: None,
             allow: None,
             deny: Vec::new(),
             default_timeout_ms: 30_000,
@@ -204,18 +211,217 @@ impl Default for CacheConfig {
 }
 
 /// Where pending operations, approvals, the journal and the audit trail are kept.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+///
+/// In TOML, either a string naming the store or a table:
+///
+/// ```toml
+/// store = "memory"                         # nothing kept after the process ends
+/// store = "redis://127.0.0.1:6379/0"       # Redis (also rediss://, redis+unix://)
+/// store = "sqlite:/var/lib/app/tools.db"   # SQLite (a plain path means SQLite too)
+///
+/// [store]                                  # or the table form
+/// path = ".tools/state.sqlite3"            # SQLite file (the default)
+/// url = "redis://127.0.0.1:6379/0"         # Redis; takes precedence over `path`
+/// prefix = "myapp:"                        # Redis key prefix (default "tools:")
+/// ```
+///
+/// From the environment: `TOOLS_STORE=redis://...`, `TOOLS_STORE=memory`, or one key at a time
+/// (`TOOLS_STORE__URL`, `TOOLS_STORE__PATH`, `TOOLS_STORE__PREFIX`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoreConfig {
-    /// The SQLite file (the default store); `None` keeps everything in memory.
+    /// The SQLite file (the default store); `None` (and no `url`) keeps everything in memory.
     pub path: Option<PathBuf>,
+    /// A Redis URL; when set, Redis is the store and `path` is not used.
+    pub url: Option<String>,
+    /// The prefix of every Redis key (several applications on one server).
+    pub prefix: String,
 }
+
+/// The store a [`StoreConfig`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreKind<'a> {
+    /// In memory.
+    Memory,
+    /// A SQLite file.
+    Sqlite(&'a Path),
+    /// A Redis server.
+    Redis {
+        /// Its URL.
+        url: &'a str,
+        /// The key prefix.
+        prefix: &'a str,
+    },
+}
+
+/// The Redis key prefix used unless configured.
+pub const DEFAULT_REDIS_PREFIX: &str = "tools:";
 
 impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
             path: Some(PathBuf::from(".tools/state.sqlite3")),
+            url: None,
+            prefix: DEFAULT_REDIS_PREFIX.to_owned(),
         }
+    }
+}
+
+impl StoreConfig {
+    /// Everything in memory.
+    pub fn memory() -> Self {
+        StoreConfig {
+            path: None,
+            ..Default::default()
+        }
+    }
+
+    /// A SQLite file.
+    pub fn sqlite(path: impl Into<PathBuf>) -> Self {
+        StoreConfig {
+            path: Some(path.into()),
+            ..Default::default()
+        }
+    }
+
+    /// A Redis server, with the default key prefix.
+    pub fn redis(url: impl Into<String>) -> Self {
+        StoreConfig {
+            path: None,
+            url: Some(url.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Parses the string form (`memory`, a Redis URL, `sqlite:PATH` or a path).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(
+                "the store is empty; use \"memory\", a redis:// URL or a SQLite path".into(),
+            );
+        }
+        if t.eq_ignore_ascii_case("memory") || t.eq_ignore_ascii_case("memory:") {
+            return Ok(Self::memory());
+        }
+        if ["redis://", "rediss://", "redis+unix://", "unix://"]
+            .iter()
+            .any(|s| t.len() >= s.len() && t[..s.len()].eq_ignore_ascii_case(s))
+        {
+            return Ok(Self::redis(t));
+        }
+        let path = t
+            .strip_prefix("sqlite://")
+            .or_else(|| t.strip_prefix("sqlite:"))
+            .unwrap_or(t);
+        if path.is_empty() {
+            return Err(format!("{text:?} names no SQLite file"));
+        }
+        if let Some((scheme, _)) = path.split_once("://") {
+            return Err(format!(
+                "unknown store scheme {scheme:?} in {text:?}; use \"memory\", redis:// or a SQLite path"
+            ));
+        }
+        Ok(Self::sqlite(path))
+    }
+
+    /// Which store this is: Redis when `url` is set, else SQLite at `path`, else memory.
+    pub fn kind(&self) -> StoreKind<'_> {
+        match (&self.url, &self.path) {
+            (Some(url), _) => StoreKind::Redis {
+                url,
+                prefix: &self.prefix,
+            },
+            (None, Some(path)) => StoreKind::Sqlite(path),
+            (None, None) => StoreKind::Memory,
+        }
+    }
+
+    /// Opens the store.
+    pub fn open(
+        &self,
+    ) -> Result<std::sync::Arc<dyn crate::store::Store>, crate::store::StoreError> {
+        use crate::store::{MemoryStore, RedisStore, SqliteStore};
+        Ok(match self.kind() {
+            StoreKind::Memory => std::sync::Arc::new(MemoryStore::new()),
+            StoreKind::Sqlite(path) => std::sync::Arc::new(SqliteStore::open(path)?),
+            StoreKind::Redis { url, prefix } => {
+                std::sync::Arc::new(RedisStore::with_prefix(url, prefix)?)
+            }
+        })
+    }
+}
+
+impl Serialize for StoreConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // memory has no table form (an absent `path` means the default file), so it is written
+        // as the string; everything else as the table
+        if self.kind() == StoreKind::Memory {
+            return s.serialize_str("memory");
+        }
+        let mut t = s.serialize_struct("StoreConfig", 3)?;
+        if let Some(path) = &self.path {
+            t.serialize_field("path", path)?;
+        }
+        if let Some(url) = &self.url {
+            t.serialize_field("url", url)?;
+        }
+        t.serialize_field("prefix", &self.prefix)?;
+        t.end()
+    }
+}
+
+/// The table form, with unknown keys refused.
+#[derive(Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct StoreTable {
+    path: Option<PathBuf>,
+    url: Option<String>,
+    prefix: String,
+}
+
+impl Default for StoreTable {
+    fn default() -> Self {
+        let d = StoreConfig::default();
+        StoreTable {
+            path: d.path,
+            url: d.url,
+            prefix: d.prefix,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = StoreConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"memory\", a redis:// URL, a SQLite path, or a [store] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<StoreConfig, E> {
+                StoreConfig::parse(v).map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<StoreConfig, A::Error> {
+                let t = StoreTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                if let Some(url) = &t.url
+                    && !matches!(StoreConfig::parse(url).map(|c| c.url.is_some()), Ok(true))
+                {
+                    return Err(serde::de::Error::custom(format!(
+                        "store.url {url:?} is not a redis:// URL"
+                    )));
+                }
+                Ok(StoreConfig {
+                    path: t.path,
+                    url: t.url,
+                    prefix: t.prefix,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -423,6 +629,7 @@ mod tests {
     fn every_top_level_key_can_be_set_from_the_environment() {
         let table = toml::Table::try_from(ExecutorConfig {
             allow: Some(vec![]),
+            confirmation: Some(ConfirmationMode::Inline),
             ..Default::default()
         })
         .unwrap();
@@ -441,5 +648,84 @@ mod tests {
             .with_env_vars([("TOOLS_MAX_CONCURRENCY".into(), "many".into())])
             .unwrap_err();
         assert!(err.to_string().contains("environment"), "{err}");
+    }
+
+    #[test]
+    fn the_store_is_chosen_by_a_string_a_table_or_the_environment() {
+        let kind = |toml: &str| ExecutorConfig::from_toml(toml).map(|c| c.store);
+        assert_eq!(
+            kind("").unwrap().kind(),
+            StoreKind::Sqlite(Path::new(".tools/state.sqlite3")),
+            "SQLite by default"
+        );
+        assert_eq!(
+            kind(r#"store = "memory""#).unwrap().kind(),
+            StoreKind::Memory
+        );
+        assert_eq!(
+            kind(r#"store = "redis://10.0.0.1:6379/2""#).unwrap().kind(),
+            StoreKind::Redis {
+                url: "redis://10.0.0.1:6379/2",
+                prefix: "tools:"
+            }
+        );
+        assert_eq!(
+            kind(r#"store = "sqlite:/var/lib/t.db""#).unwrap().kind(),
+            StoreKind::Sqlite(Path::new("/var/lib/t.db"))
+        );
+        assert_eq!(
+            kind(r#"store = "state/t.db""#).unwrap().kind(),
+            StoreKind::Sqlite(Path::new("state/t.db"))
+        );
+        let table = kind("[store]\nurl = \"rediss://h/0\"\nprefix = \"app:\"").unwrap();
+        assert_eq!(
+            table.kind(),
+            StoreKind::Redis {
+                url: "rediss://h/0",
+                prefix: "app:"
+            },
+            "the url wins over the default path"
+        );
+        for (bad, why) in [
+            (r#"store = "postgres://h/db""#, "unknown store scheme"),
+            ("store = ''", "the store is empty"),
+            ("[store]\nurl = \"/tmp/x.db\"", "is not a redis:// URL"),
+            ("[store]\nkind = \"redis\"", "unknown field `kind`"),
+        ] {
+            let err = kind(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let env = |vars: &[(&str, &str)]| {
+            ExecutorConfig::default()
+                .with_env_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+                .unwrap()
+                .store
+        };
+        assert_eq!(
+            env(&[("TOOLS_STORE", "redis://127.0.0.1:6379/")]).kind(),
+            StoreKind::Redis {
+                url: "redis://127.0.0.1:6379/",
+                prefix: "tools:"
+            }
+        );
+        assert_eq!(env(&[("TOOLS_STORE", "memory")]).kind(), StoreKind::Memory);
+        assert_eq!(
+            env(&[
+                ("TOOLS_STORE__URL", "redis://r/"),
+                ("TOOLS_STORE__PREFIX", "x:")
+            ])
+            .kind(),
+            StoreKind::Redis {
+                url: "redis://r/",
+                prefix: "x:"
+            }
+        );
+        // the string form survives a round trip through the environment overlay
+        let cfg = ExecutorConfig::from_toml(r#"store = "memory""#)
+            .unwrap()
+            .with_env_vars([("TOOLS_MAX_CONCURRENCY".to_string(), "2".to_string())])
+            .unwrap();
+        assert_eq!(cfg.store.kind(), StoreKind::Memory);
+        assert_eq!(cfg.max_concurrency, 2);
     }
 }

@@ -1,7 +1,10 @@
 //! The life of one call: policy, confirmation, running, journaling, recording.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use futures::FutureExt;
 
 use serde_json::{Value, json};
 use tracing::Instrument;
@@ -13,7 +16,7 @@ use crate::store::{GateScope, JournalEntry, PendingOperation, PendingState, new_
 use crate::tool::CallContext;
 use crate::toolset::Entry;
 
-use super::audit::{self, AuditRecord, SUMMARY_CHARS, now_ms};
+use super::audit::{self, AuditRecord, now_ms};
 use super::chain::{self, ChainResult, ChainStep};
 use super::config::AuditMode;
 use super::confirm::{Answer, ConfirmationRequest};
@@ -36,9 +39,24 @@ pub(crate) struct Trail {
     pub(crate) operation_id: Option<String>,
     pub(crate) arguments: Option<Value>,
     pub(crate) repairs: Vec<Repair>,
+    /// What the record's summary must not show (the raw arguments' secret values).
+    pub(crate) secrets: audit::Secrets,
 }
 
 impl Trail {
+    /// Keeps the audited form of arguments the call runs with, and remembers the raw ones so that
+    /// their secret values can be kept out of the result summary.
+    pub(crate) fn note_arguments(
+        &mut self,
+        audited: Option<Value>,
+        raw: &Value,
+        def: &ToolDefinition,
+    ) {
+        self.secrets.use_definition(def);
+        self.secrets.add_arguments(raw);
+        self.arguments = audited;
+    }
+
     pub(crate) fn new(started: Instant) -> Self {
         Trail {
             started,
@@ -49,6 +67,7 @@ impl Trail {
             operation_id: None,
             arguments: None,
             repairs: Vec::new(),
+            secrets: audit::Secrets::default(),
         }
     }
 }
@@ -72,11 +91,15 @@ impl Executor {
                 let def = self.inner.toolset.get(&call.name);
                 let mut trail = Trail::new(started);
                 trail.decision = Decision::Refused;
-                trail.arguments = match &call.arguments {
+                trail.secrets = audit::Secrets::new(def);
+                let raw = match &call.arguments {
                     Arguments::Json(v) => Some(v.clone()),
                     Arguments::Text(t) => serde_json::from_str(t).ok(),
+                };
+                if let Some(raw) = &raw {
+                    trail.secrets.add_arguments(raw);
                 }
-                .map(|v| match def {
+                trail.arguments = raw.map(|v| match def {
                     Some(d) => audit::redact(&v, d),
                     None => audit::redact_with_keys(&v),
                 });
@@ -213,6 +236,13 @@ impl Executor {
                 .get(&inverse.tool)
                 .map(|d| d.safety)
                 .unwrap_or_default();
+            if let Some(def) = self.inner.toolset.get(&inverse.tool) {
+                trail.note_arguments(
+                    self.audited_arguments(&inverse.arguments, def),
+                    &inverse.arguments,
+                    def,
+                );
+            }
             if let Some(err) = policy::refusal(&inverse.tool, &self.inner.config) {
                 let exec = fail(&inverse.tool, err);
                 self.record(&cx, &inverse.tool, category, &exec, trail);
@@ -276,7 +306,11 @@ impl Executor {
         let cfg = &self.inner.config;
         let gate_passed = !needs_gate(def.safety) || self.gate_passed(def, &cx);
         let mut trail = Trail::new(started);
-        trail.arguments = self.audited_arguments(instance.arguments(), def);
+        trail.note_arguments(
+            self.audited_arguments(instance.arguments(), def),
+            instance.arguments(),
+            def,
+        );
         trail.repairs = instance.repairs().to_vec();
         match policy::requirement(def, cfg, gate_passed) {
             Requirement::Refused(error) => {
@@ -308,20 +342,33 @@ impl Executor {
     ) -> Execution {
         let def = entry.definition();
         let cfg = &self.inner.config;
+        let preview = match self
+            .preview(def, instance.arguments(), &cx, first_use)
+            .await
+        {
+            Ok(p) => p,
+            Err(error) => return self.unasked(def, &cx, trail, error),
+        };
         let mut request = ConfirmationRequest {
-            preview: self
-                .preview(def, instance.arguments(), &cx, first_use)
-                .await,
+            preview,
             problem: None,
             timeout: cfg.confirmation_timeout(),
         };
         let mut instance = instance;
         let mut rounds = 0;
         loop {
-            let answer =
-                tokio::time::timeout(request.timeout, self.inner.confirmer.confirm(&request))
-                    .await
-                    .unwrap_or(Answer::Timeout);
+            // the handler is application code: a panic in it must end this call only, not the
+            // task that may be running the other calls of the model's turn
+            let asking = AssertUnwindSafe(async { self.inner.confirmer.confirm(&request).await })
+                .catch_unwind();
+            let answer = match tokio::time::timeout(request.timeout, asking).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(payload)) => {
+                    let error = panicked("the confirmation handler", &def.name, &*payload);
+                    return self.unasked(def, &cx, trail, error);
+                }
+                Err(_) => Answer::Timeout,
+            };
             if cfg.log_confirmations {
                 tracing::info!(
                     target: "tool_runtime::confirmation",
@@ -352,7 +399,11 @@ impl Executor {
                         Ok(edited) => {
                             trail.decision = Decision::Edited;
                             trail.by = Decider::User;
-                            trail.arguments = self.audited_arguments(edited.arguments(), def);
+                            trail.note_arguments(
+                                self.audited_arguments(edited.arguments(), def),
+                                edited.arguments(),
+                                def,
+                            );
                             if first_use {
                                 self.pass_gate(def, &cx);
                             }
@@ -370,10 +421,12 @@ impl Executor {
                             }
                             trail.decision = Decision::Denied;
                             trail.by = Decider::User;
+                            // the rejected edit may quote a secret the person typed
+                            trail.secrets.add_arguments(&arguments);
                             denied(
                                 format!(
                                     "the user's edited arguments were not valid: {}",
-                                    error.message
+                                    trail.secrets.scrub_error(&error).message
                                 ),
                                 Decider::User,
                             )
@@ -414,6 +467,27 @@ impl Executor {
             self.record(&cx, &def.name, def.safety, &exec, trail);
             return exec;
         }
+    }
+
+    /// Ends a call that needed a person but could not be put to them (the previewer or the
+    /// confirmation handler panicked): refused, nothing ran.
+    fn unasked(
+        &self,
+        def: &ToolDefinition,
+        cx: &CallContext,
+        mut trail: Trail,
+        error: ToolError,
+    ) -> Execution {
+        trail.decision = Decision::Refused;
+        trail.by = Decider::Policy;
+        let exec = Execution {
+            call_id: cx.call_id.clone(),
+            tool: def.name.to_string(),
+            outcome: Outcome::error_from(error),
+            full: None,
+        };
+        self.record(cx, &def.name, def.safety, &exec, trail);
+        exec
     }
 
     fn defer(
@@ -464,7 +538,16 @@ impl Executor {
         let (outcome, full) = match ran.result {
             Ok(value) => {
                 if let (Some(planner), Some(args)) = (planner, &arguments) {
-                    self.journal(def, &cx, planner(args, &value));
+                    // a panicking planner costs the undo, not the call that already happened
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| planner(args, &value))) {
+                        Ok(inverse) => self.journal(def, &cx, inverse),
+                        Err(payload) => tracing::error!(
+                            tool = %def.name,
+                            call_id = %cx.call_id,
+                            panic = %panic_text(&*payload),
+                            "the undo planner panicked; this call cannot be undone"
+                        ),
+                    }
                 }
                 let (for_model, truncated) = fit(&value, self.inner.config.max_result_chars);
                 let full = truncated.then_some(value);
@@ -608,7 +691,7 @@ impl Executor {
         arguments: &Value,
         cx: &CallContext,
         first_use: bool,
-    ) -> Preview {
+    ) -> Result<Preview, ToolError> {
         let intent = def.render_intent(arguments).unwrap_or_else(|| {
             let what = def
                 .description
@@ -628,13 +711,18 @@ impl Executor {
                 let timeout = def
                     .timeout
                     .unwrap_or_else(|| self.inner.config.default_timeout());
-                Some(
-                    match tokio::time::timeout(timeout, p(arguments.clone(), cx.clone())).await {
-                        Ok(Ok(v)) => v,
-                        Ok(Err(e)) => json!({"preview_unavailable": e.message}),
-                        Err(_) => json!({"preview_unavailable": "the preview timed out"}),
-                    },
-                )
+                let (arguments, cx) = (arguments.clone(), cx.clone());
+                // called inside the future so that a panic while building it is caught too
+                let previewing =
+                    AssertUnwindSafe(async move { p(arguments, cx).await }).catch_unwind();
+                Some(match tokio::time::timeout(timeout, previewing).await {
+                    Ok(Ok(Ok(v))) => v,
+                    Ok(Ok(Err(e))) => json!({"preview_unavailable": e.message}),
+                    Ok(Err(payload)) => {
+                        return Err(panicked("the change preview", &def.name, &*payload));
+                    }
+                    Err(_) => json!({"preview_unavailable": "the preview timed out"}),
+                })
             }
         };
         let first_use = first_use.then(|| {
@@ -665,16 +753,18 @@ impl Executor {
                 data_leaving,
             }
         });
-        Preview {
+        Ok(Preview {
             call_id: cx.call_id.clone(),
             tool: def.name.to_string(),
             intent,
             category: def.safety,
             arguments: arguments.clone(),
-            reversible: def.reversible,
+            // what `undo` can do, not what the definition claims: the builder refuses a
+            // reversible flag without a planner, and a planner makes any tool undoable
+            reversible: self.inner.undo.contains_key(def.name.as_ref()),
             change,
             first_use,
-        }
+        })
     }
 
     fn gate_passed(&self, def: &ToolDefinition, cx: &CallContext) -> bool {
@@ -774,18 +864,9 @@ impl Executor {
         }
         let result_summary = match cfg.audit_mode {
             AuditMode::MetadataOnly => None,
-            AuditMode::Redacted => Some(match &exec.outcome {
-                Outcome::Success { value, .. } => {
-                    audit::summarize(&value.to_string(), SUMMARY_CHARS)
-                }
-                Outcome::Error { error } => {
-                    audit::summarize(&format!("{}: {}", error.code, error.message), SUMMARY_CHARS)
-                }
-                Outcome::Denied { reason, .. } => audit::summarize(reason, SUMMARY_CHARS),
-                Outcome::Pending { operation_id, .. } => {
-                    format!("pending operation {operation_id}")
-                }
-            }),
+            // redacted before it is cut: results echo arguments, and validation messages quote
+            // the offending value
+            AuditMode::Redacted => Some(trail.secrets.summary(&exec.outcome)),
         };
         let record = AuditRecord {
             timestamp_ms: now_ms(),
@@ -817,6 +898,28 @@ impl Executor {
             tracing::error!(error = %e, call_id = %cx.call_id, "could not store an audit record");
         }
     }
+}
+
+/// The error of a call whose previewer or confirmation handler panicked. Nothing ran, and the
+/// same call would panic again, so it is not retryable.
+fn panicked(what: &str, tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
+    let text = panic_text(payload);
+    tracing::error!(tool, panic = %text, "{what} panicked");
+    ToolError::new(
+        ErrorCode::INTERNAL,
+        format!("{what} of {tool:?} failed unexpectedly (it panicked), so the call was not run"),
+    )
+    .recover("do not retry the same call; tell the user that confirming this tool is failing")
+    .with_detail("panicked", what)
+}
+
+/// A panic payload as text (`panic!` gives a `&str` or a `String`).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
 }
 
 fn needs_gate(safety: Safety) -> bool {

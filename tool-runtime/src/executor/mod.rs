@@ -4,7 +4,8 @@
 //! executor.run(instance, cx)
 //!   policy      allow/deny lists; category → run now | confirm (+ first-time gate)
 //!   confirm     ConfirmationHandler: yes | no(reason) | edit(args → re-validated) | timeout | defer
-//!               defer → PendingOperation in the Store, approved/denied by id later, runs once
+//!               defer → PendingOperation in the Store, approved/denied by id later, runs at
+//!               most once (a crash after approval leaves it in doubt: listed, never re-run)
 //!   run         cache (read-only) → rate limits → attempt on its own task with a timeout
 //!               → retries with backoff (read-only / idempotent / opted-in tools)
 //!   after       undo journal (reversible tools) → result fitted for the model
@@ -39,19 +40,19 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub use audit::{
-    ActivityQuery, AuditRecord, AuditSink, MemoryAuditSink, REDACTED, SUMMARY_CHARS, is_secret_key,
-    redact, summarize,
+    ActivityQuery, AuditRecord, AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED,
+    SUMMARY_CHARS, Secrets, is_secret_key, redact, summarize,
 };
 pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
 pub use chain::{ChainResult, ChainStep, REF_KEY};
 pub use config::{
-    AuditMode, CacheConfig, ConfigError, ConfirmationMode, ENV_PREFIX, ExecutorConfig,
-    RateLimitConfig, RetryConfig, StoreConfig, Window,
+    AuditMode, CacheConfig, ConfigError, ConfirmationMode, DEFAULT_REDIS_PREFIX, ENV_PREFIX,
+    ExecutorConfig, RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
 };
 pub use confirm::{
     Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, Deferred, DenyAll, FnConfirmer,
-    TerminalConfirmer,
+    TerminalConfirmer, read_stdin_line,
 };
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use limit::RateLimiter;
@@ -70,6 +71,11 @@ pub type Previewer =
 
 /// Runs tool calls under policy. Cheap to clone; clones share everything (store, rate limits,
 /// cache, first-time gates).
+///
+/// The executor is the unit of shared state: build one per application and clone it into every
+/// task, so that rate limits (per tool and per category) hold across the whole process. Two
+/// executors built separately do not share a limiter unless given the same one
+/// ([`ExecutorBuilder::rate_limiter`], [`RateLimiter::global`]).
 #[derive(Clone)]
 pub struct Executor {
     inner: Arc<Inner>,

@@ -148,7 +148,8 @@ pub struct Preview {
     pub category: Safety,
     /// The arguments the tool will receive.
     pub arguments: Value,
-    /// Whether the effect can be undone.
+    /// Whether the effect can be undone: an undo is registered for the tool, so
+    /// [`crate::executor::Executor::undo`] can revert the call once it has run.
     pub reversible: bool,
     /// For modifications: the change the tool will make, as the tool's previewer describes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

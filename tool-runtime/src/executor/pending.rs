@@ -13,7 +13,7 @@ use crate::hydrate::{Arguments, ToolCall};
 use crate::store::{PendingOperation, PendingState, Resolve};
 use crate::tool::CallContext;
 
-use super::audit::{ActivityQuery, AuditRecord};
+use super::audit::{ActivityQuery, AuditRecord, now_ms};
 use super::engine::{Trail, span};
 use super::outcome::{Decider, Decision, Execution, Outcome};
 use super::{Executor, policy};
@@ -24,13 +24,78 @@ impl Executor {
         Ok(self.inner.store.list_pending()?)
     }
 
+    /// Operations approved but not completed: running now in some process, or interrupted by a
+    /// crash between approval and completion (in doubt: the tool may or may not have taken
+    /// effect). They are never run again; see [`Executor::abandon`]. Oldest first.
+    pub fn in_doubt(&self) -> Result<Vec<PendingOperation>, ToolError> {
+        Ok(self.inner.store.list_approved()?)
+    }
+
+    /// Closes an approved operation that never completed (its process stopped while running
+    /// it), once a person has checked what happened: it is recorded as completed with an
+    /// `INTERRUPTED` error, with the person's note, and an audit record is written for it.
+    /// Nothing runs; to have the effect after all, make the call again.
+    ///
+    /// Refused with `ALREADY_RESOLVED` when the operation is not `approved` (still pending, denied,
+    /// or completed, possibly by its process finishing meanwhile).
+    pub fn abandon(&self, id: &str, note: Option<String>) -> Result<Execution, ToolError> {
+        let started = Instant::now();
+        let mut message = "the operation was approved, but the process running it stopped before \
+                           it finished; whether it took effect is unknown, and it was not run again"
+            .to_owned();
+        if let Some(note) = note.filter(|n| !n.trim().is_empty()) {
+            message.push_str(&format!(" (note: {})", note.trim()));
+        }
+        let error = ToolError::new(ErrorCode::of("INTERRUPTED"), message)
+            .recover("check whether the change happened before asking for it again")
+            .with_detail("operation_id", id);
+        let outcome = Outcome::error_from(error);
+        let op = match self.inner.store.settle_approved(id, &outcome)? {
+            Resolve::Won(op) => *op,
+            Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
+            Resolve::NotFound => return Err(not_found(id)),
+        };
+        let cx = self.context(&op.call_id, operation_context(&op));
+        let exec = Execution {
+            call_id: op.call_id.clone(),
+            tool: op.tool.clone(),
+            outcome,
+            full: None,
+        };
+        let def = self.inner.toolset.get(&op.tool);
+        let category = def.map(|d| d.safety).unwrap_or(op.preview.category);
+        let mut trail = Trail::new_for(started, &op);
+        trail.decision = match &op.state {
+            PendingState::Approved {
+                edited: Some(_), ..
+            } => Decision::Edited,
+            _ => Decision::Confirmed,
+        };
+        if let Some(def) = def {
+            let arguments = match &op.state {
+                PendingState::Approved {
+                    edited: Some(e), ..
+                } => e,
+                _ => &op.arguments,
+            };
+            trail.note_arguments(self.audited(arguments, def), arguments, def);
+        }
+        let span = span(&op.tool, &cx);
+        let _g = span.enter();
+        self.record(&cx, &op.tool, category, &exec, trail);
+        Ok(exec)
+    }
+
     /// One pending operation in any state (a completed one carries its outcome).
     pub fn pending_operation(&self, id: &str) -> Result<Option<PendingOperation>, ToolError> {
         Ok(self.inner.store.get_pending(id)?)
     }
 
-    /// Approves a pending operation and runs it, exactly once: if several approvers race (tasks or
-    /// processes sharing the store), one runs it and the others get `ALREADY_RESOLVED`.
+    /// Approves a pending operation and runs it, at most once: if several approvers race (tasks
+    /// or processes sharing the store), one runs it and the others get `ALREADY_RESOLVED`. The
+    /// approval is stored before the tool runs; if the process stops before the outcome is
+    /// stored, the operation stays approved and in doubt ([`Executor::in_doubt`]), never run
+    /// again (see the `store` module docs).
     pub async fn approve(&self, id: &str) -> Result<Execution, ToolError> {
         self.approve_with(id, None).await
     }
@@ -64,6 +129,7 @@ impl Executor {
             id,
             &PendingState::Approved {
                 edited: edited.clone(),
+                approved_ms: now_ms(),
             },
         )? {
             Resolve::Won(op) => *op,
@@ -82,12 +148,24 @@ impl Executor {
             } else {
                 Decision::Confirmed
             };
-            trail.arguments = self.audited(instance.arguments(), instance.definition());
+            trail.note_arguments(
+                self.audited(instance.arguments(), instance.definition()),
+                instance.arguments(),
+                instance.definition(),
+            );
             self.proceed(instance, cx.clone(), trail).await
         }
         .instrument(span)
         .await;
-        self.inner.store.complete_pending(id, &exec.outcome)?;
+        if let Err(e) = self.inner.store.complete_pending(id, &exec.outcome) {
+            // the tool ran: its outcome is the truth for the approver. The operation stays
+            // `approved` in the store, listed as in doubt, and is not run again.
+            tracing::error!(
+                error = %e,
+                operation_id = id,
+                "could not record the outcome of an approved operation; it stays in doubt"
+            );
+        }
         Ok(exec)
     }
 
@@ -126,10 +204,9 @@ impl Executor {
             .unwrap_or(op.preview.category);
         let mut trail = Trail::new_for(started, &op);
         trail.decision = Decision::Denied;
-        trail.arguments = match self.inner.toolset.get(&op.tool) {
-            Some(def) => self.audited(&op.arguments, def),
-            None => None,
-        };
+        if let Some(def) = self.inner.toolset.get(&op.tool) {
+            trail.note_arguments(self.audited(&op.arguments, def), &op.arguments, def);
+        }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
         self.record(&cx, &op.tool, category, &exec, trail);

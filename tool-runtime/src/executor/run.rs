@@ -34,12 +34,7 @@ pub(crate) async fn attempt(
     match tokio::time::timeout(timeout, &mut task.0).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) if join.is_panic() => {
-            let payload = join.into_panic();
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".to_owned());
+            let what = super::engine::panic_text(&*join.into_panic());
             tracing::error!(tool = %name, panic = %what, "tool panicked");
             Err(ToolError::new(
                 ErrorCode::TOOL_PANICKED,

@@ -77,6 +77,33 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        let mut ops: Vec<_> = self
+            .lock()
+            .pending
+            .values()
+            .filter(|o| matches!(o.state, PendingState::Approved { .. }))
+            .cloned()
+            .collect();
+        ops.sort_by(|a, b| a.created_ms.cmp(&b.created_ms).then(a.id.cmp(&b.id)));
+        Ok(ops)
+    }
+
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        let mut inner = self.lock();
+        let Some(op) = inner.pending.get_mut(id) else {
+            return Ok(Resolve::NotFound);
+        };
+        if !matches!(op.state, PendingState::Approved { .. }) {
+            return Ok(Resolve::AlreadyResolved(op.state.clone()));
+        }
+        let before = op.clone();
+        op.state = PendingState::Completed {
+            outcome: Box::new(outcome.clone()),
+        };
+        Ok(Resolve::Won(Box::new(before)))
+    }
+
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
         self.lock()
             .gates

@@ -1,6 +1,15 @@
 //! One store interface for what outlives a call: pending operations, first-time approvals, the
 //! undo journal and the audit records (whose query is the activity feed).
 //!
+//! Pending operations are run **at most once**. Approving one is a compare-and-set from
+//! `pending` to `approved`, made before the tool runs; completing it records the outcome after.
+//! If the process stops in between (a crash, a kill), the operation stays `approved`: the tool
+//! may have run, partly or fully, or not at all, and nothing runs it again, because running a
+//! modification twice is worse than not knowing. Such operations are listed as in doubt
+//! ([`Store::list_approved`], `Executor::in_doubt`, `tools pending`) and closed by a person who
+//! has checked what happened (`Executor::abandon`, `tools abandon ID`), which records them as
+//! `INTERRUPTED`; to have the effect after all, the person makes the call again.
+//!
 //! [`SqliteStore`] (embedded, nothing to start) is the default; [`MemoryStore`] is for tests and
 //! short-lived processes; [`RedisStore`] is for several processes or machines sharing state. All are safe to share between tasks; `SqliteStore` handles on the same
 //! file are also safe to share between processes, and every state change that must happen once
@@ -54,11 +63,15 @@ pub struct PendingOperation {
 pub enum PendingState {
     /// Waiting for a decision.
     Pending,
-    /// Approved; running (or it was running when its process stopped).
+    /// Approved and not completed: running, or it was running when its process stopped (in
+    /// doubt: see the module docs). Never run again.
     Approved {
         /// Arguments a person edited, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         edited: Option<Value>,
+        /// When it was approved (ms since the epoch; 0 in records written before this was kept).
+        #[serde(default)]
+        approved_ms: u64,
     },
     /// Denied.
     Denied {
@@ -163,6 +176,12 @@ pub trait Store: Send + Sync + 'static {
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError>;
     /// Records how an approved operation ended.
     fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError>;
+    /// Operations approved and not completed (running, or interrupted by a crash), oldest first.
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// Closes an approved, uncompleted operation with `outcome` (`Completed`) if and only if it
+    /// is still `Approved`: exactly one of any number of concurrent callers wins. The process
+    /// running it, if it was only slow, still records its real outcome when it finishes.
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError>;
 
     /// Remembers that a tool's first-time gate was passed.
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError>;

@@ -24,13 +24,16 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-/// Removes the operation from the pending index and writes its new data if and only if it was
-/// still pending. Returns "0" (unknown), "1<data>" (already resolved) or "2<data before>".
+/// Moves an operation out of one state index (KEYS[2]: pending, or approved) and writes its new
+/// data if and only if it was in that index, then, when KEYS[3] is given, adds it to that index
+/// (approved) with the score ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was
+/// expected in) or "2<data before>".
 const RESOLVE: &str = r"
 local d = redis.call('GET', KEYS[1])
 if not d then return '0' end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return '1' .. d end
 redis.call('SET', KEYS[1], ARGV[2])
+if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1]) end
 return '2' .. d
 ";
 
@@ -94,6 +97,58 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    /// The operations of a state index (by creation time).
+    fn list_index(&self, index: &str) -> Result<Vec<PendingOperation>, StoreError> {
+        let index = self.key(&[index]);
+        let ids: Vec<String> =
+            self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
+        let mut ops = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(op) = self.get_pending(&id)? {
+                ops.push(op);
+            }
+        }
+        Ok(ops)
+    }
+
+    /// Moves an operation from the state of `from_index` to `to`, atomically (see [`RESOLVE`]);
+    /// `into_approved` also adds it to the approved index.
+    fn transition(
+        &self,
+        id: &str,
+        from_index: &str,
+        to: &PendingState,
+        into_approved: bool,
+    ) -> Result<Resolve, StoreError> {
+        let Some(mut op) = self.get_pending(id)? else {
+            return Ok(Resolve::NotFound);
+        };
+        op.state = to.clone();
+        let new = to_json(&op)?;
+        let (key, from) = (self.key(&["pending", id]), self.key(&[from_index]));
+        let approved = self.key(&["approved_index"]);
+        let reply: String = self.with(|c| {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(RESOLVE);
+            if into_approved {
+                cmd.arg(3).arg(&key).arg(&from).arg(&approved);
+            } else {
+                cmd.arg(2).arg(&key).arg(&from);
+            }
+            cmd.arg(id).arg(&new).arg(op.created_ms).query(c)
+        })?;
+        let (code, data) = reply.split_at(1);
+        match code {
+            "2" => Ok(Resolve::Won(Box::new(from_json(data)?))),
+            "1" => Ok(Resolve::AlreadyResolved(
+                from_json::<PendingOperation>(data)?.state,
+            )),
+            _ => Ok(Resolve::NotFound),
+        }
+    }
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(err)
 }
@@ -127,43 +182,12 @@ impl Store for RedisStore {
     }
 
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
-        let index = self.key(&["pending_index"]);
-        let ids: Vec<String> =
-            self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
-        let mut ops = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(op) = self.get_pending(&id)? {
-                ops.push(op);
-            }
-        }
-        Ok(ops)
+        self.list_index("pending_index")
     }
 
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
-        let Some(mut op) = self.get_pending(id)? else {
-            return Ok(Resolve::NotFound);
-        };
-        op.state = to.clone();
-        let new = to_json(&op)?;
-        let (key, index) = (self.key(&["pending", id]), self.key(&["pending_index"]));
-        let reply: String = self.with(|c| {
-            redis::cmd("EVAL")
-                .arg(RESOLVE)
-                .arg(2)
-                .arg(&key)
-                .arg(&index)
-                .arg(id)
-                .arg(&new)
-                .query(c)
-        })?;
-        let (code, data) = reply.split_at(1);
-        match code {
-            "2" => Ok(Resolve::Won(Box::new(from_json(data)?))),
-            "1" => Ok(Resolve::AlreadyResolved(
-                from_json::<PendingOperation>(data)?.state,
-            )),
-            _ => Ok(Resolve::NotFound),
-        }
+        let into_approved = matches!(to, PendingState::Approved { .. });
+        self.transition(id, "pending_index", to, into_approved)
     }
 
     fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
@@ -172,9 +196,33 @@ impl Store for RedisStore {
                 outcome: Box::new(outcome.clone()),
             };
             let (key, data) = (self.key(&["pending", id]), to_json(&op)?);
-            self.with(|c| redis::cmd("SET").arg(&key).arg(&data).query::<()>(c))?;
+            let approved = self.key(&["approved_index"]);
+            self.with(|c| {
+                redis::pipe()
+                    .atomic()
+                    .cmd("SET")
+                    .arg(&key)
+                    .arg(&data)
+                    .ignore()
+                    .cmd("ZREM")
+                    .arg(&approved)
+                    .arg(id)
+                    .ignore()
+                    .query::<()>(c)
+            })?;
         }
         Ok(())
+    }
+
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.list_index("approved_index")
+    }
+
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        let to = PendingState::Completed {
+            outcome: Box::new(outcome.clone()),
+        };
+        self.transition(id, "approved_index", &to, false)
     }
 
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {

@@ -181,6 +181,44 @@ impl Store for SqliteStore {
         tx.commit().map_err(err)
     }
 
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT data FROM pending WHERE state = 'approved' ORDER BY created_ms, id")
+            .map_err(err)?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
+        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+    }
+
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let data: Option<String> = tx
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        let Some(data) = data else {
+            return Ok(Resolve::NotFound);
+        };
+        let mut op: PendingOperation = from_json(&data)?;
+        if !matches!(op.state, PendingState::Approved { .. }) {
+            return Ok(Resolve::AlreadyResolved(op.state));
+        }
+        let before = op.clone();
+        op.state = PendingState::Completed {
+            outcome: Box::new(outcome.clone()),
+        };
+        tx.execute(
+            "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3 AND state = 'approved'",
+            params![op.state.name(), to_json(&op)?, id],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(Resolve::Won(Box::new(before)))
+    }
+
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
         self.conn()
             .execute(

@@ -4,6 +4,7 @@
 //! (inline: a terminal, a UI dialog) or answers [`Answer::Defer`], and the executor parks the call
 //! as a pending operation to be approved or denied by id later, from any task or process.
 
+mod lines;
 mod terminal;
 
 use std::time::Duration;
@@ -12,6 +13,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use lines::read_stdin_line;
 pub use terminal::TerminalConfirmer;
 
 use super::outcome::Preview;

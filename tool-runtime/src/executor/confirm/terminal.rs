@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::sync::Mutex;
 
+use super::lines::{self, LineFeed};
 use super::{Answer, ConfirmationHandler, ConfirmationRequest};
 
 /// Width of the box, borders included.
@@ -21,25 +22,44 @@ pub struct TerminalConfirmer {
 }
 
 struct Io {
-    input: Box<dyn AsyncBufRead + Send + Unpin>,
+    input: Input,
     output: Box<dyn Write + Send>,
+}
+
+enum Input {
+    /// Standard input, through the process's one reader thread (see [`lines`]).
+    Stdin,
+    /// A reader whose reads can be cancelled (tests, an embedding application's channel).
+    Async(Box<dyn AsyncBufRead + Send + Unpin>),
 }
 
 impl TerminalConfirmer {
     /// Reads answers from standard input and draws on standard error (standard output stays free
     /// for the command's result).
+    ///
+    /// Standard input is read by one thread for the whole process, never by a task: a question
+    /// that times out leaves no read behind that would keep the process from exiting, and a
+    /// line typed after the timeout goes to the next question, where it is dropped as an answer
+    /// to the question that is gone (see [`super::read_stdin_line`] for applications that read
+    /// standard input themselves).
     pub fn stdio() -> Self {
-        Self::new(BufReader::new(tokio::io::stdin()), std::io::stderr())
+        TerminalConfirmer {
+            io: Mutex::new(Io {
+                input: Input::Stdin,
+                output: Box::new(std::io::stderr()),
+            }),
+        }
     }
 
-    /// Reads from `input` and draws on `output`.
+    /// Reads from `input` and draws on `output`. The reads must be cancellable (a timeout drops
+    /// them); for a blocking reader such as standard input use [`TerminalConfirmer::stdio`].
     pub fn new(
         input: impl AsyncBufRead + Send + Unpin + 'static,
         output: impl Write + Send + 'static,
     ) -> Self {
         TerminalConfirmer {
             io: Mutex::new(Io {
-                input: Box::new(input),
+                input: Input::Async(Box::new(input)),
                 output: Box::new(output),
             }),
         }
@@ -51,6 +71,15 @@ impl ConfirmationHandler for TerminalConfirmer {
         Box::pin(async move {
             let deadline = Instant::now() + request.timeout;
             let mut io = self.io.lock().await;
+            if let Input::Stdin = io.input {
+                let dropped = lines::stdin().discard_abandoned().await;
+                if dropped > 0 {
+                    let _ = writeln!(
+                        io.output,
+                        "\n(Ignored {dropped} line(s) typed after the previous question timed out.)"
+                    );
+                }
+            }
             let _ = io.output.write_all(render(request).as_bytes());
             ask(&mut io, deadline, request)
                 .await
@@ -115,20 +144,56 @@ fn no(reason: &str) -> Answer {
     }
 }
 
+/// Says so when a question is given up, whether by its own deadline or because the executor's
+/// timeout dropped the dialogue first (whichever fires first, the person is told, and lines
+/// typed for the question are not taken as answers to the next one).
+struct Unanswered<'a> {
+    output: &'a mut (dyn Write + Send),
+    feed: Option<&'static LineFeed>,
+    answered: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let _ = writeln!(self.output, "\nNo answer in time: the call is cancelled.");
+        let _ = self.output.flush();
+        if let Some(feed) = self.feed {
+            feed.abandon();
+        }
+    }
+}
+
 /// One line, or `Some(None)` at end of input, or `None` when the deadline passed.
 async fn read_line(io: &mut Io, deadline: Instant, prompt: &str) -> Option<Option<String>> {
     let _ = io.output.write_all(prompt.as_bytes());
     let _ = io.output.flush();
-    let mut line = String::new();
-    let read = tokio::time::timeout_at(deadline.into(), io.input.read_line(&mut line)).await;
-    match read {
-        Err(_) => {
-            let _ = writeln!(io.output, "\nNo answer in time: the call is cancelled.");
-            None
+    let feed = matches!(io.input, Input::Stdin).then(lines::stdin);
+    let mut waiting = Unanswered {
+        output: &mut *io.output,
+        feed,
+        answered: false,
+    };
+    let read = match &mut io.input {
+        Input::Stdin => {
+            let feed = lines::stdin();
+            tokio::time::timeout_at(deadline.into(), feed.next_line()).await
         }
-        Ok(Ok(0)) | Ok(Err(_)) => Some(None),
-        Ok(Ok(_)) => Some(Some(line.trim_end_matches(['\r', '\n']).to_owned())),
-    }
+        Input::Async(input) => {
+            let mut line = String::new();
+            tokio::time::timeout_at(deadline.into(), input.read_line(&mut line))
+                .await
+                .map(|r| match r {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                })
+        }
+    };
+    let line = read.ok()?;
+    waiting.answered = true;
+    Some(line.map(|l| l.trim_end_matches(['\r', '\n']).to_owned()))
 }
 
 /// The box, as text.
@@ -242,6 +307,7 @@ mod tests {
     use serde_json::json;
     use std::sync::{Arc, Mutex as StdMutex};
     use std::time::Duration;
+    use tokio::io::BufReader;
 
     #[derive(Clone, Default)]
     struct Shared(Arc<StdMutex<Vec<u8>>>);
