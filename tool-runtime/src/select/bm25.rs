@@ -3,7 +3,9 @@
 //!
 //! The index is maintained incrementally: postings keep raw per-field term counts and each tool
 //! keeps its field lengths, so the averages BM25 normalises by are read at query time and adding
-//! or removing a tool touches only that tool's postings.
+//! or removing a tool touches only that tool's postings. A term whose last posting goes is
+//! dropped from the dictionary (its id is reused), so after any sequence of additions and
+//! removals the index scores exactly as one built from scratch over the same tools.
 
 use std::collections::HashMap;
 
@@ -91,6 +93,8 @@ pub(crate) struct Bm25Index {
     analyzer: Analyzer,
     terms: HashMap<Box<str>, u32>,
     postings: Vec<Vec<Posting>>,
+    /// Term ids whose postings all went away, reused by the next new terms.
+    free_terms: Vec<u32>,
     /// Per document slot: its field lengths and its distinct terms (for removal and reasons).
     doc_len: Vec<[u32; FIELDS]>,
     doc_terms: Vec<Box<[u32]>>,
@@ -121,25 +125,21 @@ impl Bm25Index {
         let doc = id.index();
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
-        let mut add = |this: &mut Self, field: usize, text: &str| {
-            this.analyzer.for_each_term(text, |_, term| {
-                let next = this.postings.len() as u32;
-                let tid = *this.terms.entry(term.into_boxed_str()).or_insert(next);
-                if tid == next {
-                    this.postings.push(Vec::new());
-                }
+        let Bm25Index {
+            analyzer,
+            terms,
+            postings,
+            free_terms,
+            ..
+        } = self;
+        for_each_field_text(def, |field, text| {
+            analyzer.for_each_term(text, |_, term| {
+                let tid = term_id(terms, postings, free_terms, term);
                 let tf = &mut counts.entry(tid).or_default()[field];
                 *tf = tf.saturating_add(1);
                 lens[field] += 1;
             });
-        };
-        add(self, 0, &def.name);
-        for tag in &def.tags {
-            add(self, 1, tag);
-        }
-        add(self, 2, &def.description);
-        let params = def.parameters_value();
-        visit_parameters(&params, 0, &mut |field, text| add(self, field, text));
+        });
 
         let mut doc_terms: Vec<u32> = counts.keys().copied().collect();
         doc_terms.sort_unstable();
@@ -161,21 +161,64 @@ impl Bm25Index {
         self.docs += 1;
     }
 
-    /// Removes the tool in slot `id` from the index: only its own postings are touched.
-    pub(crate) fn remove(&mut self, id: ToolId) {
+    /// Removes the tool in slot `id`, whose definition is `def` (the one it was indexed from),
+    /// from the index. Only its own postings are touched; terms no other tool has leave the
+    /// dictionary, so they neither count in a later query's normalisation (a term with no
+    /// postings would get the highest idf and lower every score) nor accumulate as tools churn.
+    pub(crate) fn remove(&mut self, id: ToolId, def: &ToolDefinition) {
         let doc = id.index();
         let terms = std::mem::take(&mut self.doc_terms[doc]);
+        let mut dead: Vec<u32> = Vec::new();
         for &tid in terms.iter() {
             let list = &mut self.postings[tid as usize];
             if let Some(pos) = list.iter().position(|p| p.doc as usize == doc) {
                 list.swap_remove(pos);
             }
+            if list.is_empty() {
+                // Give the memory back: a popular term's list may have been long once.
+                *list = Vec::new();
+                dead.push(tid);
+            }
+        }
+        if !dead.is_empty() {
+            // The dictionary is keyed by the term's text, which only the definition still has:
+            // analysing it again yields exactly the terms it was indexed under.
+            let Bm25Index {
+                analyzer,
+                terms,
+                free_terms,
+                ..
+            } = self;
+            let mut dead_left = dead.len();
+            for_each_field_text(def, |_, text| {
+                analyzer.for_each_term(text, |_, term| {
+                    if dead_left == 0 {
+                        return;
+                    }
+                    if let Some(&tid) = terms.get(term.as_str())
+                        && dead.binary_search(&tid).is_ok()
+                    {
+                        terms.remove(term.as_str());
+                        free_terms.push(tid);
+                        dead_left -= 1;
+                    }
+                });
+            });
+            debug_assert_eq!(
+                dead_left, 0,
+                "a removed tool's terms were not all found again"
+            );
         }
         let lens = std::mem::take(&mut self.doc_len[doc]);
         for (total, len) in self.total_len.iter_mut().zip(lens) {
             *total -= u64::from(len);
         }
         self.docs -= 1;
+    }
+
+    /// Number of distinct terms in the dictionary.
+    pub(crate) fn vocabulary(&self) -> usize {
+        self.terms.len()
     }
 
     pub(crate) fn analyze_query(&self, query: &str) -> QueryTerms {
@@ -290,6 +333,39 @@ impl Bm25Index {
                 .sum::<usize>();
         terms + postings + docs
     }
+}
+
+/// The id of `term`, adding it to the dictionary (reusing a freed id) when it is new.
+fn term_id(
+    terms: &mut HashMap<Box<str>, u32>,
+    postings: &mut Vec<Vec<Posting>>,
+    free_terms: &mut Vec<u32>,
+    term: String,
+) -> u32 {
+    if let Some(&tid) = terms.get(term.as_str()) {
+        return tid;
+    }
+    let tid = match free_terms.pop() {
+        Some(tid) => tid,
+        None => {
+            postings.push(Vec::new());
+            (postings.len() - 1) as u32
+        }
+    };
+    terms.insert(term.into_boxed_str(), tid);
+    tid
+}
+
+/// Feeds every indexed text of a tool to `sink` with its field number: the order and content
+/// [`Bm25Index::insert`] and [`Bm25Index::remove`] both rely on.
+fn for_each_field_text(def: &ToolDefinition, mut sink: impl FnMut(usize, &str)) {
+    sink(0, &def.name);
+    for tag in &def.tags {
+        sink(1, tag);
+    }
+    sink(2, &def.description);
+    let params = def.parameters_value();
+    visit_parameters(&params, 0, &mut sink);
 }
 
 /// Feeds parameter names (field 3) and descriptions/enum values (field 4) of a JSON Schema to
