@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::catalog::ToolId;
-use super::scorer::{ScoreRequest, Scored, Scorer};
+use super::scorer::{Deadline, ScoreRequest, Scored, Scorer, out_of_time};
 use super::text::{Analyzer, for_each_word};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
@@ -241,10 +241,16 @@ impl Bm25Index {
 
     /// BM25F scores normalised to 0..1 by the query's idf mass: a tool matching every known query
     /// term strongly in its name approaches 1, one matching a single common word stays near 0.
-    /// Returns `(slot, score)` for every eligible tool with a match.
-    pub(crate) fn search(&self, q: &QueryTerms, eligible: &[bool]) -> Vec<(u32, f32)> {
+    /// Returns `(slot, score)` for every eligible tool with a match, or `None` when `deadline`
+    /// passes first (checked before each query term's postings: the unit of work here).
+    pub(crate) fn search(
+        &self,
+        q: &QueryTerms,
+        eligible: &[bool],
+        deadline: Option<Deadline>,
+    ) -> Option<Vec<(u32, f32)>> {
         if q.known.is_empty() || self.docs == 0 {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let weights = self.config.weights();
         let bs = self.config.bs();
@@ -257,6 +263,9 @@ impl Bm25Index {
         let mut touched: Vec<u32> = Vec::new();
         let mut idf_mass = 0f32;
         for (tid, _) in &q.known {
+            if deadline.is_some_and(|d| d.expired()) {
+                return None;
+            }
             let idf = self.idf(*tid);
             idf_mass += idf;
             for p in &self.postings[*tid as usize] {
@@ -279,10 +288,12 @@ impl Bm25Index {
             }
         }
         let inv_mass = if idf_mass > 0.0 { 1.0 / idf_mass } else { 0.0 };
-        touched
-            .into_iter()
-            .map(|d| (d, (acc[d as usize] * inv_mass).clamp(0.0, 1.0)))
-            .collect()
+        Some(
+            touched
+                .into_iter()
+                .map(|d| (d, (acc[d as usize] * inv_mass).clamp(0.0, 1.0)))
+                .collect(),
+        )
     }
 
     /// Which query words matched which fields of one tool, e.g.
@@ -400,22 +411,32 @@ pub struct Bm25Scorer;
 
 impl Bm25Scorer {
     /// Every matching pool tool's score, unsorted, without reasons (for combining scorers).
-    pub(crate) fn raw_scores(&self, request: &ScoreRequest<'_>) -> Vec<(ToolId, f32)> {
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn raw_scores(
+        &self,
+        request: &ScoreRequest<'_>,
+    ) -> Result<Vec<(ToolId, f32)>, ToolError> {
         let index = request.pool.catalog().index();
         let q = index.analyze_query(request.query);
-        index
-            .search(&q, request.pool.mask())
+        let hits = index
+            .search(&q, request.pool.mask(), request.deadline)
+            .ok_or_else(out_of_time)?;
+        Ok(hits
             .into_iter()
             .map(|(slot, s)| (ToolId::from_slot(slot), s))
-            .collect()
+            .collect())
     }
 
-    /// Scores without going through a future; what [`Scorer::score`] does.
-    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Vec<Scored> {
+    /// Scores without going through a future; what [`Scorer::score`] does. Fails with `TIMEOUT`
+    /// when the request's time budget runs out (checked between query terms).
+    #[allow(clippy::result_large_err)]
+    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Result<Vec<Scored>, ToolError> {
         let catalog = request.pool.catalog();
         let index = catalog.index();
         let q = index.analyze_query(request.query);
-        let mut hits = index.search(&q, request.pool.mask());
+        let mut hits = index
+            .search(&q, request.pool.mask(), request.deadline)
+            .ok_or_else(out_of_time)?;
         // Deterministic order: score, then registration order.
         let key =
             |&(slot, s): &(u32, f32)| (std::cmp::Reverse(ordered(s)), catalog.seq_of_slot(slot));
@@ -424,7 +445,8 @@ impl Bm25Scorer {
             hits.truncate(request.limit);
         }
         hits.sort_unstable_by_key(key);
-        hits.into_iter()
+        Ok(hits
+            .into_iter()
             .map(|(slot, score)| {
                 let id = ToolId::from_slot(slot);
                 Scored {
@@ -434,7 +456,7 @@ impl Bm25Scorer {
                     details: Some(json!({ "bm25": score, "query_terms": q.known.len() })),
                 }
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -453,8 +475,7 @@ impl Scorer for Bm25Scorer {
         &'a self,
         request: ScoreRequest<'a>,
     ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
-        let out = self.score_now(&request);
-        futures::future::ready(Ok(out)).boxed()
+        futures::future::ready(self.score_now(&request)).boxed()
     }
 }
 

@@ -46,4 +46,4 @@ pub use hybrid::HybridScorer;
 pub use keyword::KeywordOverlapScorer;
 pub use llm::{LlmScorer, RelevanceClassifier, classification_prompt, parse_relevance};
 pub use pick::{Candidate, PickOptions, Provenance, pick, pick_from};
-pub use scorer::{FnScorer, ScoreRequest, Scored, Scorer, ToolScore};
+pub use scorer::{Deadline, FnScorer, ScoreRequest, Scored, Scorer, ToolScore};
