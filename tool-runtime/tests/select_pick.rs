@@ -372,6 +372,53 @@ async fn sync_follows_a_changing_toolset() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_built_once_serves_repeated_and_concurrent_picks() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<Catalog>();
+
+    let mut set = ToolSet::new();
+    for mut d in sample() {
+        // A ToolSet refuses dotted names (a Catalog does not).
+        d.name = d.name.replace('.', "_").into();
+        set.register_dynamic(d, None).unwrap();
+    }
+    let catalog = Arc::new(Catalog::from_toolset(&set));
+    let queries = [
+        "weather in Oslo",
+        "factorial of 7",
+        "search my notes",
+        "convert dollars to euros currency",
+        "AAPL stock price",
+    ];
+    // From several tasks at once (the future is Send), with the default and a custom scorer.
+    let tasks: Vec<_> = queries
+        .iter()
+        .map(|q| {
+            let catalog = catalog.clone();
+            let q = q.to_string();
+            tokio::spawn(async move {
+                let bm25 = catalog.pick(&q, &PickOptions::new()).await.unwrap();
+                let keyword = catalog
+                    .pick(
+                        &q,
+                        &PickOptions::new().scorer(Arc::new(KeywordOverlapScorer)),
+                    )
+                    .await
+                    .unwrap();
+                (bm25, keyword)
+            })
+        })
+        .collect();
+    for (q, task) in queries.iter().zip(tasks) {
+        let (shared, _) = task.await.unwrap();
+        // The same answer as the one-shot pick that indexes the tool set afresh.
+        let fresh = pick(&set, q, &PickOptions::new()).await.unwrap();
+        assert_eq!(names(&shared), names(&fresh), "{q}");
+        assert_eq!(shared[0].score, fresh[0].score, "{q}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_slow_scorer_falls_back_to_registration_order_after_the_budget() {
     let calls = Arc::new(AtomicUsize::new(0));

@@ -60,7 +60,9 @@ impl Catalog {
         }
     }
 
-    /// A catalog of every tool in `toolset`, in its registration order.
+    /// A catalog of every tool in `toolset`, in its registration order: what a program that picks
+    /// per request builds once and keeps (with [`Catalog::sync`] when the set changes), instead
+    /// of calling the one-shot [`pick`](super::pick) that rebuilds the index each time.
     pub fn from_toolset(toolset: &ToolSet) -> Self {
         let mut catalog = Catalog::new();
         for def in toolset.definitions() {
