@@ -214,4 +214,169 @@ fn decode_reads_standard_input_and_exits_1_on_an_invalid_call() {
     let out = decode(&["decode", "--provider", "gemini", "-"], "not json");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot decode"));
+/// A catalog file of read-only tools (and one that is not) for `pick`, in its own directory.
+fn pick_catalog(tag: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("tools-cli-pick-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let catalog = dir.join("catalog.json");
+    std::fs::write(
+        &catalog,
+        r#"[
+          {"type": "function", "name": "get_stock_price",
+           "description": "Latest trading price of a stock ticker.",
+           "parameters": {"type": "object",
+             "properties": {"ticker": {"type": "string", "description": "Symbol such as AAPL"}},
+             "required": ["ticker"]},
+           "safety": "read_only"},
+          {"type": "function", "name": "forecast_weather",
+           "description": "Weather forecast for a city: temperature, wind and precipitation.",
+           "parameters": {"type": "object",
+             "properties": {"city": {"type": "string"}}, "required": ["city"]},
+           "safety": "read_only"},
+          {"type": "function", "name": "sell_stock",
+           "description": "Sell shares of a stock at the market price.",
+           "parameters": {"type": "object",
+             "properties": {"ticker": {"type": "string"}, "shares": {"type": "integer"}},
+             "required": ["ticker", "shares"]},
+           "safety": "external"}
+        ]"#,
+    )
+    .unwrap();
+    let path = catalog.to_str().unwrap().to_owned();
+    (dir, path)
+}
+
+#[test]
+fn pick_ranks_a_catalog_files_tools_as_json() {
+    let (dir, catalog) = pick_catalog("bm25");
+    let out = tools(&[
+        "--catalog",
+        &catalog,
+        "pick",
+        "price of the AAPL stock",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let picked = stdout_json(&out);
+    let list = picked.as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names[0], "get_stock_price", "{picked:#}");
+    // Not read-only: left out unless allowed.
+    assert!(!names.contains(&"sell_stock"), "{names:?}");
+    let score = list[0]["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score <= 1.0, "{score}");
+    assert!(
+        list[0]["reason"].as_str().unwrap().contains("\"stock\""),
+        "{picked:#}"
+    );
+    assert_eq!(list[0]["provenance"]["scorer"], "bm25");
+    assert_eq!(list[0]["provenance"]["rank"], 1);
+
+    // --allow-unsafe widens the pool; --top bounds the list; the demo tools are there too.
+    let out = tools(&[
+        "--catalog",
+        &catalog,
+        "pick",
+        "sell my stock shares",
+        "--allow-unsafe",
+        "--top",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let picked = stdout_json(&out);
+    assert_eq!(picked.as_array().unwrap().len(), 1);
+    assert_eq!(picked[0]["name"], "sell_stock");
+    let out = tools(&["--catalog", &catalog, "pick", "search my notes"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("1. search_notes  "),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pick_with_the_semantic_scorers_uses_the_local_model_or_says_what_is_missing() {
+    use tool_runtime::select::cli::LOCAL_EMBEDDER;
+    let (dir, catalog) = pick_catalog("semantic");
+    let model_dir = std::env::var("TOOLS_MINILM_DIR")
+        .ok()
+        .filter(|d| !d.is_empty());
+    let run = |scorer: &str, model: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tools"));
+        cmd.args([
+            "--catalog",
+            &catalog,
+            "pick",
+            "will it rain in Lisbon tomorrow?",
+        ])
+        .args(["--scorer", scorer, "--json"]);
+        match model {
+            Some(m) => cmd.env("TOOLS_MINILM_DIR", m),
+            None => cmd.env_remove("TOOLS_MINILM_DIR"),
+        };
+        cmd.output().expect("the tools binary runs")
+    };
+
+    if !LOCAL_EMBEDDER {
+        // A build without the model says so, whatever the environment.
+        let out = run("embedding", Some("/anywhere"));
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("`minilm` feature"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+
+    // The variable unset: refused, naming it.
+    let out = run("hybrid", None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TOOLS_MINILM_DIR is not set"), "{err}");
+    // A directory without the model: refused with the loader's reason.
+    let out = run("embedding", Some(dir.to_str().unwrap()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot load the embedding model") && err.contains("config.json"),
+        "{err}"
+    );
+
+    let Some(model_dir) = model_dir else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must provide the model: TOOLS_MINILM_DIR is not set"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped the model half: TOOLS_MINILM_DIR is not set"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    // No word of the query is in the forecast tool's text: only meaning can find it.
+    for scorer in ["embedding", "hybrid"] {
+        let out = run(scorer, Some(&model_dir));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{scorer}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let picked = stdout_json(&out);
+        assert_eq!(
+            picked[0]["name"], "forecast_weather",
+            "{scorer}: {picked:#}"
+        );
+        assert_eq!(picked[0]["provenance"]["scorer"], scorer);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

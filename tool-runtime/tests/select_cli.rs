@@ -1,9 +1,14 @@
 //! `tools pick`: the command's flags, text and JSON output, and its refusals.
 
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::cli::{CliCommand, Exit, Output};
-use tool_runtime::select::cli::PickCommand;
-use tool_runtime::{Safety, ToolDefinition, ToolSet};
+use tool_runtime::select::Embedder;
+use tool_runtime::select::cli::{LOCAL_EMBEDDER, PickCommand};
+use tool_runtime::{Safety, ToolDefinition, ToolError, ToolSet};
 
 fn toolset() -> ToolSet {
     let mut set = ToolSet::new();
@@ -28,7 +33,10 @@ fn toolset() -> ToolSet {
 }
 
 async fn run(args: &[&str], json: bool) -> (Exit, String, String) {
-    let cmd = PickCommand::new();
+    run_with(PickCommand::new(), args, json).await
+}
+
+async fn run_with(cmd: PickCommand, args: &[&str], json: bool) -> (Exit, String, String) {
     let matches = cmd
         .command()
         .try_get_matches_from(std::iter::once("pick").chain(args.iter().copied()))
@@ -94,6 +102,58 @@ async fn semantic_scorers_without_a_model_are_a_usage_error() {
     assert_eq!(exit, Exit::Usage);
     assert!(out.is_empty());
     assert!(err.contains("TOOLS_MINILM_DIR"), "{err}");
+}
+
+/// Embeds a text as counts of a few words, so the semantic path runs without a model.
+struct Words;
+
+impl Embedder for Words {
+    fn model(&self) -> &str {
+        "words-test"
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ToolError>> {
+        let vocab = ["weather", "rain", "time", "clock", "city"];
+        let out = texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let mut v: Vec<f32> = vocab.iter().map(|w| t.matches(w).count() as f32).collect();
+                // "rain" means weather here; "clock" means time.
+                v[0] += v[1];
+                v[2] += v[3];
+                v.push(0.01);
+                v
+            })
+            .collect();
+        futures::future::ready(Ok(out)).boxed()
+    }
+}
+
+#[tokio::test]
+async fn semantic_scorers_run_with_an_embedder() {
+    let cmd = PickCommand::new().with_embedder(Arc::new(Words));
+    for scorer in ["embedding", "hybrid"] {
+        let (exit, out, err) = run_with(cmd.clone(), &["rain", "--scorer", scorer], true).await;
+        assert_eq!(exit, Exit::Success, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v[0]["name"], "get_weather", "{scorer}: {v:#}");
+        assert_eq!(v[0]["provenance"]["scorer"], scorer);
+    }
+    assert!(format!("{cmd:?}").contains("words-test"));
+}
+
+#[test]
+fn the_build_says_whether_it_has_the_local_model() {
+    // What `from_env` offers follows the `minilm` feature; without it, the refusal names it.
+    assert_eq!(LOCAL_EMBEDDER, cfg!(feature = "minilm"));
+    if !LOCAL_EMBEDDER {
+        let cmd = PickCommand::from_env();
+        let (exit, _, err) =
+            futures::executor::block_on(run_with(cmd, &["x", "--scorer", "hybrid"], false));
+        assert_eq!(exit, Exit::Usage);
+        assert!(err.contains("`minilm` feature"), "{err}");
+    }
 }
 
 #[test]

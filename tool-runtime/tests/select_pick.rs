@@ -275,32 +275,36 @@ async fn adding_and_removing_tools_updates_the_index() {
         "book_flight_search"
     );
 
-    // The incremental index ranks exactly as a catalog built from scratch with the same tools.
+    // The incremental index scores exactly as a catalog built from scratch with the same tools,
+    // also for queries holding words that only a removed tool had ("weather", "city", "conditions"
+    // were get_weather's alone): such words must not weigh in the normalisation any more.
     let rebuilt = Catalog::from_definitions(cat.iter().map(|(_, d)| (**d).clone())).unwrap();
+    assert_eq!(cat.vocabulary_size(), rebuilt.vocabulary_size());
+    let all = PickOptions::new().max_candidates(10).min_score(0.0);
     for q in [
         "search notes",
         "price of a stock",
         "factorial",
         "flights",
         "translate",
+        "weather stock price",
+        "current weather conditions for my city: search flights",
+        "city notes",
     ] {
-        let a = cat
-            .pick(q, &PickOptions::new().max_candidates(10).min_score(0.0))
-            .await
-            .unwrap();
-        let b = rebuilt
-            .pick(q, &PickOptions::new().max_candidates(10).min_score(0.0))
-            .await
-            .unwrap();
+        let a = cat.pick(q, &all).await.unwrap();
+        let b = rebuilt.pick(q, &all).await.unwrap();
+        assert!(!b.is_empty(), "{q}: the query should match something");
         assert_eq!(names(&a), names(&b), "{q}");
-        for (x, y) in a.iter().zip(&b) {
-            assert!(
-                (x.score - y.score).abs() < 1e-6,
-                "{q}: {} vs {}",
-                x.score,
-                y.score
-            );
-        }
+        let scores =
+            |c: &[tool_runtime::select::Candidate]| c.iter().map(|c| c.score).collect::<Vec<_>>();
+        assert_eq!(scores(&a), scores(&b), "{q}");
+        // So a threshold keeps the same candidates in both.
+        let cut = PickOptions::new().max_candidates(10).min_score(b[0].score);
+        assert_eq!(
+            names(&cat.pick(q, &cut).await.unwrap()),
+            names(&rebuilt.pick(q, &cut).await.unwrap()),
+            "{q}"
+        );
     }
 
     // Duplicate names are refused.
@@ -308,6 +312,38 @@ async fn adding_and_removing_tools_updates_the_index() {
         .insert(read_only("math.factorial", "again"))
         .unwrap_err();
     assert!(err.to_string().contains("math.factorial"));
+}
+
+#[tokio::test]
+async fn churning_tools_leaves_no_trace_in_the_index() {
+    let mut cat = catalog();
+    let vocabulary = cat.vocabulary_size();
+    let query = "stock price of a quarkonium widget";
+    let opts = PickOptions::new().max_candidates(10).min_score(0.0);
+    let before = cat.pick(query, &opts).await.unwrap();
+    for round in 0..50 {
+        let name = format!("quarkonium_widget_{round}");
+        cat.insert(read_only(
+            &name,
+            &format!("Quarkonium widget number {round} zz{round}"),
+        ))
+        .unwrap();
+        assert!(cat.vocabulary_size() > vocabulary);
+        assert!(cat.remove(&name));
+    }
+    // Every word the churned tools brought left with them.
+    assert_eq!(cat.vocabulary_size(), vocabulary);
+    let after = cat.pick(query, &opts).await.unwrap();
+    assert_eq!(names(&after), names(&before));
+    assert_eq!(
+        after.iter().map(|c| c.score).collect::<Vec<_>>(),
+        before.iter().map(|c| c.score).collect::<Vec<_>>()
+    );
+    // A word shared with a remaining tool stays: removing one of two holders keeps it.
+    cat.insert(read_only("stock_news", "News about a stock"))
+        .unwrap();
+    assert!(cat.remove("stock_news"));
+    assert!(!cat.pick("stock", &opts).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -334,6 +370,53 @@ async fn sync_follows_a_changing_toolset() {
             .unwrap()
             .is_empty()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_built_once_serves_repeated_and_concurrent_picks() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<Catalog>();
+
+    let mut set = ToolSet::new();
+    for mut d in sample() {
+        // A ToolSet refuses dotted names (a Catalog does not).
+        d.name = d.name.replace('.', "_").into();
+        set.register_dynamic(d, None).unwrap();
+    }
+    let catalog = Arc::new(Catalog::from_toolset(&set));
+    let queries = [
+        "weather in Oslo",
+        "factorial of 7",
+        "search my notes",
+        "convert dollars to euros currency",
+        "AAPL stock price",
+    ];
+    // From several tasks at once (the future is Send), with the default and a custom scorer.
+    let tasks: Vec<_> = queries
+        .iter()
+        .map(|q| {
+            let catalog = catalog.clone();
+            let q = q.to_string();
+            tokio::spawn(async move {
+                let bm25 = catalog.pick(&q, &PickOptions::new()).await.unwrap();
+                let keyword = catalog
+                    .pick(
+                        &q,
+                        &PickOptions::new().scorer(Arc::new(KeywordOverlapScorer)),
+                    )
+                    .await
+                    .unwrap();
+                (bm25, keyword)
+            })
+        })
+        .collect();
+    for (q, task) in queries.iter().zip(tasks) {
+        let (shared, _) = task.await.unwrap();
+        // The same answer as the one-shot pick that indexes the tool set afresh.
+        let fresh = pick(&set, q, &PickOptions::new()).await.unwrap();
+        assert_eq!(names(&shared), names(&fresh), "{q}");
+        assert_eq!(shared[0].score, fresh[0].score, "{q}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -402,6 +485,114 @@ async fn a_slow_scorer_falls_back_to_registration_order_after_the_budget() {
     assert!(picked[0].provenance.fallback.is_none());
 }
 
+/// A per-tool scorer that computes without ever yielding: each call blocks the thread for
+/// `per_tool`, like a CPU-bound function would, and counts its calls.
+fn blocking_scorer(per_tool: Duration, calls: Arc<AtomicUsize>) -> Arc<dyn Scorer> {
+    Arc::new(FnScorer::new(
+        "blocking",
+        move |_q: String, _t: Arc<ToolDefinition>| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(per_tool);
+            futures::future::ready(Ok(ToolScore {
+                score: 1.0,
+                ..Default::default()
+            }))
+        },
+    ))
+}
+
+fn assert_fell_back(picked: &[tool_runtime::select::Candidate], expected: &[&str]) {
+    assert_eq!(names(picked), expected, "{picked:#?}");
+    for c in picked {
+        assert_eq!(c.score, 0.0);
+        assert!(
+            c.provenance
+                .fallback
+                .as_deref()
+                .is_some_and(|f| f.contains("time budget")),
+            "{c:?}"
+        );
+    }
+}
+
+/// The pool of `catalog()` has five read-only tools; a blocking scorer that needs 20 ms per tool
+/// and a budget of 30 ms: the budget is spent after at most two calls (each call sleeps *at
+/// least* 20 ms), so the third check stops it, whatever the machine's speed.
+async fn blocking_scorer_is_stopped(label: &str) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let opts = PickOptions::new()
+        .scorer(blocking_scorer(Duration::from_millis(20), calls.clone()))
+        .time_budget(Duration::from_millis(30))
+        .max_candidates(2);
+    let picked = catalog().pick("weather", &opts).await.unwrap();
+    let calls = calls.load(Ordering::SeqCst);
+    assert!((1..=2).contains(&calls), "{label}: {calls} calls");
+    assert_fell_back(&picked, &["get_weather", "math.factorial"]);
+}
+
+#[test]
+fn a_cpu_bound_scorer_is_stopped_by_the_budget_without_a_tokio_runtime() {
+    // No runtime at all: must neither panic nor run every tool.
+    futures::executor::block_on(blocking_scorer_is_stopped("no runtime"));
+}
+
+#[tokio::test]
+async fn a_cpu_bound_scorer_is_stopped_by_the_budget_inside_a_runtime() {
+    // On the current-thread runtime the blocked thread cannot run Tokio's timer: only the
+    // scorer's own deadline checks can stop it.
+    blocking_scorer_is_stopped("current-thread runtime").await;
+}
+
+#[test]
+fn a_scorer_finishing_after_the_budget_counts_as_timed_out() {
+    // One tool in the pool: the only deadline check passes, then the call takes 30 ms against a
+    // budget of 5 ms. Its (late) ranking is not used.
+    let cat = Catalog::from_definitions([read_only("get_weather", "Current weather")]).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let opts = PickOptions::new()
+        .scorer(blocking_scorer(Duration::from_millis(30), calls.clone()))
+        .time_budget(Duration::from_millis(5));
+    let picked = futures::executor::block_on(cat.pick("weather", &opts)).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_fell_back(&picked, &["get_weather"]);
+}
+
+#[test]
+fn the_lexical_scorers_honour_the_budget_with_or_without_a_runtime() {
+    let cat = catalog();
+    let scorers: [Option<Arc<dyn Scorer>>; 2] = [None, Some(Arc::new(KeywordOverlapScorer))];
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    for scorer in scorers {
+        let with = |opts: PickOptions| match &scorer {
+            Some(s) => opts.scorer(s.clone()),
+            None => opts,
+        };
+        let unbounded =
+            futures::executor::block_on(cat.pick("weather city", &with(PickOptions::new())))
+                .unwrap();
+        assert_eq!(unbounded[0].name(), "get_weather");
+        // A spent budget falls back before any work, in both worlds.
+        let spent = with(PickOptions::new().time_budget(Duration::ZERO));
+        let picked = futures::executor::block_on(cat.pick("weather city", &spent)).unwrap();
+        assert_fell_back(&picked, &["get_weather", "math.factorial", "searchNotes"]);
+        let picked = runtime.block_on(cat.pick("weather city", &spent)).unwrap();
+        assert_fell_back(&picked, &["get_weather", "math.factorial", "searchNotes"]);
+        // An ample budget changes nothing, and needs no runtime.
+        let ample = with(PickOptions::new().time_budget(Duration::from_secs(3600)));
+        let picked = futures::executor::block_on(cat.pick("weather city", &ample)).unwrap();
+        assert_eq!(names(&picked), names(&unbounded));
+        assert_eq!(picked[0].score, unbounded[0].score);
+        assert!(picked.iter().all(|c| c.provenance.fallback.is_none()));
+        // Even an absurd budget (beyond what an Instant can hold).
+        let huge = with(PickOptions::new().time_budget(Duration::MAX));
+        let picked = futures::executor::block_on(cat.pick("weather city", &huge)).unwrap();
+        assert_eq!(names(&picked), names(&unbounded));
+    }
+}
+
 #[tokio::test]
 async fn a_failing_scorer_is_an_error_not_an_empty_pick() {
     let failing = FnScorer::new(
@@ -413,8 +604,20 @@ async fn a_failing_scorer_is_an_error_not_an_empty_pick() {
             ))
         },
     );
+    let failing = Arc::new(failing);
     let err = catalog()
-        .pick("weather", &PickOptions::new().scorer(Arc::new(failing)))
+        .pick("weather", &PickOptions::new().scorer(failing.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::EXECUTION_FAILED);
+    // Failing within the budget is still a failure, not a fallback.
+    let err = catalog()
+        .pick(
+            "weather",
+            &PickOptions::new()
+                .scorer(failing)
+                .time_budget(Duration::from_secs(3600)),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::EXECUTION_FAILED);

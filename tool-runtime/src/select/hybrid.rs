@@ -54,7 +54,7 @@ impl Scorer for HybridScorer {
     ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
         async move {
             let lexical: HashMap<ToolId, f64> = Bm25Scorer
-                .raw_scores(&request)
+                .raw_scores(&request)?
                 .into_iter()
                 .map(|(id, s)| (id, f64::from(s)))
                 .collect();

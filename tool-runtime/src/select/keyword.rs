@@ -11,6 +11,10 @@ use futures::future::BoxFuture;
 use super::scorer::{ScoreRequest, Scored, Scorer};
 use crate::error::ToolError;
 
+/// How many tools `score_now` scores between two looks at the clock (cheap next to one tool's
+/// string work, but there is no need to read it for every tool).
+const CHECK_EVERY: usize = 16;
+
 /// The seed's keyword-overlap scorer (baseline).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KeywordOverlapScorer;
@@ -34,29 +38,35 @@ impl KeywordOverlapScorer {
         hits as f64 / input.len() as f64
     }
 
-    /// Scores synchronously; what [`Scorer::score`] does.
-    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Vec<Scored> {
-        request
-            .pool
-            .iter()
-            .filter_map(|(id, def)| {
-                let mut text = String::new();
-                text.push_str(&def.name);
+    /// Scores synchronously; what [`Scorer::score`] does. Checks the time budget every 16
+    /// tools (this scorer costs O(catalog) per query) and fails with `TIMEOUT`
+    /// once it is spent.
+    #[allow(clippy::result_large_err)]
+    pub fn score_now(&self, request: &ScoreRequest<'_>) -> Result<Vec<Scored>, ToolError> {
+        let mut out = Vec::new();
+        for (i, (id, def)) in request.pool.iter().enumerate() {
+            if i % CHECK_EVERY == 0 {
+                request.check_deadline()?;
+            }
+            let mut text = String::new();
+            text.push_str(&def.name);
+            text.push(' ');
+            text.push_str(&def.description);
+            for tag in &def.tags {
                 text.push(' ');
-                text.push_str(&def.description);
-                for tag in &def.tags {
-                    text.push(' ');
-                    text.push_str(tag);
-                }
-                let score = Self::overlap(request.query, &text);
-                (score > 0.0).then(|| Scored {
+                text.push_str(tag);
+            }
+            let score = Self::overlap(request.query, &text);
+            if score > 0.0 {
+                out.push(Scored {
                     tool: id,
                     score,
                     reason: Some(format!("matched keywords in {}", def.name)),
                     details: None,
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -69,6 +79,6 @@ impl Scorer for KeywordOverlapScorer {
         &'a self,
         request: ScoreRequest<'a>,
     ) -> BoxFuture<'a, Result<Vec<Scored>, ToolError>> {
-        futures::future::ready(Ok(self.score_now(&request))).boxed()
+        futures::future::ready(self.score_now(&request)).boxed()
     }
 }

@@ -122,7 +122,9 @@ impl Scorer for LlmScorer {
             let lexical = Bm25Scorer.score_now(&ScoreRequest {
                 limit: self.shortlist,
                 ..request
-            });
+            })?;
+            // Asking the model is the slow part; do not start it once the budget is spent.
+            request.check_deadline()?;
             let mut ids: Vec<ToolId> = lexical.iter().map(|s| s.tool).collect();
             if ids.len() < self.shortlist {
                 for (id, _) in catalog.iter() {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::bm25::Bm25Scorer;
 use super::catalog::{Catalog, Pool, ToolId};
-use super::scorer::{ScoreRequest, Scored, Scorer};
+use super::scorer::{Deadline, ScoreRequest, Scored, Scorer};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::toolset::ToolSet;
@@ -89,7 +89,16 @@ impl PickOptions {
 
     /// Bounds the time spent scoring. When it runs out, the first `max_candidates` tools in
     /// registration order are returned with score 0 and the fallback recorded in their
-    /// provenance (seed 004). Needs a Tokio runtime with the time driver.
+    /// provenance (seed 004); a scorer that finishes late counts as having run out, so a pick
+    /// either meets its budget with the scorer's ranking or falls back.
+    ///
+    /// Scorers that compute on the calling thread (BM25, keyword overlap, synchronous
+    /// [`FnScorer`](super::FnScorer) functions, the embedding scorer between batches) check the
+    /// deadline as they go and stop early, so the budget holds for CPU-bound scoring too and
+    /// works with any executor. Inside a Tokio runtime, a scorer that is *waiting* (on a model
+    /// server, say) is also interrupted by Tokio's timer, which needs the runtime's time driver
+    /// (`#[tokio::main]` and `#[tokio::test]` enable it); outside one, such a scorer is only
+    /// stopped at its next check.
     pub fn time_budget(mut self, budget: Duration) -> Self {
         self.time_budget = Some(budget);
         self
@@ -167,7 +176,8 @@ mod micros {
 
 impl Catalog {
     /// Ranks this catalog's tools for `query` and returns the best candidates, best first, ties
-    /// in registration order. Pure: no tool is run and nothing is changed. Fails only when the
+    /// in registration order. Pure: no tool is run and nothing is changed, so one catalog serves
+    /// any number of queries, concurrently (`&self`; the future is `Send`). Fails only when the
     /// scorer fails.
     pub async fn pick(
         &self,
@@ -188,18 +198,35 @@ impl Catalog {
                 &default_scorer
             }
         };
+        let deadline = options.time_budget.map(Deadline::after);
         let request = ScoreRequest {
             query,
             pool: &pool,
             limit: options.max_candidates,
+            deadline,
         };
         let started = Instant::now();
-        let scored = match options.time_budget {
+        let scored = match deadline {
             None => Some(scorer.score(request).await?),
-            Some(budget) => match tokio::time::timeout(budget, scorer.score(request)).await {
-                Ok(result) => Some(result?),
-                Err(_) => None,
-            },
+            Some(deadline) => {
+                let scoring = scorer.score(request);
+                // Tokio's timer interrupts a scorer that waits; one that computes stops itself at
+                // its next deadline check. Without a runtime there is no timer to ask (and asking
+                // would panic), so the checks are all there is.
+                let finished = if tokio::runtime::Handle::try_current().is_ok() {
+                    tokio::time::timeout_at(deadline.instant(), scoring)
+                        .await
+                        .ok()
+                } else {
+                    Some(scoring.await)
+                };
+                match finished {
+                    // Finished in time: its result (an error is the scorer's own failure).
+                    Some(result) if !deadline.expired() => Some(result?),
+                    // Timed out, stopped at a deadline check, or finished late: fall back.
+                    _ => None,
+                }
+            }
         };
         let elapsed = started.elapsed();
 
@@ -288,9 +315,12 @@ impl Catalog {
     }
 }
 
-/// One-off selection over a [`ToolSet`]: indexes its tools, then picks. For repeated queries
-/// build a [`Catalog`] once (`Catalog::from_toolset`) and call [`Catalog::pick`], so the index is
-/// not rebuilt per query.
+/// One-shot selection over a [`ToolSet`]: indexes all its tools, picks, and drops the index.
+///
+/// Convenient for a single question; each call pays the whole index build (about 20 µs per
+/// tool, against microseconds for the query itself). To pick repeatedly, as an agent loop does,
+/// build a [`Catalog`] once with [`Catalog::from_toolset`], call [`Catalog::pick`] per request
+/// and [`Catalog::sync`] when the tool set changes (see the [module docs](super)).
 pub async fn pick(
     toolset: &ToolSet,
     query: &str,
@@ -299,7 +329,8 @@ pub async fn pick(
     Catalog::from_toolset(toolset).pick(query, options).await
 }
 
-/// One-off selection over any definitions (duplicate names are an error).
+/// One-shot selection over any definitions (duplicate names are an error); like [`pick`], it
+/// builds the index on every call, so keep a [`Catalog`] for repeated queries.
 pub async fn pick_from(
     definitions: &[ToolDefinition],
     query: &str,

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -9,7 +10,41 @@ use serde_json::Value;
 
 use super::catalog::{Pool, ToolId};
 use crate::definition::ToolDefinition;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
+
+/// The moment a pick's time budget runs out.
+///
+/// It reads Tokio's clock, which is the system's monotonic clock except in tests that pause
+/// time, so it works with or without a runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Deadline(tokio::time::Instant);
+
+impl Deadline {
+    /// `budget` from now.
+    pub fn after(budget: Duration) -> Self {
+        let now = tokio::time::Instant::now();
+        // A budget too large to represent is no budget at all: keep a far-away deadline.
+        Deadline(
+            now.checked_add(budget)
+                .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600)),
+        )
+    }
+
+    /// Whether the budget is spent (a zero budget is spent at once).
+    pub fn expired(&self) -> bool {
+        tokio::time::Instant::now() >= self.0
+    }
+
+    /// Time left, zero once expired.
+    pub fn remaining(&self) -> Duration {
+        self.0
+            .saturating_duration_since(tokio::time::Instant::now())
+    }
+
+    pub(crate) fn instant(&self) -> tokio::time::Instant {
+        self.0
+    }
+}
 
 /// What a scorer is asked: rank the tools of `pool` for `query`.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +56,37 @@ pub struct ScoreRequest<'a> {
     /// How many results will be used. A scorer may return only its best `limit` (saving work on
     /// large catalogs) or more; it must never return tools outside `pool`.
     pub limit: usize,
+    /// When the pick's time budget runs out, if it has one. Scorers that do much work on the
+    /// calling thread check it between tools or chunks ([`ScoreRequest::check_deadline`]) and stop
+    /// early: a timer can only interrupt a scorer that is waiting, not one that is computing.
+    pub deadline: Option<Deadline>,
+}
+
+impl ScoreRequest<'_> {
+    /// Whether the time budget is spent.
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| d.expired())
+    }
+
+    /// `Err` with code `TIMEOUT` once the time budget is spent; scorers return it to stop early,
+    /// and `pick` then falls back to registration order.
+    // ToolError is the error every layer hands back to a model; its size is the project's choice.
+    #[allow(clippy::result_large_err)]
+    pub fn check_deadline(&self) -> Result<(), ToolError> {
+        if self.expired() {
+            Err(out_of_time())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The error a scorer stops with when the time budget is spent.
+pub(crate) fn out_of_time() -> ToolError {
+    ToolError::new(
+        ErrorCode::TIMEOUT,
+        "the selection's time budget ran out while scoring",
+    )
 }
 
 /// One tool's score from a scorer.
@@ -77,7 +143,9 @@ impl<S: Scorer + ?Sized> Scorer for Arc<S> {
 }
 
 /// The seed's per-tool scorer function (`(input, tool) -> {score, reason, details}`) as a
-/// [`Scorer`]: called once per tool of the pool, sequentially.
+/// [`Scorer`]: called once per tool of the pool, sequentially. The time budget is checked before
+/// each call, so a function that computes without ever waiting (a synchronous closure returning a
+/// ready future) is stopped after at most one call past the deadline.
 pub struct FnScorer<F> {
     name: String,
     f: F,
@@ -124,6 +192,7 @@ where
         async move {
             let mut out = Vec::with_capacity(request.pool.len());
             for (id, def) in request.pool.iter() {
+                request.check_deadline()?;
                 let s = (self.f)(request.query.to_owned(), def.clone()).await?;
                 out.push(Scored {
                     tool: id,

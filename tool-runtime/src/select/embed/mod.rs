@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::bm25::name_words;
 use super::catalog::{Catalog, ToolId};
-use super::scorer::{ScoreRequest, Scored, Scorer};
+use super::scorer::{Deadline, ScoreRequest, Scored, Scorer, out_of_time};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 
@@ -86,7 +86,7 @@ impl EmbeddingScorer {
     /// catalog so the first query does not pay for it).
     pub async fn warm(&self, catalog: &Catalog) -> Result<(), ToolError> {
         let ids: Vec<ToolId> = catalog.ids();
-        self.ensure(catalog, &ids).await.map(|_| ())
+        self.ensure(catalog, &ids, None).await.map(|_| ())
     }
 
     /// Number of cached tool embeddings.
@@ -94,11 +94,14 @@ impl EmbeddingScorer {
         self.cache.read().map(|c| c.len()).unwrap_or(0)
     }
 
-    /// The embeddings of `ids`, computing the missing ones.
+    /// The embeddings of `ids`, computing the missing ones in batches. Each batch is cached as
+    /// soon as it is computed, and the deadline is checked before each one, so a query that runs
+    /// out of time still leaves the batches it finished for the next query.
     async fn ensure(
         &self,
         catalog: &Catalog,
         ids: &[ToolId],
+        deadline: Option<Deadline>,
     ) -> Result<Vec<Arc<[f32]>>, ToolError> {
         let texts: Vec<(ToolId, String, u64)> = ids
             .iter()
@@ -122,6 +125,9 @@ impl EmbeddingScorer {
                 .collect()
         };
         for chunk in missing.chunks(self.batch.max(1)) {
+            if deadline.is_some_and(|d| d.expired()) {
+                return Err(out_of_time());
+            }
             let batch: Vec<String> = chunk.iter().map(|&i| texts[i].1.clone()).collect();
             let vectors = self.embedder.embed(&batch).await?;
             if vectors.len() != batch.len() {
@@ -167,7 +173,7 @@ impl EmbeddingScorer {
                 ToolError::new(ErrorCode::INTERNAL, "the embedder returned no vector")
             })?;
         let query = normalized(query);
-        let tools = self.ensure(catalog, &ids).await?;
+        let tools = self.ensure(catalog, &ids, request.deadline).await?;
         let mut out = Vec::with_capacity(ids.len());
         for (id, v) in ids.into_iter().zip(tools) {
             if v.len() != query.len() {

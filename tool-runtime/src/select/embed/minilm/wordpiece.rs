@@ -1,8 +1,11 @@
 //! BERT's uncased WordPiece tokenizer, read from a Hugging Face `tokenizer.json`.
 //!
 //! Written here rather than taken from the `tokenizers` crate because BERT's pipeline is small
-//! (clean, lowercase, strip accents, split on whitespace and punctuation, greedy longest-match
-//! word pieces) and the crate would add far more to the build than this file does.
+//! (clean, isolate CJK characters, strip accents, lowercase, split on whitespace and punctuation,
+//! greedy longest-match word pieces) and the crate would add far more to the build than this
+//! file does. Each step follows `tokenizers`' `BertNormalizer` and `BertPreTokenizer`, with the
+//! same Unicode definitions (canonical decomposition, general categories), so ids match the
+//! reference tokenizer also outside ASCII; `tests/select_minilm.rs` checks them against it.
 
 // Loading fails with the project's ToolError, large by design (it carries recovery advice).
 #![allow(clippy::result_large_err)]
@@ -10,6 +13,8 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
+use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::error::{ErrorCode, ToolError};
 
@@ -23,6 +28,7 @@ pub struct WordPiece {
     prefix: String,
     max_chars: usize,
     lowercase: bool,
+    strip_accents: bool,
 }
 
 #[derive(Deserialize)]
@@ -48,6 +54,9 @@ struct Model {
 struct Normalizer {
     #[serde(default)]
     lowercase: Option<bool>,
+    /// `null` (the usual value) means "as `lowercase`", BERT's uncased convention.
+    #[serde(default)]
+    strip_accents: Option<bool>,
 }
 
 fn default_prefix() -> String {
@@ -77,13 +86,24 @@ impl WordPiece {
                 .copied()
                 .ok_or_else(|| bad(format!("tokenizer.json: the vocabulary has no {t}")))
         };
+        let lowercase = file
+            .normalizer
+            .as_ref()
+            .and_then(|n| n.lowercase)
+            .unwrap_or(true);
+        let strip_accents = file
+            .normalizer
+            .as_ref()
+            .and_then(|n| n.strip_accents)
+            .unwrap_or(lowercase);
         Ok(WordPiece {
             unk: id(&file.model.unk_token)?,
             cls: id("[CLS]")?,
             sep: id("[SEP]")?,
             prefix: file.model.continuing_subword_prefix,
             max_chars: file.model.max_input_chars_per_word,
-            lowercase: file.normalizer.and_then(|n| n.lowercase).unwrap_or(true),
+            lowercase,
+            strip_accents,
             vocab: file.model.vocab,
         })
     }
@@ -104,27 +124,39 @@ impl WordPiece {
         ids
     }
 
+    /// BERT's normaliser: drop NUL, U+FFFD and control/format/unassigned/private-use
+    /// characters, turn whitespace into spaces, put spaces around CJK ideographs, strip accents
+    /// (canonical decomposition, then drop non-spacing marks), lowercase character by character.
     fn normalize(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
+        let mut cleaned = String::with_capacity(text.len());
         for c in text.chars() {
-            if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+            if c == '\0' || c == '\u{fffd}' || is_control(c) {
                 continue;
             }
-            if is_cjk(c) {
-                out.push(' ');
-                out.push(c);
-                out.push(' ');
-                continue;
-            }
-            if self.lowercase {
-                for l in c.to_lowercase() {
-                    out.push(strip_accent(l));
-                }
+            if is_whitespace(c) {
+                cleaned.push(' ');
+            } else if is_cjk(c) {
+                cleaned.push(' ');
+                cleaned.push(c);
+                cleaned.push(' ');
             } else {
-                out.push(c);
+                cleaned.push(c);
             }
         }
-        out
+        let stripped: String = if self.strip_accents {
+            cleaned
+                .nfd()
+                .filter(|&c| get_general_category(c) != GeneralCategory::NonspacingMark)
+                .collect()
+        } else {
+            cleaned
+        };
+        if !self.lowercase {
+            return stripped;
+        }
+        // Per character, as the reference does (`str::to_lowercase` would turn a word-final
+        // capital sigma into ς, which BERT's vocabulary does not expect).
+        stripped.chars().flat_map(char::to_lowercase).collect()
     }
 
     fn word_pieces(&self, word: &str) -> Vec<u32> {
@@ -185,46 +217,44 @@ fn pre_tokenize(text: &str) -> Vec<String> {
     words
 }
 
+/// BERT's punctuation: ASCII punctuation (which includes symbols such as `$` and `+`) and every
+/// Unicode punctuation category (P*); other symbols (`€`, `½`, `℃`) stay inside words.
 fn is_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_whitespace() && !c.is_control())
+    c.is_ascii_punctuation()
+        || matches!(
+            get_general_category(c),
+            GeneralCategory::ConnectorPunctuation
+                | GeneralCategory::DashPunctuation
+                | GeneralCategory::OpenPunctuation
+                | GeneralCategory::ClosePunctuation
+                | GeneralCategory::InitialPunctuation
+                | GeneralCategory::FinalPunctuation
+                | GeneralCategory::OtherPunctuation
+        )
+}
+
+/// Tab, newline and carriage return count as whitespace, not control characters.
+fn is_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+/// What BERT's cleaning removes: control (Cc), format (Cf, e.g. zero-width spaces), unassigned
+/// (Cn) and private-use (Co) characters, except the whitespace controls.
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r')
+        && matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::Unassigned
+                | GeneralCategory::PrivateUse
+        )
 }
 
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
         | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
-}
-
-/// The base letter of a lowercase Latin letter with a diacritic (BERT strips accents when it
-/// lowercases). Covers Latin-1 and Latin Extended-A, which is what tool metadata uses.
-fn strip_accent(c: char) -> char {
-    const MAP: &[(&str, char)] = &[
-        ("àáâãäåāăą", 'a'),
-        ("çćĉċč", 'c'),
-        ("ďđ", 'd'),
-        ("èéêëēĕėęě", 'e'),
-        ("ĝğġģ", 'g'),
-        ("ĥħ", 'h'),
-        ("ìíîïĩīĭįı", 'i'),
-        ("ĵ", 'j'),
-        ("ķ", 'k'),
-        ("ĺļľŀł", 'l'),
-        ("ñńņňŉ", 'n'),
-        ("òóôõöøōŏő", 'o'),
-        ("ŕŗř", 'r'),
-        ("śŝşš", 's'),
-        ("ţťŧ", 't'),
-        ("ùúûüũūŭůűų", 'u'),
-        ("ŵ", 'w'),
-        ("ýÿŷ", 'y'),
-        ("źżž", 'z'),
-    ];
-    if c.is_ascii() {
-        return c;
-    }
-    MAP.iter()
-        .find(|(set, _)| set.contains(c))
-        .map_or(c, |&(_, base)| base)
 }
 
 #[cfg(test)]
@@ -256,6 +286,20 @@ mod tests {
             t.encode("Get the Weathers, unaffable! Café xyz", 64),
             [2, 4, 5, 6, 7, 11, 8, 9, 10, 13, 12, 1, 3]
         );
+    }
+
+    #[test]
+    fn accents_are_stripped_by_decomposition_not_by_a_table() {
+        let t = tiny();
+        // Precomposed and decomposed accents alike; a zero-width space is dropped; a letter
+        // without a decomposition (ø) is kept as it is, so the word is unknown.
+        assert_eq!(
+            t.encode("CAFÉ cafe\u{301} ca\u{200b}fe gøt", 64),
+            [2, 12, 12, 12, 1, 3]
+        );
+        // Unicode punctuation splits words; other symbols do not.
+        assert_eq!(t.encode("get«the»weather", 64), [2, 4, 1, 5, 1, 6, 3]);
+        assert_eq!(t.encode("get€", 64), [2, 1, 3]);
     }
 
     #[test]
