@@ -214,6 +214,8 @@ fn decode_reads_standard_input_and_exits_1_on_an_invalid_call() {
     let out = decode(&["decode", "--provider", "gemini", "-"], "not json");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot decode"));
+}
+
 /// A catalog file of read-only tools (and one that is not) for `pick`, in its own directory.
 fn pick_catalog(tag: &str) -> (std::path::PathBuf, String) {
     let dir = std::env::temp_dir().join(format!("tools-cli-pick-{tag}-{}", std::process::id()));
