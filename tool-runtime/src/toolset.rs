@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_tool_name};
 use crate::error::{ErrorCode, ToolError, Violation};
-use crate::hydrate::plan::{Plan, Unsupported};
+use crate::hydrate::plan::Plan;
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_limits, check_value_limits,
     parse_arguments,
@@ -79,18 +79,15 @@ pub enum RegistrationError {
 pub(crate) trait Handler: Send + Sync {
     /// Slow path: the arguments were validated as JSON; now make them typed.
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
-    /// Fast path: straight from the text into the typed arguments, then the plan's checks.
-    /// `None` sends the call down the slow path, which explains what is wrong.
+    /// Fast path: straight from the text into the typed arguments, the plan checking the text
+    /// as it is read. `None` sends the call down the slow path, which explains what is wrong.
     fn fast_text(&self, _text: &str, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
         None
     }
-    /// Fast path for arguments that arrived as an object.
+    /// Fast path for arguments that arrived as an object: the plan checks the object as sent,
+    /// then it becomes the typed arguments.
     fn fast_value(&self, _args: &Value, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
         None
-    }
-    /// A plan for checking what [`Handler::fast_text`] produces, when the schema allows one.
-    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
-        Plan::compile(schema)
     }
     /// The typed arguments as JSON.
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value;
@@ -109,19 +106,18 @@ struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> Handler for Typed<T> {
     fn fast_text(&self, text: &str, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
-        let args: T::Args = serde_json::from_str(text).ok()?;
-        plan.accepts(&args)
-            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
+        // the plan checks the text itself while serde reads it, never the typed value: serde may
+        // accept more than the schema (aliases, `deserialize_with`, a struct sent as an array)
+        let args: T::Args = plan.from_str(text).ok()?;
+        Some(Box::new(args))
     }
 
     fn fast_value(&self, args: &Value, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        if !plan.accepts(args) {
+            return None;
+        }
         let args = T::Args::deserialize(args).ok()?;
-        plan.accepts(&args)
-            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
-    }
-
-    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
-        Plan::compile_for::<T::Args>(schema)
+        Some(Box::new(args))
     }
 
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
@@ -213,7 +209,8 @@ enum Check {
     None,
     /// A plan compiled from the schema decides; the validator, compiled on the first refusal,
     /// explains. `fast` is whether the typed arguments may be deserialized straight from the
-    /// text (derived schemas, whose shape serde enforces).
+    /// text, the plan checking the text as it is read (derived schemas). Verbatim and dynamic
+    /// schemas are decided on the parsed `Value`, the document the author's schema describes.
     Plan {
         plan: Plan,
         fast: bool,
@@ -287,7 +284,7 @@ impl Entry {
                     name: name.clone(),
                     error,
                 };
-                match handler.plan(&schema) {
+                match Plan::compile(&schema) {
                     Ok(plan) => {
                         // a derived schema is valid by construction; any other is checked
                         // against the meta-schema now, its validator compiled on first refusal
