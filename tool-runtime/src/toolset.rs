@@ -419,11 +419,19 @@ impl ToolSet {
 
     /// Registers a tool defined at run time (learned from an MCP server, read from a file), with a
     /// body or without one (declared for the model, hydrated and validated, but not runnable here).
+    ///
+    /// Its schema is always checked against the draft 2020-12 meta-schema and every call is
+    /// validated against it, whatever the definition's `schema_origin` says: the origin is
+    /// recorded as [`SchemaOrigin::Dynamic`] (a definition printed by `tools schema` says
+    /// `derived` or `verbatim`, which described the process it came from). A definition that
+    /// claims no schema (`{"kind": "none", ..}`) is refused: only `#[tool(allow_no_schema)]`, in
+    /// code, can opt a tool out of validation.
     pub fn register_dynamic(
         &mut self,
-        definition: ToolDefinition,
+        mut definition: ToolDefinition,
         handler: Option<DynHandler>,
     ) -> Result<&mut Self, RegistrationError> {
+        as_dynamic(&mut definition)?;
         self.insert(definition, Box::new(Dynamic(handler)))
     }
 
@@ -432,6 +440,7 @@ impl ToolSet {
     /// optional safety fields), without bodies.
     ///
     /// All or nothing: when one definition is refused, none is registered, and the error names it.
+    /// Each definition is checked and validated as [`ToolSet::register_dynamic`] describes.
     pub fn register_catalog(&mut self, json: &str) -> Result<&mut Self, RegistrationError> {
         let raw: Vec<Box<serde_json::value::RawValue>> =
             serde_json::from_str(json).map_err(|e| {
@@ -445,10 +454,12 @@ impl ToolSet {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                serde_json::from_str::<ToolDefinition>(r.get())
-                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))
+                let mut def = serde_json::from_str::<ToolDefinition>(r.get())
+                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))?;
+                as_dynamic(&mut def)?;
+                Ok(def)
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, RegistrationError>>()?;
         for (i, def) in defs.iter().enumerate() {
             let name = def.name.as_ref();
             if self.by_name.contains_key(name) || names.insert(name, i).is_some() {
@@ -659,6 +670,23 @@ impl ToolSet {
             .map(|(_, n)| n.to_owned())
             .collect()
     }
+}
+
+/// Makes a definition registered at run time a dynamic one. Its `schema_origin` came with the
+/// JSON, and a claim in the JSON must not decide how its calls are checked: `derived` would skip
+/// the meta-schema check and `none` would skip validation altogether.
+fn as_dynamic(definition: &mut ToolDefinition) -> Result<(), RegistrationError> {
+    if let SchemaOrigin::None(_) = definition.schema_origin {
+        return Err(RegistrationError::InvalidDefinition {
+            name: definition.name.to_string(),
+            reason: "a definition registered at run time cannot opt out of its schema \
+                     (\"schema_origin\": {\"kind\": \"none\"}); remove schema_origin and give it \
+                     a schema (`{\"type\": \"object\"}` accepts any object, and is still checked)"
+                .to_owned(),
+        });
+    }
+    definition.schema_origin = SchemaOrigin::Dynamic;
+    Ok(())
 }
 
 fn quoted_list(names: &[String]) -> String {
