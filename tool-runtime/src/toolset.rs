@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_tool_name};
 use crate::error::{ErrorCode, ToolError, Violation};
-use crate::hydrate::plan::{Plan, Unsupported};
+use crate::hydrate::plan::Plan;
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_limits, check_value_limits,
     parse_arguments,
@@ -79,18 +79,15 @@ pub enum RegistrationError {
 pub(crate) trait Handler: Send + Sync {
     /// Slow path: the arguments were validated as JSON; now make them typed.
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
-    /// Fast path: straight from the text into the typed arguments, then the plan's checks.
-    /// `None` sends the call down the slow path, which explains what is wrong.
+    /// Fast path: straight from the text into the typed arguments, the plan checking the text
+    /// as it is read. `None` sends the call down the slow path, which explains what is wrong.
     fn fast_text(&self, _text: &str, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
         None
     }
-    /// Fast path for arguments that arrived as an object.
+    /// Fast path for arguments that arrived as an object: the plan checks the object as sent,
+    /// then it becomes the typed arguments.
     fn fast_value(&self, _args: &Value, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
         None
-    }
-    /// A plan for checking what [`Handler::fast_text`] produces, when the schema allows one.
-    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
-        Plan::compile(schema)
     }
     /// The typed arguments as JSON.
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value;
@@ -109,19 +106,18 @@ struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> Handler for Typed<T> {
     fn fast_text(&self, text: &str, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
-        let args: T::Args = serde_json::from_str(text).ok()?;
-        plan.accepts(&args)
-            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
+        // the plan checks the text itself while serde reads it, never the typed value: serde may
+        // accept more than the schema (aliases, `deserialize_with`, a struct sent as an array)
+        let args: T::Args = plan.from_str(text).ok()?;
+        Some(Box::new(args))
     }
 
     fn fast_value(&self, args: &Value, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+        if !plan.accepts(args) {
+            return None;
+        }
         let args = T::Args::deserialize(args).ok()?;
-        plan.accepts(&args)
-            .then(|| Box::new(args) as Box<dyn Any + Send + Sync>)
-    }
-
-    fn plan(&self, schema: &Value) -> Result<Plan, Unsupported> {
-        Plan::compile_for::<T::Args>(schema)
+        Some(Box::new(args))
     }
 
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
@@ -213,7 +209,8 @@ enum Check {
     None,
     /// A plan compiled from the schema decides; the validator, compiled on the first refusal,
     /// explains. `fast` is whether the typed arguments may be deserialized straight from the
-    /// text (derived schemas, whose shape serde enforces).
+    /// text, the plan checking the text as it is read (derived schemas). Verbatim and dynamic
+    /// schemas are decided on the parsed `Value`, the document the author's schema describes.
     Plan {
         plan: Plan,
         fast: bool,
@@ -287,7 +284,7 @@ impl Entry {
                     name: name.clone(),
                     error,
                 };
-                match handler.plan(&schema) {
+                match Plan::compile(&schema) {
                     Ok(plan) => {
                         // a derived schema is valid by construction; any other is checked
                         // against the meta-schema now, its validator compiled on first refusal
@@ -422,11 +419,19 @@ impl ToolSet {
 
     /// Registers a tool defined at run time (learned from an MCP server, read from a file), with a
     /// body or without one (declared for the model, hydrated and validated, but not runnable here).
+    ///
+    /// Its schema is always checked against the draft 2020-12 meta-schema and every call is
+    /// validated against it, whatever the definition's `schema_origin` says: the origin is
+    /// recorded as [`SchemaOrigin::Dynamic`] (a definition printed by `tools schema` says
+    /// `derived` or `verbatim`, which described the process it came from). A definition that
+    /// claims no schema (`{"kind": "none", ..}`) is refused: only `#[tool(allow_no_schema)]`, in
+    /// code, can opt a tool out of validation.
     pub fn register_dynamic(
         &mut self,
-        definition: ToolDefinition,
+        mut definition: ToolDefinition,
         handler: Option<DynHandler>,
     ) -> Result<&mut Self, RegistrationError> {
+        as_dynamic(&mut definition)?;
         self.insert(definition, Box::new(Dynamic(handler)))
     }
 
@@ -435,6 +440,7 @@ impl ToolSet {
     /// optional safety fields), without bodies.
     ///
     /// All or nothing: when one definition is refused, none is registered, and the error names it.
+    /// Each definition is checked and validated as [`ToolSet::register_dynamic`] describes.
     pub fn register_catalog(&mut self, json: &str) -> Result<&mut Self, RegistrationError> {
         let raw: Vec<Box<serde_json::value::RawValue>> =
             serde_json::from_str(json).map_err(|e| {
@@ -448,10 +454,12 @@ impl ToolSet {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                serde_json::from_str::<ToolDefinition>(r.get())
-                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))
+                let mut def = serde_json::from_str::<ToolDefinition>(r.get())
+                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))?;
+                as_dynamic(&mut def)?;
+                Ok(def)
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, RegistrationError>>()?;
         for (i, def) in defs.iter().enumerate() {
             let name = def.name.as_ref();
             if self.by_name.contains_key(name) || names.insert(name, i).is_some() {
@@ -662,6 +670,23 @@ impl ToolSet {
             .map(|(_, n)| n.to_owned())
             .collect()
     }
+}
+
+/// Makes a definition registered at run time a dynamic one. Its `schema_origin` came with the
+/// JSON, and a claim in the JSON must not decide how its calls are checked: `derived` would skip
+/// the meta-schema check and `none` would skip validation altogether.
+fn as_dynamic(definition: &mut ToolDefinition) -> Result<(), RegistrationError> {
+    if let SchemaOrigin::None(_) = definition.schema_origin {
+        return Err(RegistrationError::InvalidDefinition {
+            name: definition.name.to_string(),
+            reason: "a definition registered at run time cannot opt out of its schema \
+                     (\"schema_origin\": {\"kind\": \"none\"}); remove schema_origin and give it \
+                     a schema (`{\"type\": \"object\"}` accepts any object, and is still checked)"
+                .to_owned(),
+        });
+    }
+    definition.schema_origin = SchemaOrigin::Dynamic;
+    Ok(())
 }
 
 fn quoted_list(names: &[String]) -> String {

@@ -203,19 +203,80 @@ fn schemas_the_fast_path_cannot_express_still_validate_through_jsonschema() {
     assert!(!ok(r#"{"tags": [1, 1]}"#));
 }
 
+/// A definition's `schema_origin` comes with its JSON, so it must not decide how calls are
+/// checked: `none` would skip validation, `derived` the meta-schema check.
 #[test]
-fn no_schema_tools_follow_their_mode() {
-    let mut set = ToolSet::new();
-    let mut d = def("free", json!({}));
-    d.schema_origin = SchemaOrigin::None(tool_runtime::NoSchemaMode::ReadOnly);
-    set.register_dynamic(d.clone(), None).unwrap();
-    let err = set.hydrate(&ToolCall::new("c", "free", "{}")).unwrap_err();
-    assert_eq!(err.code, ErrorCode::SCHEMA_REQUIRED);
-    d.name = "free_reader".into();
-    d.safety = Safety::ReadOnly;
-    set.register_dynamic(d, None).unwrap();
-    let inst = set
-        .hydrate(&ToolCall::new("c", "free_reader", r#"{"any": 1}"#))
+fn a_claimed_schema_origin_cannot_switch_validation_off() {
+    // `none`, in a catalog or through register_dynamic, is refused: only #[tool] can opt out
+    for origin in [
+        r#"{"kind": "none", "mode": "full"}"#,
+        r#"{"kind": "none", "mode": "read_only"}"#,
+    ] {
+        let catalog = format!(
+            r#"[{{"type": "function", "name": "free", "description": "d",
+                 "parameters": {{"type": "object"}}, "schema_origin": {origin}}}]"#
+        );
+        let mut set = ToolSet::new();
+        let err = set.register_catalog(&catalog).unwrap_err();
+        assert!(
+            matches!(&err, RegistrationError::InvalidDefinition { name, reason }
+                if name == "free" && reason.contains("cannot opt out of its schema")),
+            "{err:?}"
+        );
+        assert!(set.is_empty());
+    }
+    let mut d = def("free", json!({"type": "object"}));
+    d.schema_origin = SchemaOrigin::None(tool_runtime::NoSchemaMode::Full);
+    assert!(matches!(
+        ToolSet::new().register_dynamic(d, None).unwrap_err(),
+        RegistrationError::InvalidDefinition { .. }
+    ));
+
+    // `derived` and `verbatim` are recorded as dynamic, and the calls are validated
+    let schema = r#"{"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}},
+                     "required": ["n"], "additionalProperties": false}"#;
+    for origin in [r#"{"kind": "derived"}"#, r#"{"kind": "verbatim"}"#] {
+        let catalog = format!(
+            r#"[{{"type": "function", "name": "count", "description": "d",
+                 "parameters": {schema}, "schema_origin": {origin}}}]"#
+        );
+        let mut set = ToolSet::new();
+        set.register_catalog(&catalog).unwrap();
+        assert_eq!(set.get("count").unwrap().schema_origin, SchemaOrigin::Dynamic);
+        assert!(!set.has_fast_path("count"));
+        assert!(set.hydrate(&ToolCall::new("c", "count", r#"{"n": 2}"#)).is_ok());
+        for bad in [r#"{"n": 4}"#, r#"{}"#, r#"{"n": 1, "x": 0}"#, r#"{"n": "1"}"#] {
+            let err = set
+                .hydrate(&ToolCall::new("c", "count", bad))
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS, "{bad}");
+            assert!(!err.violations.is_empty(), "{bad}");
+        }
+    }
+
+    // and the meta-schema check still runs. A number as `description` breaks the meta-schema
+    // but no check of a call, so only that check can refuse it
+    let bad_schema =
+        r#"{"type": "object", "properties": {"n": {"type": "integer", "description": 5}}}"#;
+    for origin in [r#"{"kind": "derived"}"#, r#"{"kind": "verbatim"}"#] {
+        let catalog = format!(
+            r#"[{{"type": "function", "name": "count", "description": "d",
+                 "parameters": {bad_schema}, "schema_origin": {origin}}}]"#
+        );
+        let err = ToolSet::new().register_catalog(&catalog).unwrap_err();
+        assert!(
+            matches!(&err, RegistrationError::InvalidSchema { name, .. } if name == "count"),
+            "{origin}: {err:?}"
+        );
+        let mut d: ToolDefinition = serde_json::from_str(
+            &catalog[catalog.find('{').unwrap()..catalog.rfind(']').unwrap()],
+        )
         .unwrap();
-    assert!(!inst.validated());
+        assert_ne!(d.schema_origin, SchemaOrigin::Dynamic);
+        d.name = "direct".into();
+        assert!(matches!(
+            ToolSet::new().register_dynamic(d, None).unwrap_err(),
+            RegistrationError::InvalidSchema { .. }
+        ));
+    }
 }

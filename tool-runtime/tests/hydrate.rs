@@ -156,6 +156,52 @@ fn oversized_and_deeply_nested_arguments_are_refused_before_parsing() {
         .hydrate(&call("search_notes", json!({"tags": [[[["x"]]]]})))
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::NESTING_TOO_DEEP);
+    let err = set
+        .hydrate(&call("search_notes", json!({"query": "x".repeat(100)})))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
+}
+
+/// Anthropic, Ollama, Gemini and MCP deliver arguments as an object; the byte limit holds for
+/// them too, measured as compact JSON, with the same structured error as for text.
+#[test]
+fn the_size_limit_holds_for_arguments_that_arrive_as_objects() {
+    let limits = Limits::default();
+    // a call just over 1 MiB once written as JSON
+    let mut value: Value = serde_json::from_str(VALID).unwrap();
+    let tags: Vec<Value> = (0..90_000).map(|i| json!(format!("tag{i:05}x"))).collect();
+    value["tags"] = Value::Array(tags);
+    let text = value.to_string();
+    assert!(text.len() > limits.max_bytes, "{}", text.len());
+    let as_text = set().hydrate(&call("search_notes", text.as_str())).unwrap_err();
+    let as_object = set().hydrate(&call("search_notes", value.clone())).unwrap_err();
+    for err in [&as_text, &as_object] {
+        assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
+        assert!(!err.retryable);
+        assert!(err.recover_action.is_some());
+        assert_eq!(err.details["limit"], 1 << 20);
+    }
+    assert_eq!(as_text.details["bytes"], text.len());
+    assert_eq!(as_object.details["bytes"], text.len());
+    assert_eq!(as_text.message, as_object.message);
+
+    // dynamic tools (the slow path) too, and just under the limit passes the limit check
+    let mut dynamic = ToolSet::new();
+    dynamic
+        .register_dynamic(
+            ToolDefinition::new("echo", "Echo.", &json!({"type": "object"})),
+            None,
+        )
+        .unwrap();
+    let err = dynamic.hydrate(&call("echo", value)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
+    let filler = "x".repeat(limits.max_bytes - r#"{"a":""}"#.len());
+    let fits = json!({ "a": filler });
+    assert_eq!(fits.to_string().len(), limits.max_bytes);
+    assert!(dynamic.hydrate(&call("echo", fits)).is_ok());
+    let escaped = json!({ "a": format!("{}\n", &filler[1..]) });
+    let err = dynamic.hydrate(&call("echo", escaped)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE, "an escape is two bytes");
 }
 
 #[test]
@@ -277,4 +323,48 @@ fn a_verbatim_schema_takes_the_validator_path_and_still_hydrates() {
             .len(),
         3
     );
+}
+
+/// `allow_no_schema` exists only in code (a `Tool` impl, or `#[tool]`): such a tool's calls are
+/// not validated, and its mode still constrains them. (A definition registered at run time
+/// cannot claim this; see `dynamic.rs`.)
+#[test]
+fn no_schema_tools_follow_their_mode() {
+    macro_rules! free_tool {
+        ($ty:ident, $name:literal, $safety:expr) => {
+            struct $ty;
+            impl Tool for $ty {
+                type Args = Value;
+                type Output = Value;
+                fn definition() -> &'static ToolDefinition {
+                    static DEF: std::sync::LazyLock<ToolDefinition> =
+                        std::sync::LazyLock::new(|| {
+                            tool_runtime::definition::DefinitionBuilder::new($name, "Free.")
+                                .no_schema(tool_runtime::NoSchemaMode::ReadOnly)
+                                .safety($safety)
+                                .build()
+                        });
+                    &DEF
+                }
+                async fn call(
+                    a: Value,
+                    _: &tool_runtime::CallContext,
+                ) -> Result<Value, tool_runtime::ToolError> {
+                    Ok(a)
+                }
+            }
+        };
+    }
+    free_tool!(Writer, "free", tool_runtime::Safety::Create);
+    free_tool!(Reader, "free_reader", tool_runtime::Safety::ReadOnly);
+    let set = ToolSet::new()
+        .with::<Writer>()
+        .unwrap()
+        .with::<Reader>()
+        .unwrap();
+    let err = set.hydrate(&call("free", "{}")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::SCHEMA_REQUIRED);
+    let inst = set.hydrate(&call("free_reader", r#"{"any": 1}"#)).unwrap();
+    assert!(!inst.validated());
+    assert_eq!(inst.arguments(), &json!({"any": 1}));
 }

@@ -72,15 +72,7 @@ pub enum Repair {
 /// or hostile payload is refused before any allocation proportional to it.
 pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
     if text.len() > limits.max_bytes {
-        return Err(ToolError::new(
-            ErrorCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the arguments are {} bytes; the limit is {} bytes",
-                text.len(),
-                limits.max_bytes
-            ),
-        )
-        .recover("send smaller arguments, for example fewer or shorter items"));
+        return Err(too_large(text.len(), limits));
     }
     // Nesting deeper than the limit needs more opening brackets than the limit; counting them is
     // a branch-free pass the compiler vectorizes, so typical arguments skip the exact scan.
@@ -120,6 +112,19 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
     Ok(())
 }
 
+fn too_large(bytes: usize, limits: &Limits) -> ToolError {
+    ToolError::new(
+        ErrorCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the arguments are {bytes} bytes; the limit is {} bytes",
+            limits.max_bytes
+        ),
+    )
+    .recover("send smaller arguments, for example fewer or shorter items")
+    .with_detail("bytes", bytes)
+    .with_detail("limit", limits.max_bytes)
+}
+
 fn too_deep(limits: &Limits) -> ToolError {
     ToolError::new(
         ErrorCode::NESTING_TOO_DEEP,
@@ -128,21 +133,80 @@ fn too_deep(limits: &Limits) -> ToolError {
     .recover("flatten the arguments")
 }
 
-/// Depth of a parsed value, for arguments that arrive as objects.
-pub fn value_depth(v: &Value) -> usize {
-    match v {
-        Value::Array(a) => 1 + a.iter().map(value_depth).max().unwrap_or(0),
-        Value::Object(o) => 1 + o.values().map(value_depth).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
-/// Checks limits on arguments that arrived as a value.
+/// Checks limits on arguments that arrived as a value (Anthropic, Ollama, Gemini, MCP): the same
+/// limits, with the same errors, as for text. The size is that of the value written as compact
+/// JSON, which is what the provider sent give or take whitespace.
 pub fn check_value_limits(v: &Value, limits: &Limits) -> Result<(), ToolError> {
-    if value_depth(v) > limits.max_depth {
-        return Err(too_deep(limits));
+    let bytes = json_size(v, 1, limits).ok_or_else(|| too_deep(limits))?;
+    if bytes > limits.max_bytes {
+        return Err(too_large(bytes, limits));
     }
     Ok(())
+}
+
+/// The length of `v` as compact JSON (`serde_json::to_string`), computed without writing it;
+/// `None` as soon as arrays and objects nest deeper than the limit, so a hostile value never
+/// makes this recurse further than that.
+fn json_size(v: &Value, depth: usize, limits: &Limits) -> Option<usize> {
+    Some(match v {
+        Value::Null => 4,
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
+        Value::Number(n) => number_size(n),
+        Value::String(s) => string_size(s),
+        Value::Array(items) => {
+            if depth > limits.max_depth {
+                return None;
+            }
+            let mut size = 2 + items.len().saturating_sub(1);
+            for item in items {
+                size += json_size(item, depth + 1, limits)?;
+            }
+            size
+        }
+        Value::Object(map) => {
+            if depth > limits.max_depth {
+                return None;
+            }
+            // a colon per entry, a comma between entries
+            let mut size = 2 + map.len() + map.len().saturating_sub(1);
+            for (key, value) in map {
+                size += string_size(key) + json_size(value, depth + 1, limits)?;
+            }
+            size
+        }
+    })
+}
+
+fn number_size(n: &serde_json::Number) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // serde_json writes a number exactly as its Display does
+    let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{n}"));
+    count.0
+}
+
+/// A string's length once quoted and escaped as serde_json escapes it.
+fn string_size(s: &str) -> usize {
+    2 + s.len()
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0x00..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 /// The deterministic local repair: returns the repaired text and what was done, or `None` when no
@@ -230,6 +294,37 @@ mod tests {
             max_depth: 2,
         };
         assert!(check_limits(r#"{"a":"[[[[\"]]"}"#, &roomy).is_ok());
+    }
+
+    #[test]
+    fn the_size_of_a_value_is_its_compact_json_length() {
+        let roomy = Limits::default();
+        for v in [
+            serde_json::json!({"a": [1, -20, 2.5, 1e300, null, true, false], "b": {}}),
+            serde_json::json!({"q\"uote": "back\\slash\n\u{1}\u{1f}é😀", "e": [], "n": u64::MAX}),
+            serde_json::json!("plain"),
+            serde_json::json!([[[]], {"x": {"y": -0.0}}]),
+        ] {
+            assert_eq!(
+                json_size(&v, 1, &roomy),
+                Some(serde_json::to_string(&v).unwrap().len()),
+                "{v}"
+            );
+        }
+        let tight = Limits {
+            max_bytes: 10,
+            max_depth: 2,
+        };
+        let err = check_value_limits(&serde_json::json!({"a": "0123456789"}), &tight).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(err.details["bytes"], 18);
+        assert_eq!(
+            check_value_limits(&serde_json::json!([[[1]]]), &tight)
+                .unwrap_err()
+                .code,
+            ErrorCode::NESTING_TOO_DEEP
+        );
+        assert!(check_value_limits(&serde_json::json!([[1]]), &tight).is_ok());
     }
 
     #[test]

@@ -76,39 +76,22 @@ const VALIDATION_KEYWORDS: &[&str] = &[
     "discriminator",
 ];
 
-/// Probes whether the argument type itself refuses unknown keys at a place where the schema says
-/// `additionalProperties: false`. Given a JSON document that puts an unknown key there, it
-/// returns whether deserialization failed because of that key.
-pub(crate) type UnknownKeyProbe<'a> = &'a dyn Fn(&str) -> bool;
-
-/// The probe key; chosen so that no real argument is named like it.
-pub(crate) const PROBE_KEY: &str = "__tool_runtime_probe__";
-
 struct Compiler<'a> {
     root: &'a Value,
     nodes: Vec<Node>,
     /// JSON pointer of a compiled subschema → its node, so `$ref`s (even recursive) compile once.
     by_pointer: HashMap<String, NodeId>,
-    probe: Option<UnknownKeyProbe<'a>>,
 }
 
-/// Compiles `schema` (the canonical argument schema) into a plan.
-///
-/// `probe`, when given, is used to confirm that the argument type refuses unknown keys wherever
-/// the schema forbids additional properties: the plan checks the *typed* value, in which unknown
-/// keys that serde ignored are no longer visible. Without a probe, objects are checked as they
-/// are serialized (which is exact for `serde_json::Value` arguments).
-pub(crate) fn compile(
-    schema: &Value,
-    probe: Option<UnknownKeyProbe<'_>>,
-) -> Result<Plan, Unsupported> {
+/// Compiles `schema` (the canonical argument schema) into a plan. The plan checks arguments as
+/// they were sent (a `Value`, or text while it is deserialized), so every key is visible to it.
+pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
     let mut c = Compiler {
         root: schema,
         nodes: Vec::new(),
         by_pointer: HashMap::new(),
-        probe,
     };
-    let root = c.node(schema, String::new(), &mut Vec::new())?;
+    let root = c.node(schema, String::new())?;
     // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
     for start in 0..c.nodes.len() {
         let mut id = start;
@@ -128,42 +111,25 @@ pub(crate) fn compile(
     })
 }
 
-/// A step from a parent instance to a child: used to build probe documents.
-#[derive(Clone)]
-enum Step {
-    Key(String),
-    Item,
-}
-
 impl Compiler<'_> {
     fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
 
-    fn node(
-        &mut self,
-        schema: &Value,
-        pointer: String,
-        path: &mut Vec<Step>,
-    ) -> Result<NodeId, Unsupported> {
+    fn node(&mut self, schema: &Value, pointer: String) -> Result<NodeId, Unsupported> {
         if let Some(&id) = self.by_pointer.get(&pointer) {
             return Ok(id);
         }
         // reserve the slot first so that a recursive $ref back to this schema finds it
         let id = self.push(Node::Any);
         self.by_pointer.insert(pointer.clone(), id);
-        let node = self.build(schema, &pointer, path)?;
+        let node = self.build(schema, &pointer)?;
         self.nodes[id] = node;
         Ok(id)
     }
 
-    fn build(
-        &mut self,
-        schema: &Value,
-        pointer: &str,
-        path: &mut Vec<Step>,
-    ) -> Result<Node, Unsupported> {
+    fn build(&mut self, schema: &Value, pointer: &str) -> Result<Node, Unsupported> {
         let map = match schema {
             Value::Bool(true) => return Ok(Node::Any),
             Value::Bool(false) => return Ok(Node::Never),
@@ -198,7 +164,7 @@ impl Compiler<'_> {
                 .root
                 .pointer(target)
                 .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} does not resolve")))?;
-            let target = self.node(resolved, target.to_owned(), path)?;
+            let target = self.node(resolved, target.to_owned())?;
             return Ok(Node::Alias(target));
         }
 
@@ -224,7 +190,7 @@ impl Compiler<'_> {
             return match branches.as_slice() {
                 [a, b] if is_null(b) || is_null(a) => {
                     let (i, other) = if is_null(b) { (0, a) } else { (1, b) };
-                    let inner = self.node(other, format!("{pointer}/anyOf/{i}"), path)?;
+                    let inner = self.node(other, format!("{pointer}/anyOf/{i}"))?;
                     Ok(Node::Nullable(inner))
                 }
                 _ => Err(Unsupported(format!(
@@ -237,7 +203,7 @@ impl Compiler<'_> {
         if let Some(all_of) = map.get("allOf") {
             return match all_of.as_array().map(Vec::as_slice) {
                 Some([only]) if validation.len() == 1 => {
-                    let inner = self.node(only, format!("{pointer}/allOf/0"), path)?;
+                    let inner = self.node(only, format!("{pointer}/allOf/0"))?;
                     Ok(Node::Alias(inner))
                 }
                 _ => Err(Unsupported(format!("{pointer}: allOf other than [T]"))),
@@ -273,12 +239,6 @@ impl Compiler<'_> {
                 "minItems" => checks.min_items = Some(count(value, pointer, keyword)?),
                 "maxItems" => checks.max_items = Some(count(value, pointer, keyword)?),
                 "minProperties" | "maxProperties" => {
-                    // a typed struct may have dropped keys the count depends on
-                    if map.contains_key("properties") {
-                        return Err(Unsupported(format!(
-                            "{pointer}: {keyword} on an object with properties"
-                        )));
-                    }
                     let n = count(value, pointer, keyword)?;
                     if keyword == "minProperties" {
                         checks.min_properties = Some(n);
@@ -287,28 +247,23 @@ impl Compiler<'_> {
                     }
                 }
                 "uniqueItems" => {
-                    // a typed set silently drops duplicates, so the plan could not see them
+                    // the plan has no uniqueness check; `false` asks for none
                     if value != &Value::Bool(false) {
                         return Err(Unsupported(format!("{pointer}: uniqueItems")));
                     }
                 }
                 "pattern" | "multipleOf" => {} // delegated below, with exact semantics
                 "items" => {
-                    path.push(Step::Item);
-                    let node = self.node(value, format!("{pointer}/items"), path);
-                    path.pop();
-                    checks.items = Some(node?);
+                    checks.items = Some(self.node(value, format!("{pointer}/items"))?);
                 }
                 "properties" => {
                     let props = value.as_object().ok_or_else(|| {
                         Unsupported(format!("{pointer}: properties is not an object"))
                     })?;
                     for (key, sub) in props {
-                        path.push(Step::Key(key.clone()));
                         let node =
-                            self.node(sub, format!("{pointer}/properties/{}", escape(key)), path);
-                        path.pop();
-                        checks.properties.push((key.as_str().into(), node?));
+                            self.node(sub, format!("{pointer}/properties/{}", escape(key)))?;
+                        checks.properties.push((key.as_str().into(), node));
                     }
                 }
                 "required" => {
@@ -330,13 +285,8 @@ impl Compiler<'_> {
                     }
                 }
                 "additionalProperties" => {
-                    if value == &Value::Bool(false) && map.contains_key("properties") {
-                        self.confirm_unknown_keys_refused(pointer, path)?;
-                    }
-                    path.push(Step::Key(PROBE_KEY.to_owned()));
-                    let node = self.node(value, format!("{pointer}/additionalProperties"), path);
-                    path.pop();
-                    checks.additional = Some(node?);
+                    let node = self.node(value, format!("{pointer}/additionalProperties"))?;
+                    checks.additional = Some(node);
                 }
                 other => {
                     return Err(Unsupported(format!(
@@ -351,33 +301,6 @@ impl Compiler<'_> {
         // JSON Schema: an object instance needs every required key whether or not `type` says
         // object; the plan sees objects only through their serialized keys, which is that.
         Ok(Node::Checks(Box::new(checks)))
-    }
-
-    /// Where the schema forbids unknown keys, the typed argument must refuse them too, or they
-    /// would be dropped before the plan could see them.
-    fn confirm_unknown_keys_refused(
-        &self,
-        pointer: &str,
-        path: &[Step],
-    ) -> Result<(), Unsupported> {
-        let Some(probe) = self.probe else {
-            return Ok(());
-        };
-        let mut doc = format!("{{{}:null}}", Value::from(PROBE_KEY));
-        for step in path.iter().rev() {
-            doc = match step {
-                Step::Key(k) => format!("{{{}:{doc}}}", Value::from(k.as_str())),
-                Step::Item => format!("[{doc}]"),
-            };
-        }
-        if probe(&doc) {
-            Ok(())
-        } else {
-            Err(Unsupported(format!(
-                "{pointer}: the schema forbids additional properties but the argument type \
-                 accepts unknown keys (add #[serde(deny_unknown_fields)])"
-            )))
-        }
     }
 }
 

@@ -1,10 +1,13 @@
-//! A schema compiled into direct checks on a typed value: the fast path of hydration.
+//! A schema compiled into direct checks: the fast path of hydration.
 //!
-//! For a tool whose schema was derived from its argument type, serde already enforces the shape
-//! (property names, required-ness, types, enum variants). What serde does not enforce are the
-//! schema's constraints: ranges, lengths, patterns, `multipleOf`, item counts, string enums on
-//! free strings. A [`Plan`] holds those, compiled once at registration, and checks a value by
-//! walking it with a small [`serde::Serializer`], so no `serde_json::Value` is built.
+//! Serde enforces much of a derived schema's shape (property names, required-ness, types, enum
+//! variants) but not its constraints: ranges, lengths, patterns, `multipleOf`, item counts,
+//! string enums on free strings. A [`Plan`] holds every check of the schema it supports, compiled
+//! once at registration, and applies them to the arguments *as they were sent*: either to a
+//! `serde_json::Value` by walking it with a small [`serde::Serializer`], or to JSON text while
+//! serde deserializes it into the typed arguments ([`Plan::from_str`]), so that no `Value` is
+//! built on the fast path and no serde attribute or hand-written `Deserialize` can make the
+//! typed arguments accept what the schema refuses.
 //!
 //! A plan only ever *accepts* what the jsonschema validator accepts: any keyword it cannot
 //! translate exactly makes [`Plan::compile`] fail, and the tool keeps the validator. When a plan
@@ -12,6 +15,7 @@
 //! with their JSON pointers; a plan never produces error messages itself.
 
 mod compile;
+mod guard;
 mod walk;
 
 use serde::Serialize;
@@ -39,35 +43,45 @@ impl std::fmt::Debug for Plan {
 }
 
 impl Plan {
-    /// Compiles `schema` for checking values that carry every key they were sent with
-    /// (`serde_json::Value`, or types that refuse unknown keys).
+    /// Compiles `schema`; fails when the schema uses a keyword the plan cannot check exactly.
     pub fn compile(schema: &Value) -> Result<Plan, Unsupported> {
-        compile::compile(schema, None)
-    }
-
-    /// Compiles `schema` for checking values of `T` deserialized from the arguments.
-    ///
-    /// `schema` must be the schema derived from `T`. Where it forbids additional properties,
-    /// this confirms that `T` refuses unknown keys too (a typed value no longer holds the keys
-    /// serde ignored, so the plan could not see them); otherwise it fails with [`Unsupported`].
-    pub fn compile_for<T: DeserializeOwned>(schema: &Value) -> Result<Plan, Unsupported> {
-        let probe = |doc: &str| match serde_json::from_str::<T>(doc) {
-            Ok(_) => false,
-            Err(e) => e
-                .to_string()
-                .contains(&format!("unknown field `{}`", compile::PROBE_KEY)),
-        };
-        compile::compile(schema, Some(&probe))
+        compile::compile(schema)
     }
 
     /// Whether `value` satisfies every constraint of the schema.
-    pub fn accepts<T: Serialize + ?Sized>(&self, value: &T) -> bool {
+    pub fn accepts(&self, value: &Value) -> bool {
         value
             .serialize(walk::Walker {
                 plan: self,
                 node: self.root,
             })
             .is_ok()
+    }
+
+    /// Deserializes `T` from the JSON text `text`, checking every value against the plan as it
+    /// is read: the result is `Ok` only when the text satisfies the schema *and* is a `T`.
+    ///
+    /// The checks see the document as it was written, not the typed value: keys under their sent
+    /// names (an alias is not the property it stands for), values `T` skips, arrays where the
+    /// schema wants an object, strings a `deserialize_with` would convert. So for any `T`, an
+    /// `Ok` here implies the validator accepts the text. An `Err` says nothing about which of the
+    /// two refused, and carries no useful message: the validator explains.
+    pub fn from_str<T: DeserializeOwned>(&self, text: &str) -> Result<T, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let root = walk::Walker {
+            plan: self,
+            node: self.root,
+        };
+        let value = if root.is_any() {
+            T::deserialize(&mut de)?
+        } else {
+            T::deserialize(guard::Guard {
+                walker: root,
+                de: &mut de,
+            })?
+        };
+        de.end()?;
+        Ok(value)
     }
 }
 
@@ -197,29 +211,5 @@ mod tests {
         assert!(
             Plan::compile(&json!({"description": "d", "x-extra": 1, "format": "uint8"})).is_ok()
         );
-    }
-
-    #[derive(serde::Deserialize)]
-    #[allow(dead_code)]
-    struct Lenient {
-        a: u8,
-    }
-
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Strict {
-        a: u8,
-    }
-
-    #[test]
-    fn closed_objects_need_a_type_that_refuses_unknown_keys() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"a": {"type": "integer"}},
-            "additionalProperties": false
-        });
-        assert!(Plan::compile_for::<Strict>(&schema).is_ok());
-        assert!(Plan::compile_for::<Lenient>(&schema).is_err());
     }
 }

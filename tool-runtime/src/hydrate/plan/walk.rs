@@ -27,7 +27,7 @@ impl ser::Error for Reject {
 }
 
 #[derive(Clone, Copy)]
-enum Scalar<'a> {
+pub(super) enum Scalar<'a> {
     Null,
     Bool(bool),
     I(i64),
@@ -56,6 +56,7 @@ enum Target<'p> {
     Checks(&'p Checks, bool),
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct Walker<'p> {
     pub(crate) plan: &'p Plan,
     pub(crate) node: NodeId,
@@ -79,7 +80,13 @@ impl<'p> Walker<'p> {
         }
     }
 
-    fn scalar(&self, s: Scalar<'_>) -> Result<(), Reject> {
+    /// Whether nothing below this node is checked (`true`, or annotations only): then a value
+    /// needs no walk at all.
+    pub(super) fn is_any(&self) -> bool {
+        matches!(self.resolve(), Target::Any)
+    }
+
+    pub(super) fn scalar(&self, s: Scalar<'_>) -> Result<(), Reject> {
         let (c, nullable) = match self.resolve() {
             Target::Any => return Ok(()),
             Target::Never => return Err(Reject),
@@ -143,7 +150,7 @@ impl<'p> Walker<'p> {
         }
     }
 
-    fn object(self) -> Result<ObjectWalker<'p>, Reject> {
+    pub(super) fn object(self) -> Result<ObjectWalker<'p>, Reject> {
         let checks = self.compound(TypeSet::OBJECT)?;
         Ok(ObjectWalker {
             plan: self.plan,
@@ -154,7 +161,7 @@ impl<'p> Walker<'p> {
         })
     }
 
-    fn seq(self) -> Result<SeqWalker<'p>, Reject> {
+    pub(super) fn seq(self) -> Result<SeqWalker<'p>, Reject> {
         let checks = self.compound(TypeSet::ARRAY)?;
         Ok(SeqWalker {
             plan: self.plan,
@@ -165,7 +172,7 @@ impl<'p> Walker<'p> {
 
     /// Shapes a derived schema never needs the plan for (externally tagged data variants, raw
     /// bytes): accepted only where anything is.
-    fn only_if_any(&self) -> Result<(), Reject> {
+    pub(super) fn only_if_any(&self) -> Result<(), Reject> {
         match self.resolve() {
             Target::Any => Ok(()),
             _ => Err(Reject),
@@ -247,28 +254,40 @@ pub(crate) struct ObjectWalker<'p> {
 }
 
 impl<'p> ObjectWalker<'p> {
-    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Reject> {
-        self.count += 1;
-        let Some(c) = self.checks else {
-            return Ok(());
-        };
+    /// Records the key `key` and returns the walker for its value: `None` when nothing checks
+    /// the value. `count` is false for a key already seen (text may repeat a key; the value the
+    /// validator sees has it once).
+    pub(super) fn child(&mut self, key: &str, count: bool) -> Option<Walker<'p>> {
+        self.count += u64::from(count);
+        let c = self.checks?;
         if let Some(i) = c.required.iter().position(|r| &**r == key) {
             self.seen_required |= 1 << i;
         }
         let node = match c.properties.iter().find(|(k, _)| &**k == key) {
             Some((_, node)) => *node,
-            None => match c.additional {
-                Some(node) => node,
-                None => return Ok(()),
-            },
+            None => c.additional?,
         };
-        value.serialize(Walker {
+        let walker = Walker {
             plan: self.plan,
             node,
-        })
+        };
+        (!walker.is_any()).then_some(walker)
     }
 
-    fn finish(self) -> Result<(), Reject> {
+    /// Whether the object counts its keys (`minProperties`/`maxProperties`).
+    pub(super) fn counts_keys(&self) -> bool {
+        self.checks
+            .is_some_and(|c| c.min_properties.is_some() || c.max_properties.is_some())
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Reject> {
+        match self.child(key, true) {
+            Some(walker) => value.serialize(walker),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<(), Reject> {
         let Some(c) = self.checks else {
             return Ok(());
         };
@@ -343,19 +362,30 @@ pub(crate) struct SeqWalker<'p> {
     count: u64,
 }
 
-impl SeqWalker<'_> {
+impl<'p> SeqWalker<'p> {
+    /// The walker for the next element, `None` when nothing checks it; [`SeqWalker::counted`]
+    /// is called once the element was there.
+    pub(super) fn item(&self) -> Option<Walker<'p>> {
+        let walker = Walker {
+            plan: self.plan,
+            node: self.checks?.items?,
+        };
+        (!walker.is_any()).then_some(walker)
+    }
+
+    pub(super) fn counted(&mut self) {
+        self.count += 1;
+    }
+
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Reject> {
         self.count += 1;
-        match self.checks.and_then(|c| c.items) {
-            Some(node) => value.serialize(Walker {
-                plan: self.plan,
-                node,
-            }),
+        match self.item() {
+            Some(walker) => value.serialize(walker),
             None => Ok(()),
         }
     }
 
-    fn finish(self) -> Result<(), Reject> {
+    pub(super) fn finish(self) -> Result<(), Reject> {
         match self.checks {
             Some(c)
                 if c.min_items.is_some_and(|m| self.count < m)
