@@ -255,10 +255,9 @@ impl Session {
                     eprintln!("(every call was malformed; asking the model again)");
                 }
                 Err(e) => {
+                    // The client already retried what is worth retrying (429, 5xx, timeouts).
                     eprintln!("error: {e}");
-                    if attempt == attempts {
-                        return None;
-                    }
+                    return None;
                 }
             }
         }
