@@ -1,7 +1,7 @@
 //! The research assistant (seed 000).
 //!
 //! ```text
-//! cargo run -p examples --bin research -- [--provider P] [--db PATH] [--yes] [--stream] [QUESTION...]
+//! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
 //! cargo run -p examples --bin research -- --undo CALL_ID
 //! ```
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
@@ -34,13 +34,14 @@ struct Args {
     db: PathBuf,
     yes: bool,
     stream: bool,
+    small_model: bool,
     undo: Option<String>,
     question: Vec<String>,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID"
+        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID"
     );
     std::process::exit(2)
 }
@@ -57,6 +58,7 @@ fn parse() -> Args {
         db: data,
         yes: false,
         stream: false,
+        small_model: false,
         undo: None,
         question: Vec::new(),
     };
@@ -73,6 +75,7 @@ fn parse() -> Args {
             "--db" => a.db = PathBuf::from(it.next().unwrap_or_else(|| usage())),
             "--yes" | "-y" => a.yes = true,
             "--stream" => a.stream = true,
+            "--small-model" => a.small_model = true,
             "--undo" => a.undo = Some(it.next().unwrap_or_else(|| usage())),
             "-h" | "--help" => usage(),
             _ => a.question.push(arg),
@@ -161,7 +164,10 @@ async fn main() {
         session: Some("research-cli".into()),
         ..Default::default()
     };
-    if choice.local {
+    // The local server is the small model; `--small-model` says so of a provider flag's server
+    // too (e.g. the same model behind a proxy that speaks another wire format).
+    let small = choice.local || args.small_model;
+    if small {
         // A 135M model calls tools reliably only when told to, and chooses well among few tools:
         // force a call on the first request and declare the tools `pick` finds relevant. Left
         // free afterwards it calls the same tool again and again (three identical notes for one
@@ -174,7 +180,7 @@ async fn main() {
     let agent = Agent::new(choice.model.streaming(args.stream), executor, config).on_event(sink);
     let session = Session {
         agent,
-        local: choice.local,
+        local: small,
     };
 
     let one_shot = if !args.question.is_empty() {
