@@ -228,6 +228,7 @@ async fn an_edit_shows_before_and_after_and_can_be_undone() {
         change["title"], "Transformers",
         "the preview names the note as it is"
     );
+    assert_eq!(change["new_title"], "Attention");
     assert_eq!(f.db.note(2).unwrap().title, "Attention");
 
     let undo = f.exec.undo("e1", CallContext::default()).await;
@@ -237,6 +238,7 @@ async fn an_edit_shows_before_and_after_and_can_be_undone() {
         back.body,
         "Self-attention replaces recurrence; see vaswani2017."
     );
+    assert_eq!(back.title, "Transformers", "undo restores the title too");
     // A second undo of the same call does nothing.
     let again = f.exec.undo("e1", CallContext::default()).await;
     assert!(!again.outcome.is_success(), "{:?}", again.outcome);

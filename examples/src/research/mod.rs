@@ -55,7 +55,12 @@ pub fn executor(
         async move {
             let id = args["id"].as_i64().unwrap_or_default();
             let note = db.note(id)?;
-            Ok(json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]}))
+            let mut change =
+                json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]});
+            if let Some(new_title) = args["title"].as_str().filter(|t| *t != note.title) {
+                change["new_title"] = json!(new_title);
+            }
+            Ok(change)
         }
         .boxed()
     });
@@ -108,7 +113,11 @@ pub fn executor(
         .undo_with("edit_note", |args, result| {
             Some(InverseCall {
                 tool: "edit_note".into(),
-                arguments: json!({"id": args["id"], "body": result["previous_body"]}),
+                arguments: json!({
+                    "id": args["id"],
+                    "body": result["previous_body"],
+                    "title": result["previous_title"],
+                }),
             })
         })
         .build()

@@ -65,7 +65,14 @@ pub fn edit_note(
     State(db): State<Db>,
 ) -> Result<Value, ToolError> {
     let before = db.edit_note(id, title.as_deref(), &body)?;
-    Ok(json!({"id": id, "previous_body": before.body, "body": body}))
+    // The previous title and text are what undo puts back.
+    Ok(json!({
+        "id": id,
+        "previous_title": before.title,
+        "previous_body": before.body,
+        "title": title.unwrap_or(before.title),
+        "body": body,
+    }))
 }
 
 /// Deletes a note. It can be restored with undo.
