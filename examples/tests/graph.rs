@@ -175,6 +175,27 @@ async fn approved_merge_moves_relationships_and_read_only_tools_run_at_once() {
     let err = missing.outcome.error().unwrap();
     assert_eq!(err.code, ErrorCode::NOT_FOUND);
     assert!(err.recover_action.as_deref().unwrap().contains("obs-1"));
+    // The hint ignores case (a model writes "OBS-3"), and is never an empty list.
+    for (i, wrong) in ["OBS-99", "zzz"].into_iter().enumerate() {
+        let missing = exec
+            .call(
+                &call(
+                    &format!("s{}", i + 3),
+                    "summarize_node",
+                    json!({"node_id": wrong}),
+                ),
+                CallContext::default(),
+            )
+            .await;
+        let hint = missing
+            .outcome
+            .error()
+            .unwrap()
+            .recover_action
+            .clone()
+            .unwrap();
+        assert!(hint.contains("\"obs-1\""), "{hint}");
+    }
 
     let r = exec
         .call(

@@ -2,22 +2,32 @@
 //! (real HTTP, a real model's tool call, hydrated, confirmed by the test, executed, SQLite checked).
 //!
 //! Needs `TOOLS_LLAMA_URL` (e.g. `http://127.0.0.1:8089`, set by `.ci/run` after
-//! `scripts/llama-server.sh start`). Without it the test prints why and passes vacuously.
+//! `scripts/llama-server.sh start`). Without it the test prints why and passes vacuously, except
+//! when `CI` is set: then it fails.
 
 use std::sync::{Arc, Mutex};
 
 use examples::research::{self, Db, DoiService};
 use examples::setup;
 use futures::FutureExt;
-use tool_providers::agent::{Agent, AgentConfig};
+use tool_providers::agent::{Agent, AgentConfig, TranscriptEntry};
 use tool_providers::codec::ToolChoice;
-use tool_runtime::executor::{Answer, ConfirmationRequest, ExecutorConfig, FnConfirmer, Status};
+use tool_runtime::executor::{
+    Answer, ConfirmationRequest, Decider, ExecutorConfig, FnConfirmer, Status,
+};
 use tool_runtime::select::PickOptions;
 
 fn llama_url() -> Option<String> {
     match std::env::var("TOOLS_LLAMA_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
+            // In CI a missing server is a broken setup, not a reason to pass.
+            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+                panic!(
+                    "CI is set but TOOLS_LLAMA_URL is not: the end-to-end tests need the local \
+                     model server (`scripts/llama-server.sh start`, as .ci/run does)"
+                );
+            }
             eprintln!(
                 "SKIPPED: TOOLS_LLAMA_URL is not set; start the local model with \
                  `scripts/llama-server.sh start` and export TOOLS_LLAMA_URL=<the printed URL>"
@@ -55,10 +65,14 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
     let config = AgentConfig {
         system: Some(research::SYSTEM.into()),
         first_choice: Some(ToolChoice::Required),
+        // Every request must call a tool, and a few requests are allowed: a 135M model sampling
+        // at llama.cpp's default temperature makes an invalid call about one time in three (a
+        // string never closed before the server's token cap, a missing argument). Each refusal
+        // goes back to it with the position or pointer, and it tries again.
+        choice: ToolChoice::Required,
+        retry_budget: 3,
         selection: Some(PickOptions::new().max_candidates(1).allow_unsafe(true)),
-        // One request: the forced call is what this test checks; a 135M model's follow-up
-        // prose is not deterministic.
-        max_iterations: 1,
+        max_iterations: 4,
         ..Default::default()
     };
     let agent = Agent::new(setup::local(&url).model, executor, config);
@@ -67,32 +81,49 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
         .await
         .expect("the local server answered");
 
-    // A real call was decoded, hydrated, confirmed by the user (this test) and run.
     let created: Vec<_> = report
         .audit
         .iter()
         .filter(|r| r.tool == "create_note")
         .collect();
+    let ran: Vec<_> = created
+        .iter()
+        .filter(|r| r.status == Status::Success)
+        .collect();
     assert!(
-        !created.is_empty(),
-        "the model called create_note: {:#?}",
+        !ran.is_empty(),
+        "the model made a valid create_note call: {:#?}",
         report.transcript
     );
-    assert!(
-        created.iter().all(|r| r.status == Status::Success),
-        "{created:#?}"
-    );
+    for refused in created.iter().filter(|r| r.status != Status::Success) {
+        // Anything else was refused before it ran and before anyone was asked: unparsable
+        // JSON or arguments that do not fit the schema, decided by policy.
+        assert_eq!(refused.decided_by, Decider::Policy, "{refused:#?}");
+        assert_eq!(refused.attempts, 0, "{refused:#?}");
+        let code = refused.error_code.as_deref().unwrap_or_default();
+        assert!(
+            code == "INVALID_JSON" || code == "INVALID_ARGUMENTS",
+            "{refused:#?}"
+        );
+    }
+    // A person confirmed each call that ran, and only those.
     let asked = asked.lock().unwrap();
-    assert!(!asked.is_empty(), "creating a note asked for confirmation");
-    assert_eq!(asked[0].preview.tool, "create_note");
+    assert_eq!(asked.len(), ran.len(), "{created:#?}");
+    assert!(asked.iter().all(|q| q.preview.tool == "create_note"));
+    assert!(ran.iter().all(|r| r.decided_by == Decider::User));
 
-    // The database has the new note(s).
+    // The database has exactly the notes that ran, as the model asked for them.
     let after = db.all_notes().unwrap();
-    assert_eq!(after.len(), before + created.len());
-    assert!(
-        after.last().unwrap().title.to_lowercase().contains("llama"),
-        "{after:#?}"
-    );
+    assert_eq!(after.len(), before + ran.len(), "{after:#?}");
+    for (row, rec) in after[before..].iter().zip(&ran) {
+        let args = rec.arguments.as_ref().expect("arguments are audited");
+        assert_eq!(
+            args["title"].as_str().unwrap().trim(),
+            row.title,
+            "{after:#?}"
+        );
+        assert_eq!(args["body"], row.body.as_str(), "{after:#?}");
+    }
     assert!(
         report.usage.input_tokens > 0,
         "usage was read from the server's answer"
@@ -100,7 +131,7 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
 }
 
 #[tokio::test]
-async fn a_search_runs_without_confirmation_and_returns_the_seeded_entry() {
+async fn a_search_runs_without_confirmation() {
     let Some(url) = llama_url() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path().join("research.sqlite")).unwrap();
@@ -108,7 +139,10 @@ async fn a_search_runs_without_confirmation_and_returns_the_seeded_entry() {
         base_url: "http://127.0.0.1:9".into(),
         http: reqwest_client(),
     };
-    let confirmer = FnConfirmer(|_req: ConfirmationRequest| {
+    let asked: Arc<Mutex<Vec<ConfirmationRequest>>> = Arc::default();
+    let seen = asked.clone();
+    let confirmer = FnConfirmer(move |req: ConfirmationRequest| {
+        seen.lock().unwrap().push(req);
         async {
             Answer::No {
                 reason: Some("not expected".into()),
@@ -118,7 +152,7 @@ async fn a_search_runs_without_confirmation_and_returns_the_seeded_entry() {
     });
     let executor = research::executor(
         research::toolset(db.clone(), doi),
-        db,
+        db.clone(),
         &dir.path().join("store.sqlite"),
         Arc::new(confirmer),
         ExecutorConfig::default(),
@@ -126,23 +160,60 @@ async fn a_search_runs_without_confirmation_and_returns_the_seeded_entry() {
     .unwrap();
     let config = AgentConfig {
         first_choice: Some(ToolChoice::Required),
+        choice: ToolChoice::Required,
+        retry_budget: 3,
         selection: Some(PickOptions::new().max_candidates(1)),
-        max_iterations: 1,
+        max_iterations: 4,
         ..Default::default()
     };
     let agent = Agent::new(setup::local(&url).model.streaming(true), executor, config);
     let report = agent
         .run("Search the bibliography for Toolformer")
         .await
-        .unwrap();
-    let rec = report
+        .expect("the local server answered");
+    let searches: Vec<_> = report
         .audit
         .iter()
-        .find(|r| r.tool == "search_bibliography")
-        .unwrap_or_else(|| panic!("no search_bibliography call: {:#?}", report.transcript));
-    // Read-only: decided by policy, no confirmation; the arguments were valid.
-    assert_eq!(rec.status, Status::Success, "{rec:#?}");
-    assert_eq!(rec.decided_by, tool_runtime::executor::Decider::Policy);
+        .filter(|r| r.tool == "search_bibliography")
+        .collect();
+    assert!(
+        searches.iter().any(|r| r.status == Status::Success),
+        "a valid search_bibliography call: {:#?}",
+        report.transcript
+    );
+    for rec in &searches {
+        // Read-only, or refused as malformed: decided by policy, never by a person.
+        assert_eq!(rec.decided_by, Decider::Policy, "{rec:#?}");
+        if rec.status != Status::Success {
+            assert_eq!(rec.attempts, 0, "{rec:#?}");
+        }
+    }
+    assert!(asked.lock().unwrap().is_empty(), "nobody was asked");
+    // The results that went back to the model are the database's entries for the model's query.
+    for entry in &report.transcript {
+        if let TranscriptEntry::Tool {
+            tool,
+            status: Status::Success,
+            result,
+            call_id,
+        } = entry
+        {
+            let call = report
+                .audit
+                .iter()
+                .find(|r| &r.call_id == call_id)
+                .expect("audited");
+            let query = call.arguments.as_ref().unwrap()["query"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let expected =
+                serde_json::to_value(db.search_bibliography(&query, 10).unwrap()).unwrap();
+            assert_eq!(tool, "search_bibliography");
+            assert_eq!(result, &expected, "query {query:?}");
+        }
+    }
+    assert_eq!(db.all_notes().unwrap().len(), 2, "a search changes nothing");
 }
 
 fn reqwest_client() -> reqwest::Client {

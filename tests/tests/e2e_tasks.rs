@@ -2,7 +2,8 @@
 //! HTTP, a real model's tool call, hydrated, confirmed by the test, executed, SQLite checked).
 //!
 //! Needs `TOOLS_LLAMA_URL` (e.g. `http://127.0.0.1:8089`, set by `.ci/run` after
-//! `scripts/llama-server.sh start`). Without it the test prints why and passes vacuously.
+//! `scripts/llama-server.sh start`). Without it the test prints why and passes vacuously, except
+//! when `CI` is set: then it fails.
 
 use std::sync::{Arc, Mutex};
 
@@ -20,6 +21,13 @@ fn llama_url() -> Option<String> {
     match std::env::var("TOOLS_LLAMA_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
+            // In CI a missing server is a broken setup, not a reason to pass.
+            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+                panic!(
+                    "CI is set but TOOLS_LLAMA_URL is not: the end-to-end tests need the local \
+                     model server (`scripts/llama-server.sh start`, as .ci/run does)"
+                );
+            }
             eprintln!(
                 "SKIPPED: TOOLS_LLAMA_URL is not set; start the local model with \
                  `scripts/llama-server.sh start` and export TOOLS_LLAMA_URL=<the printed URL>"

@@ -102,6 +102,13 @@ async fn main() {
         session: Some("catalog-cli".into()),
         selection: Some(catalog::selection(max)),
         first_choice: choice.local.then_some(ToolChoice::Required),
+        // The local 135M model may only answer once the results are back: left free it calls
+        // the same tool again instead.
+        choice: if choice.local {
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        },
         max_iterations: if choice.local { 2 } else { 6 },
         ..Default::default()
     };

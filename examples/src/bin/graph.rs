@@ -130,6 +130,8 @@ fn agent(args: &Args, executor: Executor) -> Agent {
     if choice.local {
         // A 135M model needs a forced call among few tools (see the research assistant).
         config.first_choice = Some(ToolChoice::Required);
+        // Once the results are back it may only answer: left free it calls the tool again.
+        config.choice = ToolChoice::None;
         config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
         config.max_iterations = 2;
     }

@@ -1,39 +1,47 @@
 //! The research assistant (seed 000).
 //!
 //! ```text
-//! cargo run -p examples --bin research -- [--provider P] [--db PATH] [--yes] [--stream] [QUESTION...]
+//! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
 //! cargo run -p examples --bin research -- --undo CALL_ID
 //! ```
-//! With a question (or a question on a non-terminal stdin) it runs one turn and exits; in a
-//! terminal without a question it is an interactive session. Confirmations are asked in the
-//! terminal (`--yes` approves everything in advance). Without `--provider` it uses the local
-//! llama.cpp server (set up on first run), unless a provider's key is in the environment.
+//! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
+//! whose first line is then the question. In a terminal without a question it is an interactive
+//! session that keeps the conversation across questions. Confirmations are asked in the terminal
+//! and read from the same input (so a script can answer them on the lines after the question);
+//! `--yes` approves everything in advance. Without `--provider` it uses the local llama.cpp server
+//! (set up on first run), unless a provider's key is in the environment.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use examples::history::History;
+use examples::input::SharedInput;
 use examples::research::{self, Db, DoiService};
 use examples::setup;
-use tool_providers::agent::{Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunStatus};
+use tool_providers::agent::{
+    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, RunStatus, TranscriptEntry,
+};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
-use tool_runtime::CallContext;
+use tool_runtime::executor::Status;
 use tool_runtime::executor::{ApproveAll, ConfirmationHandler, ExecutorConfig, TerminalConfirmer};
 use tool_runtime::select::PickOptions;
+use tool_runtime::{CallContext, ErrorCode};
 
 struct Args {
     provider: Option<Provider>,
     db: PathBuf,
     yes: bool,
     stream: bool,
+    small_model: bool,
     undo: Option<String>,
     question: Vec<String>,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID"
+        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID"
     );
     std::process::exit(2)
 }
@@ -50,6 +58,7 @@ fn parse() -> Args {
         db: data,
         yes: false,
         stream: false,
+        small_model: false,
         undo: None,
         question: Vec::new(),
     };
@@ -66,6 +75,7 @@ fn parse() -> Args {
             "--db" => a.db = PathBuf::from(it.next().unwrap_or_else(|| usage())),
             "--yes" | "-y" => a.yes = true,
             "--stream" => a.stream = true,
+            "--small-model" => a.small_model = true,
             "--undo" => a.undo = Some(it.next().unwrap_or_else(|| usage())),
             "-h" | "--help" => usage(),
             _ => a.question.push(arg),
@@ -112,11 +122,13 @@ async fn main() {
             .expect("client"),
     };
     let sink: tool_providers::agent::EventSink = Arc::new(print_event);
+    // One reader of stdin for the questions and the confirmations (see `examples::input`).
+    let input = SharedInput::stdin();
     let confirmer: Arc<dyn ConfirmationHandler> = if args.yes {
         Arc::new(ApproveAll)
     } else {
         Arc::new(ConfirmWithEvents::new(
-            TerminalConfirmer::stdio(),
+            TerminalConfirmer::new(input.reader(), std::io::stderr()),
             sink.clone(),
         ))
     };
@@ -152,70 +164,144 @@ async fn main() {
         session: Some("research-cli".into()),
         ..Default::default()
     };
-    if choice.local {
+    // The local server is the small model; `--small-model` says so of a provider flag's server
+    // too (e.g. the same model behind a proxy that speaks another wire format).
+    let small = choice.local || args.small_model;
+    if small {
         // A 135M model calls tools reliably only when told to, and chooses well among few tools:
-        // force a call on the first request and declare the tools `pick` finds relevant.
+        // force a call on the first request and declare the tools `pick` finds relevant. Left
+        // free afterwards it calls the same tool again and again (three identical notes for one
+        // request), so once the results are back it may only answer (`tool_choice: none`).
         config.first_choice = Some(ToolChoice::Required);
+        config.choice = ToolChoice::None;
         config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
-        config.max_iterations = 3;
+        config.max_iterations = 2;
     }
     let agent = Agent::new(choice.model.streaming(args.stream), executor, config).on_event(sink);
+    let session = Session {
+        agent,
+        local: small,
+    };
 
     let one_shot = if !args.question.is_empty() {
         Some(args.question.join(" "))
     } else if !std::io::stdin().is_terminal() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).expect("stdin");
-        Some(s.trim().to_owned())
+        Some(
+            input
+                .next_line()
+                .await
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+        )
     } else {
         None
     };
     match one_shot {
-        Some(q) => std::process::exit(ask(&agent, &q).await),
-        None => loop {
-            eprint!("research> ");
-            std::io::stderr().flush().ok();
-            let mut line = String::new();
-            if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
-                break;
+        Some(q) if q.is_empty() => {
+            eprintln!("no question: the input is empty");
+            std::process::exit(2)
+        }
+        Some(q) => {
+            let code = match session.ask(&History::new(0), &q).await {
+                Some(_) => 0,
+                None => 1,
+            };
+            std::process::exit(code)
+        }
+        None => {
+            // A small local model has a 4096-token context: it gets the last two exchanges.
+            let mut history = History::new(if session.local { 2 } else { 20 });
+            loop {
+                eprint!("research> ");
+                std::io::stderr().flush().ok();
+                let Some(line) = input.next_line().await else {
+                    break;
+                };
+                let q = line.trim();
+                if q.is_empty() {
+                    continue;
+                }
+                if q == "exit" || q == "quit" {
+                    break;
+                }
+                if let Some(report) = session.ask(&history, q).await {
+                    history.push(report.transcript);
+                }
             }
-            let q = line.trim();
-            if q.is_empty() {
-                continue;
-            }
-            if q == "exit" || q == "quit" {
-                break;
-            }
-            ask(&agent, q).await;
-        },
+        }
     }
 }
 
-async fn ask(agent: &Agent, question: &str) -> i32 {
-    match agent.run(question).await {
-        Ok(report) => {
-            match &report.status {
-                RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
-                RunStatus::MaxIterations => println!(
-                    "(no final answer after {} model requests)",
-                    report.iterations
-                ),
-                RunStatus::Suspended { state } => {
-                    println!("(waiting for approval of {:?})", state.operation_ids())
+struct Session {
+    agent: Agent,
+    local: bool,
+}
+
+impl Session {
+    /// Runs one question after `history` and prints the outcome; `None` when the run failed.
+    /// With the local model, a turn whose every call was refused as malformed is asked once
+    /// more: the model then only sees the refusal and tends to apologise instead of retrying.
+    async fn ask(&self, history: &History, question: &str) -> Option<RunReport> {
+        let conversation = history.conversation(self.agent.model());
+        let attempts = if self.local { 2 } else { 1 };
+        let mut report = None;
+        for attempt in 1..=attempts {
+            match self
+                .agent
+                .run_with_history(conversation.clone(), question)
+                .await
+            {
+                Ok(r) => {
+                    let retry = attempt < attempts && only_malformed_calls(&r.transcript);
+                    report = Some(r);
+                    if !retry {
+                        break;
+                    }
+                    eprintln!("(every call was malformed; asking the model again)");
+                }
+                Err(e) => {
+                    // The client already retried what is worth retrying (429, 5xx, timeouts).
+                    eprintln!("error: {e}");
+                    return None;
                 }
             }
-            eprintln!(
-                "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
-                report.iterations,
-                report.usage.input_tokens,
-                report.usage.output_tokens,
-                report.audit.len()
-            );
-            0
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            1
+        let report = report?;
+        match &report.status {
+            RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
+            RunStatus::MaxIterations => println!(
+                "(no final answer after {} model requests)",
+                report.iterations
+            ),
+            RunStatus::Suspended { state } => {
+                println!("(waiting for approval of {:?})", state.operation_ids())
+            }
         }
+        eprintln!(
+            "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
+            report.iterations,
+            report.usage.input_tokens,
+            report.usage.output_tokens,
+            report.audit.len()
+        );
+        Some(report)
     }
+}
+
+/// Whether the run made calls and every one was refused before running because its arguments
+/// were malformed (unparsable JSON or a schema violation).
+fn only_malformed_calls(transcript: &[TranscriptEntry]) -> bool {
+    let mut results = transcript.iter().filter_map(|e| match e {
+        TranscriptEntry::Tool { status, result, .. } => Some((*status, result)),
+        _ => None,
+    });
+    let malformed = |(status, result): (Status, &serde_json::Value)| {
+        status == Status::Error
+            && [ErrorCode::INVALID_JSON, ErrorCode::INVALID_ARGUMENTS]
+                .iter()
+                .any(|c| result["error"]["code"] == c.as_str())
+    };
+    let first = results.next();
+    first.is_some_and(malformed) && results.all(malformed)
 }

@@ -162,6 +162,8 @@ async fn main() {
     if choice.local {
         // As in the research assistant: a 135M model needs a forced call among few tools.
         config.first_choice = Some(ToolChoice::Required);
+        // Once the results are back it may only answer: left free it calls the tool again.
+        config.choice = ToolChoice::None;
         config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
         config.max_iterations = 2;
     }

@@ -198,13 +198,21 @@ impl GraphDb {
         if let Some(n) = found {
             return Ok(n);
         }
-        let prefix: String = id.chars().take_while(|c| *c != '-').collect();
-        let alike: Vec<String> = self
+        // Case-insensitive: a model writes "OBS-3" for "obs-3", and the exact id is the useful hint.
+        let prefix: String = id
+            .chars()
+            .take_while(|c| *c != '-')
+            .collect::<String>()
+            .to_lowercase();
+        let mut alike: Vec<String> = self
             .nodes()?
             .into_iter()
             .map(|n| n.id)
-            .filter(|n| n.starts_with(&prefix))
+            .filter(|n| n.to_lowercase().starts_with(&prefix))
             .collect();
+        if alike.is_empty() {
+            alike = self.nodes()?.into_iter().map(|n| n.id).take(5).collect();
+        }
         Err(
             ToolError::new(ErrorCode::NOT_FOUND, format!("there is no node {id:?}"))
                 .recover(format!(

@@ -39,8 +39,8 @@ pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
     ts
 }
 
-/// The executor: the store next to the notes, the given confirmation handler, previews of edits
-/// and deletions, and undo for creating, editing and deleting notes.
+/// The executor: the store next to the notes, the given confirmation handler, previews of edits,
+/// deletions and merges, and undo for creating, editing and deleting notes.
 pub fn executor(
     toolset: ToolSet,
     db: Db,
@@ -55,7 +55,12 @@ pub fn executor(
         async move {
             let id = args["id"].as_i64().unwrap_or_default();
             let note = db.note(id)?;
-            Ok(json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]}))
+            let mut change =
+                json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]});
+            if let Some(new_title) = args["title"].as_str().filter(|t| *t != note.title) {
+                change["new_title"] = json!(new_title);
+            }
+            Ok(change)
         }
         .boxed()
     });
@@ -68,12 +73,31 @@ pub fn executor(
         }
         .boxed()
     });
+    let merge_db = db.clone();
+    let merge_preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let db = merge_db.clone();
+        async move {
+            let mut ids: Vec<i64> = Vec::new();
+            for id in args["ids"].as_array().into_iter().flatten() {
+                if let Some(id) = id.as_i64().filter(|id| !ids.contains(id)) {
+                    ids.push(id);
+                }
+            }
+            let notes = ids
+                .iter()
+                .map(|&id| db.note(id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(json!({"merge": notes, "into": args["title"], "deleted_afterwards": ids}))
+        }
+        .boxed()
+    });
     Executor::builder(toolset)
         .config(config)
         .store(Arc::new(store))
         .confirmation_shared(confirmer)
         .preview_with("edit_note", edit_preview)
         .preview_with("delete_note", delete_preview)
+        .preview_with("merge_notes", merge_preview)
         .undo_with("create_note", |_args, result| {
             Some(InverseCall {
                 tool: "delete_note".into(),
@@ -89,7 +113,11 @@ pub fn executor(
         .undo_with("edit_note", |args, result| {
             Some(InverseCall {
                 tool: "edit_note".into(),
-                arguments: json!({"id": args["id"], "body": result["previous_body"]}),
+                arguments: json!({
+                    "id": args["id"],
+                    "body": result["previous_body"],
+                    "title": result["previous_title"],
+                }),
             })
         })
         .build()

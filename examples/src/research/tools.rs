@@ -65,7 +65,14 @@ pub fn edit_note(
     State(db): State<Db>,
 ) -> Result<Value, ToolError> {
     let before = db.edit_note(id, title.as_deref(), &body)?;
-    Ok(json!({"id": id, "previous_body": before.body, "body": body}))
+    // The previous title and text are what undo puts back.
+    Ok(json!({
+        "id": id,
+        "previous_title": before.title,
+        "previous_body": before.body,
+        "title": title.unwrap_or(before.title),
+        "body": body,
+    }))
 }
 
 /// Deletes a note. It can be restored with undo.
@@ -99,14 +106,22 @@ pub fn merge_notes(
     title: String,
     State(db): State<Db>,
 ) -> Result<Note, ToolError> {
-    if ids.len() < 2 {
+    // A repeated id would be read twice and deleted twice, the second delete failing after the
+    // merged note was created.
+    let mut distinct: Vec<i64> = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !distinct.contains(&id) {
+            distinct.push(id);
+        }
+    }
+    if distinct.len() < 2 {
         return Err(ToolError::new(
             ErrorCode::INVALID_ARGUMENTS,
-            "merging needs at least two notes",
+            "merging needs at least two different notes",
         )
-        .recover("pass two or more note ids, or use edit_note for a single note"));
+        .recover("pass two or more different note ids, or use edit_note for a single note"));
     }
-    let notes = ids
+    let notes = distinct
         .iter()
         .map(|&id| db.note(id))
         .collect::<Result<Vec<_>, _>>()?;

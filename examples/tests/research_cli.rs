@@ -1,0 +1,410 @@
+//! The `research` binary, run as a user runs it, against a scripted OpenAI-compatible server on
+//! 127.0.0.1 standing in for the local llama.cpp server (`TOOLS_LLAMA_URL`): one turn from an
+//! argument or from stdin, confirmations answered on stdin, `--undo` from a second process, a
+//! malformed call asked again, `fetch_doi` behind its first-time gate, and the SQLite state
+//! checked after each run.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use examples::research::Db;
+
+/// Serves `router` on 127.0.0.1 from its own runtime (the tests block on child processes).
+fn serve(router: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, router).await.unwrap();
+        });
+    });
+    url
+}
+
+/// The replies still to give, and the request bodies received.
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Value>>,
+    seen: Mutex<Vec<Value>>,
+}
+
+/// A model server that answers `/v1/chat/completions` with its replies in order and records the
+/// request bodies; past the script it answers 400 (not retried), which fails the run visibly.
+struct Peer {
+    url: String,
+    script: Arc<Script>,
+}
+
+impl Peer {
+    fn start(replies: Vec<Value>) -> Peer {
+        let script = Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            seen: Mutex::default(),
+        });
+        let router = axum::Router::new()
+            .route(
+                "/v1/chat/completions",
+                post(
+                    |State(s): State<Arc<Script>>, axum::Json(body): axum::Json<Value>| async move {
+                        s.seen.lock().unwrap().push(body);
+                        let next = s.replies.lock().unwrap().pop_front();
+                        next.map(axum::Json).ok_or((
+                            StatusCode::BAD_REQUEST,
+                            axum::Json(
+                                json!({"error": {"message": "the script has no more replies"}}),
+                            ),
+                        ))
+                    },
+                ),
+            )
+            .with_state(script.clone());
+        Peer {
+            url: serve(router),
+            script,
+        }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        self.script.seen.lock().unwrap().clone()
+    }
+
+    fn unused(&self) -> usize {
+        self.script.replies.lock().unwrap().len()
+    }
+}
+
+fn completion(message: Value, finish: &str) -> Value {
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "scripted",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+           "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220}})
+}
+
+fn tool_call(id: &str, name: &str, arguments: &str) -> Value {
+    completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}),
+        "tool_calls",
+    )
+}
+
+fn answer(text: &str) -> Value {
+    completion(json!({"role": "assistant", "content": text}), "stop")
+}
+
+/// One user's machine: a home, the database paths, and the environment the binary sees.
+struct Machine {
+    dir: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        Machine {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db_path(&self) -> PathBuf {
+        self.dir.path().join("research.sqlite")
+    }
+
+    fn db(&self) -> Db {
+        Db::open(self.db_path()).unwrap()
+    }
+
+    /// Runs `research ARGS` with `stdin` piped in, against `model` (and `doi`, if given).
+    fn run(&self, model: &str, doi: Option<&str>, args: &[&str], stdin: &str) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_research"));
+        cmd.args(args)
+            .env("TOOLS_LLAMA_URL", model)
+            .env("TOOLS_RESEARCH_DB", self.db_path())
+            .env("TOOLS_DOI_URL", doi.unwrap_or("http://127.0.0.1:9"))
+            .env("HOME", self.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Whatever the developer has set must not reach a real provider or another config.
+        for key in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "OPENAI_BASE_URL",
+            "TOOLS_LLAMA_SCRIPT",
+        ] {
+            cmd.env_remove(key);
+        }
+        let mut child = cmd.spawn().expect("the research binary starts");
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(stdin.as_bytes()).unwrap();
+        drop(input);
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn titles(db: &Db) -> Vec<String> {
+    db.all_notes()
+        .unwrap()
+        .into_iter()
+        .map(|n| n.title)
+        .collect()
+}
+
+fn declared(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|d| d["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const CREATE: &str = r#"{"title":"Llamas","body":"Llamas are camelids."}"#;
+
+#[test]
+fn one_turn_from_an_argument_creates_the_note_and_answers() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "create_note", CREATE),
+        answer("I created the note Llamas."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(
+        &peer.url,
+        None,
+        &[
+            "--yes",
+            "Create a note titled Llamas saying that llamas are camelids",
+        ],
+        "",
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "I created the note Llamas.");
+    assert!(stderr.contains("→ create_note"), "{stderr}");
+    assert!(
+        stderr.contains("[2 model requests, 400 input + 40 output tokens"),
+        "{stderr}"
+    );
+
+    let db = m.db();
+    let note = db.all_notes().unwrap().pop().unwrap();
+    assert_eq!(
+        (note.title.as_str(), note.body.as_str()),
+        ("Llamas", "Llamas are camelids.")
+    );
+
+    // The local-model configuration: a forced call among the tools `pick` found relevant, then
+    // the result back with tool_choice none, so the model answers instead of calling again.
+    let requests = peer.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0]["tool_choice"], "required");
+    let tools = declared(&requests[0]);
+    assert!(
+        tools.contains(&"create_note".to_owned()) && tools.len() <= 2,
+        "{tools:?}"
+    );
+    assert_eq!(requests[1]["tool_choice"], "none");
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = messages.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["tool_call_id"], "call_1");
+    assert!(result["content"].as_str().unwrap().contains("\"Llamas\""));
+
+    // A second process undoes the call by its id: the note is gone, the seeded ones remain.
+    let undo = m.run(&peer.url, None, &["--undo", "call_1"], "");
+    assert!(undo.status.success(), "{}", text(&undo.stderr));
+    assert!(
+        text(&undo.stdout).contains("\"success\""),
+        "{}",
+        text(&undo.stdout)
+    );
+    assert_eq!(titles(&m.db()), ["Tool use survey", "Transformers"]);
+    // Undone once only.
+    let again = m.run(&peer.url, None, &["--undo", "call_1"], "");
+    assert!(!again.status.success());
+    assert_eq!(peer.unused(), 0);
+}
+
+#[test]
+fn a_question_on_stdin_with_the_confirmation_answered_on_the_next_line() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "create_note", CREATE),
+        answer("Done."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(
+        &peer.url,
+        None,
+        &[],
+        "Create a note titled Llamas saying that llamas are camelids\ny\n",
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The confirmation box was drawn, with the intent, and the typed "y" answered it.
+    assert!(
+        stderr.contains("Create a note titled \"Llamas\""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Proceed? [Y/n/e]"), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), "Done.");
+    assert_eq!(titles(&m.db()).last().unwrap(), "Llamas");
+}
+
+#[test]
+fn a_denial_on_stdin_goes_back_to_the_model_and_nothing_is_written() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "delete_note", r#"{"id":1}"#),
+        answer("I left the note alone."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(&peer.url, None, &[], "Delete note 1\nn\nI still need it\n");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The box previewed the note that would be deleted.
+    assert!(stderr.contains("Tool use survey"), "{stderr}");
+    assert!(stderr.contains("[denied]"), "{stderr}");
+    assert_eq!(titles(&m.db()), ["Tool use survey", "Transformers"]);
+    let requests = peer.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains("denied") && content.contains("I still need it"),
+        "{content}"
+    );
+}
+
+#[test]
+fn a_turn_whose_only_call_was_malformed_is_asked_once_more() {
+    let peer = Peer::start(vec![
+        // A 135M model's typical failure: a string never closed.
+        tool_call(
+            "call_1",
+            "create_note",
+            r#"{"title":"Llamas","body":"Llamas are"#,
+        ),
+        answer("Sorry, something went wrong."),
+        tool_call("call_2", "create_note", CREATE),
+        answer("Created."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(
+        &peer.url,
+        None,
+        &["--yes", "Create a note about llamas"],
+        "",
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        "Created.",
+        "only the final answer is printed"
+    );
+    assert!(stderr.contains("INVALID_JSON"), "{stderr}");
+    assert!(stderr.contains("asking the model again"), "{stderr}");
+    assert_eq!(
+        titles(&m.db()),
+        ["Tool use survey", "Transformers", "Llamas"]
+    );
+    let requests = peer.requests();
+    assert_eq!(requests.len(), 4);
+    // The second attempt starts over from the question, forced to call again.
+    assert_eq!(requests[2]["tool_choice"], "required");
+    assert_eq!(
+        requests[2]["messages"].as_array().unwrap().len(),
+        requests[0]["messages"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn fetch_doi_asks_at_first_use_and_reaches_the_configured_service() {
+    let hits: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = hits.clone();
+    let doi = serve(axum::Router::new().route(
+        "/works/{*doi}",
+        get(
+            move |axum::extract::Path(doi): axum::extract::Path<String>| {
+                log.lock().unwrap().push(doi);
+                async {
+                    axum::Json(json!({"message": {"title": ["ReAct"], "publisher": "arXiv",
+                                              "author": [{"family": "Yao"}]}}))
+                }
+            },
+        ),
+    ));
+    let peer = Peer::start(vec![
+        tool_call(
+            "call_1",
+            "fetch_doi",
+            r#"{"doi":"10.48550/arXiv.2210.03629"}"#,
+        ),
+        answer("It is ReAct, published on arXiv."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(
+        &peer.url,
+        Some(&format!("{doi}/works")),
+        &["Look up DOI 10.48550/arXiv.2210.03629"],
+        "y\n",
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("first time"),
+        "the first-use notice: {stderr}"
+    );
+    assert_eq!(*hits.lock().unwrap(), ["10.48550/arXiv.2210.03629"]);
+    let requests = peer.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(result["content"].as_str().unwrap().contains("Yao"));
+    assert_eq!(text(&out.stdout).trim(), "It is ReAct, published on arXiv.");
+}
+
+#[test]
+fn an_empty_stdin_is_a_usage_error_and_a_dead_server_an_error() {
+    let m = Machine::new();
+    let peer = Peer::start(vec![]);
+    let out = m.run(&peer.url, None, &[], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(peer.requests().is_empty());
+
+    // Nothing listens there: the run fails with the provider's error, exit code 1.
+    let out = m.run("http://127.0.0.1:9", None, &["--yes", "hello"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("error:"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The database was still created and seeded on first run.
+    assert!(Path::new(&m.db_path()).exists());
+}
