@@ -25,7 +25,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         // Only the item (and the marker, so names resolve): a `Tool` impl built from a rejected
         // model would add rustc errors that repeat ours in a less helpful way.
         Err(e) => {
-            let item = input.item_tokens();
+            let item = input.item_tokens_alone();
             let marker = match &input.kind {
                 Kind::Fn(f) if f.sig.receiver().is_none() => marker(f, &checked.name),
                 _ => TokenStream::new(),
@@ -38,7 +38,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The marker type a function tool is named by: a braced struct, which lives only in the type
 /// namespace and so coexists with the function of the same name.
-fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
+pub(crate) fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
     let vis = &f.vis;
     let ident = &f.sig.ident;
     let doc = format!(

@@ -72,6 +72,12 @@ use proc_macro::TokenStream;
 /// `#[arg(min_length = .., max_length = ..)]` and `#[arg(sensitive)]`; `#[serde(..)]` and
 /// `#[schemars(..)]` are forwarded as they are.
 ///
+/// Whatever serde attributes the argument types carry, here or in nested types (`alias`,
+/// `deserialize_with`, `#[serde(other)]`, `flatten`, `from`, a hand-written `Deserialize`),
+/// hydration checks the arguments *as the model sent them* against the canonical schema before a
+/// tool sees them: serde accepting more than the schema never lets arguments through. Mind that
+/// the schema only describes the canonical names, so a model that sends an alias is refused.
+///
 /// # Checked at compile time
 ///
 /// A missing description, an invalid name, intent placeholders and `sensitive` names that match
