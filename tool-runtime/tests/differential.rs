@@ -599,5 +599,8 @@ fn repeated_keys_count_once() {
     assert!(plan.from_str::<Map>(r#"{"a": 1, "b": 2}"#).is_ok());
     assert!(plan.from_str::<Map>(r#"{"a": 1, "a": 2}"#).is_err());
     // and every occurrence is checked, so the stricter of the two decides
-    assert!(plan.from_str::<Map>(r#"{"a": "x", "a": 1, "b": 2}"#).is_err());
+    assert!(
+        plan.from_str::<Map>(r#"{"a": "x", "a": 1, "b": 2}"#)
+            .is_err()
+    );
 }

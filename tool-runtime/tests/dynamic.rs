@@ -242,13 +242,22 @@ fn a_claimed_schema_origin_cannot_switch_validation_off() {
         );
         let mut set = ToolSet::new();
         set.register_catalog(&catalog).unwrap();
-        assert_eq!(set.get("count").unwrap().schema_origin, SchemaOrigin::Dynamic);
+        assert_eq!(
+            set.get("count").unwrap().schema_origin,
+            SchemaOrigin::Dynamic
+        );
         assert!(!set.has_fast_path("count"));
-        assert!(set.hydrate(&ToolCall::new("c", "count", r#"{"n": 2}"#)).is_ok());
-        for bad in [r#"{"n": 4}"#, r#"{}"#, r#"{"n": 1, "x": 0}"#, r#"{"n": "1"}"#] {
-            let err = set
-                .hydrate(&ToolCall::new("c", "count", bad))
-                .unwrap_err();
+        assert!(
+            set.hydrate(&ToolCall::new("c", "count", r#"{"n": 2}"#))
+                .is_ok()
+        );
+        for bad in [
+            r#"{"n": 4}"#,
+            r#"{}"#,
+            r#"{"n": 1, "x": 0}"#,
+            r#"{"n": "1"}"#,
+        ] {
+            let err = set.hydrate(&ToolCall::new("c", "count", bad)).unwrap_err();
             assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS, "{bad}");
             assert!(!err.violations.is_empty(), "{bad}");
         }
@@ -268,10 +277,9 @@ fn a_claimed_schema_origin_cannot_switch_validation_off() {
             matches!(&err, RegistrationError::InvalidSchema { name, .. } if name == "count"),
             "{origin}: {err:?}"
         );
-        let mut d: ToolDefinition = serde_json::from_str(
-            &catalog[catalog.find('{').unwrap()..catalog.rfind(']').unwrap()],
-        )
-        .unwrap();
+        let mut d: ToolDefinition =
+            serde_json::from_str(&catalog[catalog.find('{').unwrap()..catalog.rfind(']').unwrap()])
+                .unwrap();
         assert_ne!(d.schema_origin, SchemaOrigin::Dynamic);
         d.name = "direct".into();
         assert!(matches!(

@@ -173,8 +173,12 @@ fn the_size_limit_holds_for_arguments_that_arrive_as_objects() {
     value["tags"] = Value::Array(tags);
     let text = value.to_string();
     assert!(text.len() > limits.max_bytes, "{}", text.len());
-    let as_text = set().hydrate(&call("search_notes", text.as_str())).unwrap_err();
-    let as_object = set().hydrate(&call("search_notes", value.clone())).unwrap_err();
+    let as_text = set()
+        .hydrate(&call("search_notes", text.as_str()))
+        .unwrap_err();
+    let as_object = set()
+        .hydrate(&call("search_notes", value.clone()))
+        .unwrap_err();
     for err in [&as_text, &as_object] {
         assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE);
         assert!(!err.retryable);
@@ -201,7 +205,11 @@ fn the_size_limit_holds_for_arguments_that_arrive_as_objects() {
     assert!(dynamic.hydrate(&call("echo", fits)).is_ok());
     let escaped = json!({ "a": format!("{}\n", &filler[1..]) });
     let err = dynamic.hydrate(&call("echo", escaped)).unwrap_err();
-    assert_eq!(err.code, ErrorCode::PAYLOAD_TOO_LARGE, "an escape is two bytes");
+    assert_eq!(
+        err.code,
+        ErrorCode::PAYLOAD_TOO_LARGE,
+        "an escape is two bytes"
+    );
 }
 
 #[test]

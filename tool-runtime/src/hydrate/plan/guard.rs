@@ -329,7 +329,9 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
     /// Only other deserializers than serde_json's call this; whatever the variant carries is
     /// out of the plan's reach.
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<V::Value, A::Error> {
-        self.walker.only_if_any().map_err(|_| refused::<A::Error>())?;
+        self.walker
+            .only_if_any()
+            .map_err(|_| refused::<A::Error>())?;
         self.visitor.visit_enum(data)
     }
 }
