@@ -388,3 +388,38 @@ fn examples_of_derived_schemas_are_checked_at_registration() {
         other => panic!("expected the example to be refused, got {other:?}"),
     }
 }
+
+/// The doc comment is for the code's readers.
+#[tool(read_only, description = "  Count the words of a text.  ")]
+fn count_words(
+    /// The text.
+    text: String,
+) -> usize {
+    text.split_whitespace().count()
+}
+
+#[tool(read_only, description = "Say hello.")]
+fn undocumented_hello() -> String {
+    "hello".into()
+}
+
+#[tokio::test]
+async fn description_overrides_the_doc_comment_and_stands_in_for_it() {
+    // trimmed, and the doc comment is not used at all
+    assert_eq!(
+        count_words::definition().description,
+        "Count the words of a text."
+    );
+    // no doc comment is needed when `description` is given
+    assert_eq!(undocumented_hello::definition().description, "Say hello.");
+    // the override is what every provider sees, and the tool still works
+    let set = toolset![count_words, undocumented_hello].unwrap();
+    let listed: Vec<&str> = set.definitions().map(|d| d.description.as_ref()).collect();
+    assert_eq!(listed, ["Count the words of a text.", "Say hello."]);
+    let inst = set
+        .hydrate(&ToolCall::new("c", "count_words", r#"{"text": "a b c"}"#))
+        .unwrap();
+    assert_eq!(inst.run(CallContext::new("c")).await.unwrap(), json!(3));
+    // the function stays callable as written
+    assert_eq!(count_words("one two".into()), 2);
+}

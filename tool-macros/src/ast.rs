@@ -19,6 +19,8 @@ pub struct Input {
     pub params: Vec<Param>,
     /// `#[serde(rename_all = "...")]` on a struct tool.
     pub rename_all: Option<String>,
+    /// `#[serde(default)]` (or `default = ".."`) on a struct tool: every field may be left out.
+    pub container_default: bool,
     /// Whether a struct tool already derives these (the macro adds only what is missing).
     pub derives: Derives,
 }
@@ -78,12 +80,9 @@ impl Param {
         self.role == Role::Argument
     }
 
-    /// Whether the model may leave it out.
-    pub fn is_optional(&self) -> bool {
-        self.serde_default || self.arg.default.is_some() || is_option(&self.ty)
-    }
-
-    pub fn has_default(&self) -> bool {
+    /// Whether the parameter itself has a default (`#[serde(default)]` or `#[arg(default)]`);
+    /// see [`Input::has_default`] for the container's too.
+    pub fn has_own_default(&self) -> bool {
         self.serde_default || self.arg.default.is_some()
     }
 }
@@ -115,9 +114,9 @@ pub fn parse(
         other => {
             errors.push(
                 darling::Error::custom(
-                    "#[tool] goes on a function (`fn`/`async fn`) or on a struct whose fields are the arguments",
+                    "#[tool] goes on a function (`fn`/`async fn`) or on a struct whose fields are the arguments; for a set of choices, use an enum as the type of an argument",
                 )
-                .with_span(&other),
+                .with_span(&item_name_span(&other)),
             );
             return Err(other.into_token_stream());
         }
@@ -127,7 +126,33 @@ pub fn parse(
             input.opts = opts;
             Ok(input)
         }
-        None => Err(input.item_tokens()),
+        // the item without a `Tool` impl, and a function's marker type so that `toolset![f]`
+        // elsewhere does not add errors of its own
+        None => {
+            let item = input.item_tokens_alone();
+            let marker = match &input.kind {
+                Kind::Fn(f) if f.sig.receiver().is_none() => {
+                    crate::expand::marker(f, &f.sig.ident.to_string())
+                }
+                _ => TokenStream::new(),
+            };
+            Err(quote::quote!(#item #marker))
+        }
+    }
+}
+
+/// Where an item that cannot be a tool is named (its doc comment would be the first token).
+fn item_name_span(item: &syn::Item) -> Span {
+    match item {
+        syn::Item::Enum(i) => i.ident.span(),
+        syn::Item::Const(i) => i.ident.span(),
+        syn::Item::Static(i) => i.ident.span(),
+        syn::Item::Trait(i) => i.ident.span(),
+        syn::Item::Type(i) => i.ident.span(),
+        syn::Item::Union(i) => i.ident.span(),
+        syn::Item::Mod(i) => i.ident.span(),
+        syn::Item::Impl(i) => i.impl_token.span,
+        other => other.span(),
     }
 }
 
@@ -138,6 +163,38 @@ impl Input {
             Kind::Fn(f) => f.to_token_stream(),
             Kind::Struct { item, .. } => item.to_token_stream(),
         }
+    }
+
+    /// The item emitted next to errors, when no `Tool` impl and no derives are: a struct also
+    /// loses the `#[serde]`/`#[schemars]` attributes that only the derives the macro would have
+    /// added understand, so that rustc adds no "cannot find attribute" to the real errors.
+    pub fn item_tokens_alone(&self) -> TokenStream {
+        let Kind::Struct { item, .. } = &self.kind else {
+            return self.item_tokens();
+        };
+        let mut item = item.clone();
+        let keep_serde = self.derives.serialize && self.derives.deserialize;
+        let keep_schemars = self.derives.json_schema;
+        let keep = |a: &Attribute| {
+            (keep_serde || !a.path().is_ident("serde"))
+                && (keep_schemars || !a.path().is_ident("schemars"))
+        };
+        item.attrs.retain(keep);
+        for field in item.fields.iter_mut() {
+            field.attrs.retain(keep);
+        }
+        item.to_token_stream()
+    }
+
+    /// Whether serde fills `p` in when the model leaves it out: its own default, or the
+    /// container's `#[serde(default)]`.
+    pub fn has_default(&self, p: &Param) -> bool {
+        p.has_own_default() || self.container_default
+    }
+
+    /// Whether the model may leave `p` out.
+    pub fn is_optional(&self, p: &Param) -> bool {
+        self.has_default(p) || is_option(&p.ty)
     }
 
     pub fn arguments(&self) -> impl Iterator<Item = &Param> {
@@ -206,6 +263,7 @@ fn parse_fn(mut f: ItemFn, errors: &mut darling::error::Accumulator) -> Input {
         ident,
         params,
         rename_all: None,
+        container_default: false,
         derives: Derives::default(),
     }
 }
@@ -214,6 +272,7 @@ fn parse_struct(mut s: ItemStruct, errors: &mut darling::error::Accumulator) -> 
     let doc = doc_text(&s.attrs);
     let mut derives = Derives::default();
     let mut rename_all = None;
+    let mut container_default = false;
     for attr in &s.attrs {
         if attr.path().is_ident("derive") {
             let _ = attr.parse_nested_meta(|m| {
@@ -230,6 +289,9 @@ fn parse_struct(mut s: ItemStruct, errors: &mut darling::error::Accumulator) -> 
             let _ = attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename_all") {
                     rename_all = rename_value(&m)?;
+                } else if m.path.is_ident("default") {
+                    container_default = true;
+                    skip_value(&m)?;
                 } else {
                     skip_value(&m)?;
                 }
@@ -248,7 +310,11 @@ fn parse_struct(mut s: ItemStruct, errors: &mut darling::error::Accumulator) -> 
         field.attrs.extend(p.schemars.iter().cloned());
         p.ident = field.ident.clone();
         p.ty = field.ty.clone();
-        p.span = field.span();
+        // the field's name, not its doc comment: errors point at what to rename or change
+        p.span = field
+            .ident
+            .as_ref()
+            .map_or_else(|| field.ty.span(), |i| i.span());
         params.push(p);
     }
     let ident = s.ident.clone();
@@ -262,6 +328,7 @@ fn parse_struct(mut s: ItemStruct, errors: &mut darling::error::Accumulator) -> 
         ident,
         params,
         rename_all,
+        container_default,
         derives,
     }
 }

@@ -1,8 +1,105 @@
 //! The options written on `#[tool(...)]` and on parameters (`#[arg(...)]`), parsed with darling.
 
+use darling::ast::NestedMeta;
 use darling::util::{Flag, Override};
 use darling::{FromAttributes, FromMeta};
-use syn::{Expr, LitInt, LitStr};
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::{Expr, Lit, LitInt, LitStr};
+
+/// A string option (`name = "..."`). darling's own error for another kind of value names only
+/// the type it found; this one says what to write.
+#[derive(Debug, Clone)]
+pub struct Text(pub LitStr);
+
+impl std::ops::Deref for Text {
+    type Target = LitStr;
+
+    fn deref(&self) -> &LitStr {
+        &self.0
+    }
+}
+
+impl ToTokens for Text {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        self.0.to_tokens(tokens);
+    }
+}
+
+fn string_literal(expr: &Expr) -> darling::Result<LitStr> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
+        Expr::Group(g) => string_literal(&g.expr),
+        other => Err(darling::Error::custom(
+            "this option takes a string: write the value in double quotes, e.g. `\"...\"`",
+        )
+        .with_span(other)),
+    }
+}
+
+impl FromMeta for Text {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        string_literal(expr).map(Text)
+    }
+
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(
+            "this option needs a value: write it as `option = \"...\"`",
+        ))
+    }
+}
+
+/// A list of strings: `tags = ["a", "b"]` or `tags("a", "b")`.
+#[derive(Debug, Clone, Default)]
+pub struct Texts(pub Vec<LitStr>);
+
+impl<'a> IntoIterator for &'a Texts {
+    type Item = &'a LitStr;
+    type IntoIter = std::slice::Iter<'a, LitStr>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+const LIST_HINT: &str =
+    "this option takes a list of strings: write it in brackets, e.g. `[\"a\", \"b\"]`";
+
+impl FromMeta for Texts {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Array(a) => {
+                let mut errors = darling::Error::accumulator();
+                let items = a
+                    .elems
+                    .iter()
+                    .filter_map(|e| errors.handle(string_literal(e)))
+                    .collect();
+                errors.finish_with(Texts(items))
+            }
+            Expr::Group(g) => Self::from_expr(&g.expr),
+            other => Err(darling::Error::custom(LIST_HINT).with_span(other)),
+        }
+    }
+
+    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
+        let mut errors = darling::Error::accumulator();
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                NestedMeta::Lit(Lit::Str(s)) => out.push(s.clone()),
+                other => errors.push(darling::Error::custom(LIST_HINT).with_span(other)),
+            }
+        }
+        errors.finish_with(Texts(out))
+    }
+
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(LIST_HINT))
+    }
+}
 
 /// Everything `#[tool(...)]` accepts. Unknown options are rejected by darling with a
 /// "did you mean" of its own.
@@ -10,33 +107,35 @@ use syn::{Expr, LitInt, LitStr};
 #[darling(default)]
 pub struct ToolOptions {
     /// Overrides the default name (the function's name, or the struct's name in snake_case).
-    pub name: Option<LitStr>,
+    pub name: Option<Text>,
     /// Overrides the doc comment.
-    pub description: Option<LitStr>,
+    pub description: Option<Text>,
     pub read_only: Flag,
     pub create: Flag,
     pub modify: Flag,
     pub external: Flag,
     pub reversible: Flag,
     pub idempotent: Flag,
+    /// Retries allowed although the tool is neither read-only nor idempotent.
+    pub retry: Flag,
     pub strict: Flag,
-    pub intent: Option<LitStr>,
+    pub intent: Option<Text>,
     /// `tags = ["a", "b"]` or `tags("a", "b")`.
-    pub tags: Option<Vec<LitStr>>,
+    pub tags: Option<Texts>,
     /// JSON texts, each an example argument object.
-    pub examples: Option<Vec<LitStr>>,
+    pub examples: Option<Texts>,
     /// `"30s"`, `"500ms"`, `"2m"`, `"1h"`.
-    pub timeout: Option<LitStr>,
+    pub timeout: Option<Text>,
     pub timeout_ms: Option<LitInt>,
     /// An inline verbatim JSON Schema.
-    pub parameters: Option<LitStr>,
+    pub parameters: Option<Text>,
     /// A verbatim JSON Schema file, relative to `CARGO_MANIFEST_DIR`.
-    pub schema: Option<LitStr>,
+    pub schema: Option<Text>,
     pub allow_no_schema: Flag,
     /// `read_only | human_approval | full` (a path or a string).
     pub no_schema_mode: Option<Expr>,
     /// Argument names the audit trail redacts.
-    pub sensitive: Option<Vec<LitStr>>,
+    pub sensitive: Option<Texts>,
 }
 
 /// Per-parameter (function form) or per-field (struct form) options: `#[arg(...)]`.

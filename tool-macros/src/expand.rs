@@ -25,7 +25,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         // Only the item (and the marker, so names resolve): a `Tool` impl built from a rejected
         // model would add rustc errors that repeat ours in a less helpful way.
         Err(e) => {
-            let item = input.item_tokens();
+            let item = input.item_tokens_alone();
             let marker = match &input.kind {
                 Kind::Fn(f) if f.sig.receiver().is_none() => marker(f, &checked.name),
                 _ => TokenStream::new(),
@@ -38,7 +38,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The marker type a function tool is named by: a braced struct, which lives only in the type
 /// namespace and so coexists with the function of the same name.
-fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
+pub(crate) fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
     let vis = &f.vis;
     let ident = &f.sig.ident;
     let doc = format!(
@@ -209,6 +209,9 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
     }
     if c.idempotent {
         extra.extend(quote!(.idempotent(true)));
+    }
+    if c.retry {
+        extra.extend(quote!(.retry(true)));
     }
     if c.strict {
         extra.extend(quote!(.strict(true)));
@@ -403,27 +406,40 @@ fn args_struct(input: &Input, c: &Checked) -> TokenStream {
 
 /// The body of `Tool::call` for a function: unpack the args, extract injected values, call the
 /// function unchanged, and convert its result.
+///
+/// A sync function runs on tokio's blocking pool (`__private::run_blocking`): run inline, a body
+/// that blocks would hold the thread that also has to notice the executor's timeout, and on a
+/// current-thread runtime the timeout could never fire. So everything it receives moves into the
+/// closure: the arguments, the injected values (which must therefore be `Send + 'static`, checked
+/// at the parameter), and for `&CallContext` a clone of the context.
 fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
     let rt = rt();
     let ident = &input.ident;
-    let mut unpack = Vec::new();
     let mut extract = Vec::new();
     let mut call_args = Vec::new();
     let mut requirements = Vec::new();
+    let mut context_ref = false;
     for (i, p) in input.params.iter().enumerate() {
         match p.role {
             Role::Argument => {
                 if let Some(id) = &p.ident {
-                    unpack.push(quote!(#id));
                     call_args.push(quote!(args.#id));
                 } else {
                     call_args.push(quote!(::core::unreachable!()));
                 }
             }
-            Role::ContextRef => call_args.push(quote!(cx)),
+            Role::ContextRef => {
+                context_ref = true;
+                call_args.push(if is_async { quote!(cx) } else { quote!(&__cx) });
+            }
             Role::Extracted => {
                 let ty = &p.ty;
                 let var = format_ident!("__injected{}", i);
+                if !is_async {
+                    extract.push(quote_spanned! {p.ty.span()=>
+                        #rt::__private::movable_to_blocking_thread::<#ty>();
+                    });
+                }
                 extract.push(quote_spanned! {p.ty.span()=>
                     let #var = #rt::__private::extract::<#ty>(cx)?;
                 });
@@ -432,7 +448,6 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
             }
         }
     }
-    let _ = unpack;
     let invoke = if is_async {
         quote!(#ident(#(#call_args),*).await)
     } else {
@@ -443,10 +458,21 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
     } else {
         quote!(::core::result::Result::Ok(#invoke))
     };
-    let call = quote! {
-        async move {
-            #(#extract)*
-            #result
+    let call = if is_async {
+        quote! {
+            async move {
+                #(#extract)*
+                #result
+            }
+        }
+    } else {
+        let clone_cx = context_ref.then(|| quote!(let __cx = ::core::clone::Clone::clone(cx);));
+        quote! {
+            async move {
+                #(#extract)*
+                #clone_cx
+                #rt::__private::run_blocking(move || #result).await
+            }
         }
     };
     (call, requirements)

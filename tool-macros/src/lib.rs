@@ -45,6 +45,11 @@ use proc_macro::TokenStream;
 /// `E: Into<ToolError>`, or a plain `T`; `T: Serialize + JsonSchema` and its schema is the
 /// output schema.
 ///
+/// A sync function runs on tokio's blocking thread pool (`spawn_blocking`), never on the thread
+/// that polls the call, so the executor's timeout fires even while the body blocks (the body keeps
+/// its thread until it returns; its late result is dropped). Its injected values therefore move to
+/// that thread and must be `Send + 'static` (`State<T>` always is); `&CallContext` is a clone.
+///
 /// # Struct form
 ///
 /// `#[tool(modify)] struct DeleteNote { /// The id\n id: u64 }` plus `impl Run for DeleteNote`.
@@ -59,6 +64,7 @@ use proc_macro::TokenStream;
 /// | `description = ".."` | overrides the doc comment (one of them is required) |
 /// | `read_only` / `create` / `modify` / `external` | the safety category; none means `Safety::Unspecified`, treated most restrictively |
 /// | `reversible`, `idempotent` | flags for the executor's policy |
+/// | `retry` | the executor may retry failed calls even though the tool is neither read-only nor idempotent (the author vouches that a repeat is harmless) |
 /// | `intent = "..{arg}.."` | a human-readable template; each placeholder must name an argument |
 /// | `tags = ["a", "b"]` or `tags("a", "b")` | tags for pre-selection |
 /// | `examples = [r#"{..}"#]` | example argument objects: valid JSON, checked against a verbatim schema |
@@ -72,6 +78,12 @@ use proc_macro::TokenStream;
 /// Per argument, `#[arg(default)]`, `#[arg(default = EXPR)]`, `#[arg(min = .., max = ..)]`,
 /// `#[arg(min_length = .., max_length = ..)]` and `#[arg(sensitive)]`; `#[serde(..)]` and
 /// `#[schemars(..)]` are forwarded as they are.
+///
+/// Whatever serde attributes the argument types carry, here or in nested types (`alias`,
+/// `deserialize_with`, `#[serde(other)]`, `flatten`, `from`, a hand-written `Deserialize`),
+/// hydration checks the arguments *as the model sent them* against the canonical schema before a
+/// tool sees them: serde accepting more than the schema never lets arguments through. Mind that
+/// the schema only describes the canonical names, so a model that sends an alias is refused.
 ///
 /// # Checked at compile time
 ///

@@ -65,7 +65,7 @@ pub fn schema_json(input: &Input, c: &Checked) -> Option<String> {
             None => {}
         }
         let name = input.wire_name(p);
-        if !p.is_optional() {
+        if !input.is_optional(p) {
             required.push(Value::String(name.clone()));
         }
         props.insert(name, Value::Object(out));

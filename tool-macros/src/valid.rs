@@ -33,6 +33,7 @@ pub struct Checked {
     pub safety: &'static str,
     pub reversible: bool,
     pub idempotent: bool,
+    pub retry: bool,
     pub strict: bool,
     pub intent: Option<String>,
     pub tags: Vec<String>,
@@ -127,7 +128,12 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                 );
             }
             if let Some(v) = &f.sig.variadic {
-                errors.push(Error::custom("a tool function cannot be variadic").with_span(v));
+                errors.push(
+                    Error::custom(
+                        "a tool function cannot be variadic: the model sends named arguments; take the values as one argument, e.g. `values: Vec<u32>`",
+                    )
+                    .with_span(v),
+                );
             }
         }
         Kind::Struct { item, named } => {
@@ -264,7 +270,12 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                 None
             }
         },
-        (None, Some(ms)) => errors.handle(ms.base10_parse::<u64>().map_err(Error::from)),
+        (None, Some(ms)) => errors.handle(ms.base10_parse::<u64>().map_err(|e| {
+            Error::custom(format!(
+                "cannot read `timeout_ms` ({e}): write whole milliseconds, or use `timeout = \"30s\"`"
+            ))
+            .with_span(ms)
+        })),
         (None, None) => None,
     };
     if timeout_ms == Some(0) {
@@ -361,7 +372,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                             )
                             .with_span(&p.ty),
                         );
-                    } else if p.has_default() && !crate::ast::is_option(&p.ty) {
+                    } else if input.has_default(p) && !crate::ast::is_option(&p.ty) {
                         errors.push(
                             Error::custom(
                                 "`strict` requires every property to be sent, so this default would never apply: make the parameter `Option<T>` (the model sends null), or drop `strict`",
@@ -386,6 +397,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
         safety,
         reversible: o.reversible.is_present(),
         idempotent: o.idempotent.is_present(),
+        retry: o.retry.is_present(),
         strict,
         intent,
         tags: o.tags.iter().flatten().map(|l| l.value()).collect(),
@@ -409,23 +421,31 @@ fn check_param(input: &Input, p: &Param, errors: &mut darling::error::Accumulato
     if p.role != Role::Argument {
         if p.arg.shapes_schema() || p.arg.default.is_some() || p.arg.sensitive.is_present() {
             errors.push(
-                Error::custom("#[arg] applies to arguments the model sends; this parameter is injected from the call context")
+                Error::custom("#[arg] applies to arguments the model sends; this parameter is injected from the call context, so remove its #[arg(..)]")
                     .with_span(&p.span),
             );
         }
         return;
     }
+    if let Type::Reference(r) = &p.ty {
+        let only = if is_fn {
+            "`&CallContext` is the only reference a tool function takes"
+        } else {
+            "a struct tool's fields are its arguments"
+        };
+        errors.push(
+            Error::custom(format!(
+                "borrowed types cannot be tool arguments: the model's arguments are deserialized into owned values. Use an owned type instead ({}); {only}",
+                owned_hint(&r.elem)
+            ))
+            .with_span(&p.ty),
+        );
+    }
     if !is_fn {
         return;
     }
     match &p.ty {
-        Type::Reference(r) => errors.push(
-            Error::custom(format!(
-                "borrowed types cannot be tool arguments: the model's arguments are deserialized into owned values. Use an owned type instead ({}); `&CallContext` is the only reference a tool function takes",
-                owned_hint(&r.elem)
-            ))
-            .with_span(&p.ty),
-        ),
+        Type::Reference(_) => {}
         Type::ImplTrait(_) => errors.push(
             Error::custom(
                 "`impl Trait` cannot be a tool argument: the schema needs a concrete type; name the type (an enum for alternatives)",
@@ -433,7 +453,7 @@ fn check_param(input: &Input, p: &Param, errors: &mut darling::error::Accumulato
             .with_span(&p.ty),
         ),
         Type::TraitObject(_) => errors.push(
-            Error::custom("a trait object cannot be a tool argument: use a concrete, deserializable type")
+            Error::custom("a trait object cannot be a tool argument: the schema needs a concrete, deserializable type; name it (an enum for alternatives, `serde_json::Value` for free-form JSON)")
                 .with_span(&p.ty),
         ),
         _ => {}
@@ -570,8 +590,12 @@ fn mode_of(e: &Expr, errors: &mut darling::error::Accumulator) -> Option<&'stati
     }
 }
 
-/// A verbatim schema must agree with the Rust type: same property names (after serde renames),
-/// and everything the Rust type requires listed in `required`.
+/// A verbatim schema must agree with the Rust type: the same property names (after serde
+/// renames, with a "did you mean" for near misses), and the same required-ness both ways. What
+/// the Rust type requires (not an `Option`, no default) must be listed in `required`; what the
+/// schema requires must not have a default of its own (it would never apply), and an `Option`
+/// the schema requires must accept `null` (or it could never be `None`). A container's
+/// `#[serde(default)]` makes every field optional for serde, so the schema may still require some.
 fn check_agreement(input: &Input, v: &Verbatim, errors: &mut darling::error::Accumulator) {
     let (props, required) = verbatim::properties(&v.value);
     let args: Vec<(&Param, String)> = input
@@ -589,10 +613,27 @@ fn check_agreement(input: &Input, v: &Verbatim, errors: &mut darling::error::Acc
                 ))
                 .with_span(&p.span),
             );
-        } else if !p.is_optional() && !required.contains(wire) {
+        } else if !input.is_optional(p) && !required.contains(wire) {
             errors.push(
                 Error::custom(format!(
                     "argument `{wire}` is required by the Rust type (not an Option, no default) but the schema does not list it in \"required\": add it there, or make it `Option<T>` or give it #[arg(default = ..)]"
+                ))
+                .with_span(&p.span),
+            );
+        } else if required.contains(wire) && p.has_own_default() {
+            errors.push(
+                Error::custom(format!(
+                    "argument `{wire}` has a default, but the schema lists it in \"required\", so the model always sends it and the default never applies: remove `{wire}` from \"required\", or remove the default"
+                ))
+                .with_span(&p.span),
+            );
+        } else if required.contains(wire)
+            && crate::ast::is_option(&p.ty)
+            && !verbatim::accepts_null(&v.value, wire)
+        {
+            errors.push(
+                Error::custom(format!(
+                    "argument `{wire}` is an `Option`, but the schema requires it and does not accept null, so it can never be `None`: remove `{wire}` from \"required\", allow null (e.g. \"type\": [\"string\", \"null\"]), or make it a plain `T`"
                 ))
                 .with_span(&p.span),
             );
@@ -606,6 +647,17 @@ fn check_agreement(input: &Input, v: &Verbatim, errors: &mut darling::error::Acc
                     Error::custom(format!(
                         "the schema's property `{prop}` matches no argument{}; add a parameter named `{prop}` (or #[serde(rename = \"{prop}\")] on one), or remove it from the schema",
                         suggestion(prop, wires.iter().copied())
+                    ))
+                    .with_span(&v.span),
+                );
+            }
+        }
+        for name in &required {
+            if !props.contains(name) && !wires.contains(&name.as_str()) {
+                errors.push(
+                    Error::custom(format!(
+                        "the schema requires `{name}`, which is neither a property nor an argument{}; no call could ever be valid. Remove it from \"required\", or add the property and a parameter",
+                        suggestion(name, wires.iter().copied())
                     ))
                     .with_span(&v.span),
                 );

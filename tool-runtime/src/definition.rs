@@ -116,6 +116,10 @@ pub struct ToolDefinition {
     /// Whether calling twice with the same arguments has the same effect as once.
     #[serde(default)]
     pub idempotent: bool,
+    /// Whether the executor may retry a failed call although the tool is neither read-only nor
+    /// idempotent (`#[tool(retry)]`): the author vouches that repeating it is harmless.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub retry: bool,
     /// Human-readable template such as `"Search your notes for {query}"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<Cow<'static, str>>,
@@ -131,13 +135,20 @@ pub struct ToolDefinition {
     /// Argument names the audit trail must redact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensitive: Vec<Cow<'static, str>>,
-    /// Where the schema came from.
+    /// Where the schema came from. Set by the macro and by [`DefinitionBuilder`]; a definition
+    /// registered at run time (`ToolSet::register_dynamic`, a catalog) is always
+    /// [`SchemaOrigin::Dynamic`], whatever its JSON says, so that JSON cannot switch off the
+    /// meta-schema check or validation.
     #[serde(default = "dynamic_origin")]
     pub schema_origin: SchemaOrigin,
     /// Provider declarations `#[tool]` serialized at compile time, when the whole schema was known
     /// then; see [`PrebuiltDeclarations`]. Never serialized.
     #[serde(skip)]
     pub prebuilt: Option<&'static PrebuiltDeclarations>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn function_type() -> Cow<'static, str> {
@@ -167,6 +178,7 @@ impl ToolDefinition {
             safety: Safety::Unspecified,
             reversible: false,
             idempotent: false,
+            retry: false,
             intent: None,
             tags: Vec::new(),
             examples: Vec::new(),
@@ -316,6 +328,12 @@ impl DefinitionBuilder {
     /// Whether repeating a call has no further effect.
     pub fn idempotent(mut self, yes: bool) -> Self {
         self.def.idempotent = yes;
+        self
+    }
+
+    /// Lets the executor retry failed calls of a tool that is neither read-only nor idempotent.
+    pub fn retry(mut self, yes: bool) -> Self {
+        self.def.retry = yes;
         self
     }
 

@@ -97,6 +97,34 @@ pub fn check(def: &ToolDefinition) -> Result<(), RegistrationError> {
     })
 }
 
+/// Runs a sync tool body on tokio's blocking thread pool and waits for it without blocking, so
+/// that the executor's timeout can fire while the body blocks (the body itself cannot be stopped:
+/// it keeps its thread until it returns, and its result is dropped). A panic in the body is
+/// resumed here, so the executor reports it as it does for async bodies. Outside a tokio runtime
+/// the body runs inline.
+pub async fn run_blocking<T, F>(body: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(body).await {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(ToolError::new(
+                crate::error::ErrorCode::INTERNAL,
+                "the tool's thread was cancelled (the runtime is shutting down)",
+            )),
+        },
+        Err(_) => body(),
+    }
+}
+
+/// A sync tool function runs on a blocking thread (see [`run_blocking`]), so the values injected
+/// into it move there: they must be `Send + 'static`. Emitted at each injected parameter so that
+/// a type that is not says so at the parameter.
+pub const fn movable_to_blocking_thread<T: Send + 'static>() {}
+
 /// Turns a body's result into the tool's result.
 pub fn into_result<T, E: Into<ToolError>>(r: Result<T, E>) -> Result<T, ToolError> {
     r.map_err(Into::into)

@@ -639,6 +639,7 @@ impl Executor {
         let may_retry = cfg.retry.max_attempts > 1
             && (def.safety.is_read_only()
                 || def.idempotent
+                || def.retry
                 || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
         let retry_args = may_retry.then(|| instance.arguments().clone());
         let mut next = Some(instance);

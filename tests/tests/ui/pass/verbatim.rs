@@ -1,7 +1,7 @@
 use tool_runtime::{SchemaOrigin, Tool, tool};
 
 /// Creates a note from a file schema whose `$ref` to a sibling file is inlined.
-#[tool(create, schema = "../../../../tests/tests/schemas/note.json")]
+#[tool(create, schema = "tests/schemas/note.json")]
 fn create_note(title: String, body: String) -> String {
     format!("{title}: {body}")
 }
