@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use tool_providers::agent::ChatModel;
+use tool_providers::agent::{ChatModel, RunReport, RunStatus};
 use tool_providers::http::{ClientConfig, HttpClient, Provider, ProviderApi};
 
 /// Where the model is and how to talk to it.
@@ -85,4 +85,30 @@ pub fn local(url: &str) -> ModelChoice {
         description: format!("local llama.cpp server at {url} (SmolLM2-135M-Instruct)"),
         local: true,
     }
+}
+
+/// Prints a run's outcome the way every example does: the answer (or why there is none) on
+/// stdout, so it can be piped.
+pub fn print_status(report: &RunReport) {
+    match &report.status {
+        RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
+        RunStatus::MaxIterations => println!(
+            "(no final answer after {} model requests)",
+            report.iterations
+        ),
+        RunStatus::Suspended { state } => {
+            println!("(waiting for approval of {:?})", state.operation_ids())
+        }
+    }
+}
+
+/// Prints a run's cost line (requests, tokens, audited calls) on stderr, out of the answer's way.
+pub fn print_usage(report: &RunReport) {
+    eprintln!(
+        "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
+        report.iterations,
+        report.usage.input_tokens,
+        report.usage.output_tokens,
+        report.audit.len()
+    );
 }

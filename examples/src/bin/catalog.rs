@@ -121,11 +121,5 @@ async fn main() {
         }
         RunStatus::Suspended { state } => println!("(waiting for {:?})", state.operation_ids()),
     }
-    eprintln!(
-        "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
-        r.iterations,
-        r.usage.input_tokens,
-        r.usage.output_tokens,
-        r.audit.len()
-    );
+    setup::print_usage(&r);
 }

@@ -156,13 +156,7 @@ fn report(args: &Args, r: &tool_providers::agent::RunReport) {
             );
         }
     }
-    eprintln!(
-        "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
-        r.iterations,
-        r.usage.input_tokens,
-        r.usage.output_tokens,
-        r.audit.len()
-    );
+    setup::print_usage(r);
 }
 
 #[tokio::main]

@@ -20,7 +20,7 @@ use examples::input::SharedInput;
 use examples::research::{self, Db, DoiService};
 use examples::setup;
 use tool_providers::agent::{
-    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, RunStatus, TranscriptEntry,
+    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, TranscriptEntry,
 };
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
@@ -268,23 +268,8 @@ impl Session {
             }
         }
         let report = report?;
-        match &report.status {
-            RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
-            RunStatus::MaxIterations => println!(
-                "(no final answer after {} model requests)",
-                report.iterations
-            ),
-            RunStatus::Suspended { state } => {
-                println!("(waiting for approval of {:?})", state.operation_ids())
-            }
-        }
-        eprintln!(
-            "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
-            report.iterations,
-            report.usage.input_tokens,
-            report.usage.output_tokens,
-            report.audit.len()
-        );
+        setup::print_status(&report);
+        setup::print_usage(&report);
         Some(report)
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use examples::setup;
 use examples::tasks::{self, TaskDb};
-use tool_providers::agent::{Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunStatus};
+use tool_providers::agent::{Agent, AgentConfig, AgentEvent, ConfirmWithEvents};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::CallContext;
@@ -200,23 +200,8 @@ async fn main() {
 async fn ask(agent: &Agent, question: &str) -> i32 {
     match agent.run(question).await {
         Ok(report) => {
-            match &report.status {
-                RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
-                RunStatus::MaxIterations => println!(
-                    "(no final answer after {} model requests)",
-                    report.iterations
-                ),
-                RunStatus::Suspended { state } => {
-                    println!("(waiting for approval of {:?})", state.operation_ids())
-                }
-            }
-            eprintln!(
-                "[{} model requests, {} input + {} output tokens, {} tool calls audited]",
-                report.iterations,
-                report.usage.input_tokens,
-                report.usage.output_tokens,
-                report.audit.len()
-            );
+            setup::print_status(&report);
+            setup::print_usage(&report);
             0
         }
         Err(e) => {

@@ -92,6 +92,18 @@ impl SqliteStore {
         // rusqlite leaves the connection usable after a panic elsewhere
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Pending operations in one `state` column value, oldest first.
+    fn list_in_state(&self, state: &str) -> Result<Vec<PendingOperation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT data FROM pending WHERE state = ?1 ORDER BY created_ms, id")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([state], |r| r.get::<_, String>(0))
+            .map_err(err)?;
+        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+    }
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
@@ -123,12 +135,7 @@ impl Store for SqliteStore {
     }
 
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare("SELECT data FROM pending WHERE state = 'pending' ORDER BY created_ms, id")
-            .map_err(err)?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
-        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+        self.list_in_state("pending")
     }
 
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
@@ -182,12 +189,7 @@ impl Store for SqliteStore {
     }
 
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare("SELECT data FROM pending WHERE state = 'approved' ORDER BY created_ms, id")
-            .map_err(err)?;
-        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(err)?;
-        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+        self.list_in_state("approved")
     }
 
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
