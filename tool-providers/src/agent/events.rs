@@ -17,6 +17,12 @@ pub enum AgentEvent {
         /// The new text.
         text: String,
     },
+    /// The answer being streamed broke off and the same request is being sent again: the text
+    /// deltas since the last request are void and the new answer follows.
+    AnswerRestarted {
+        /// What broke.
+        reason: String,
+    },
     /// Pre-selection chose the tools declared on the next model request.
     ToolsSelected {
         /// What the pick looked for.

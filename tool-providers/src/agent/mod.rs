@@ -548,6 +548,7 @@ impl Agent {
         tools: &[&ToolDefinition],
         tool_config: &ToolConfig,
     ) -> Result<Turn, AgentError> {
+        let mut restarts = 0u32;
         loop {
             let body = self.model.request_in(
                 p.mode,
@@ -572,6 +573,19 @@ impl Agent {
                         reason: e.to_string(),
                     });
                     p.mode = ToolMode::Prompt;
+                }
+                // A stream cut off mid-answer: the client only resends before the first byte,
+                // but a model request changes nothing, so the turn is asked again (within the
+                // client's retry count) and a UI is told to drop the text it showed.
+                Err(AgentError::Http(e))
+                    if e.kind == HttpErrorKind::Disconnected
+                        && restarts < self.model.retry_policy().max_retries =>
+                {
+                    restarts += 1;
+                    tracing::warn!(error = %e, restarts, "the answer broke off; asking again");
+                    self.emit(AgentEvent::AnswerRestarted {
+                        reason: e.to_string(),
+                    });
                 }
                 other => return other,
             }

@@ -122,6 +122,11 @@ impl ChatModel {
         self.client.provider()
     }
 
+    /// How the client retries failed requests.
+    pub fn retry_policy(&self) -> crate::http::RetryPolicy {
+        self.client.config().retry
+    }
+
     /// The model asked (as the client is configured).
     pub fn model_name(&self) -> &str {
         &self.client.config().model

@@ -12,7 +12,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use super::body::{Extra, RequestBody, write_object};
-use super::error::{HttpError, HttpErrorKind, is_retryable_status, message_in};
+use super::error::{HttpError, HttpErrorKind, message_in};
 use super::framing::{NdjsonDecoder, SseDecoder};
 use super::provider::{Provider, ProviderApi, ProviderHttp};
 use super::retry::{RetryPolicy, retry_after};
@@ -262,13 +262,26 @@ impl HttpClient {
     }
 
     async fn send_payload(&self, payload: Bytes) -> Result<Reply, HttpError> {
-        let (resp, attempts) = self.post_with_retries(payload, false).await?;
         let p = self.provider();
-        let text = resp.text().await.map_err(|e| {
-            let mut err = HttpError::from_reqwest(p, &self.config.base_url, &e);
-            err.attempts = attempts;
-            err
-        })?;
+        let mut spent = 0u32;
+        let (text, attempts) = loop {
+            let (resp, attempts) = self.post_after(payload.clone(), false, spent).await?;
+            match resp.text().await {
+                Ok(text) => break (text, attempts),
+                Err(e) => {
+                    let mut err = HttpError::from_reqwest(p, &self.config.base_url, &e);
+                    err.attempts = attempts;
+                    // A body cut off is sent again like a failed send: the caller saw none of it.
+                    if err.kind != HttpErrorKind::Disconnected
+                        || attempts > self.config.retry.max_retries
+                    {
+                        return Err(err);
+                    }
+                    tracing::warn!(provider = %p, attempts, error = %err, "retrying the request");
+                    spent = attempts;
+                }
+            }
+        };
         let body: Value = serde_json::from_str(&text).map_err(|e| {
             HttpError::new(
                 p,
@@ -366,14 +379,27 @@ impl HttpClient {
         extras
     }
 
+    /// Sends until a success status, retrying what [`HttpError::is_retryable`] allows within the
+    /// retry policy.
     async fn post_with_retries(
         &self,
         payload: Bytes,
         stream: bool,
     ) -> Result<(reqwest::Response, u32), HttpError> {
+        self.post_after(payload, stream, 0).await
+    }
+
+    /// [`Self::post_with_retries`] counting the attempts already `spent` on this request (a body
+    /// cut off earlier).
+    async fn post_after(
+        &self,
+        payload: Bytes,
+        stream: bool,
+        spent: u32,
+    ) -> Result<(reqwest::Response, u32), HttpError> {
         let p = self.provider();
         let url = p.endpoint(&self.config.base_url, &self.config.model, stream);
-        let mut attempt = 0u32;
+        let mut attempt = spent;
         loop {
             attempt += 1;
             let mut req = self
@@ -398,12 +424,7 @@ impl HttpClient {
             };
             err.attempts = attempt;
             let retries_left = attempt <= self.config.retry.max_retries;
-            let retryable = match err.kind {
-                HttpErrorKind::Status(s) => is_retryable_status(s),
-                HttpErrorKind::Connect | HttpErrorKind::Timeout => true,
-                _ => false,
-            };
-            if !retryable || !retries_left {
+            if !err.is_retryable() || !retries_left {
                 return Err(err);
             }
             let wait = match server_wait {
@@ -417,6 +438,12 @@ impl HttpClient {
                     return Err(err);
                 }
                 Some(w) => w,
+                // Most often a kept-alive connection the server closed as it was reused: a new
+                // connection at once is the fix, and a server that is really gone fails fast
+                // on the next attempt with a connect error.
+                None if err.kind == HttpErrorKind::Disconnected && attempt == spent + 1 => {
+                    Duration::ZERO
+                }
                 None => self.config.retry.backoff(attempt - 1),
             };
             tracing::warn!(
@@ -569,10 +596,12 @@ impl Stream for EventStream {
                 Poll::Ready(Some(Ok(chunk))) => self.frames(Some(&chunk)),
                 Poll::Ready(Some(Err(e))) => {
                     let mut err = HttpError::from_reqwest(self.provider, &self.base_url, &e);
-                    if err.kind == HttpErrorKind::Timeout {
-                        err.message = "the stream stayed silent longer than the timeout".into();
-                    } else {
-                        err.kind = HttpErrorKind::Stream;
+                    match err.kind {
+                        HttpErrorKind::Timeout => {
+                            err.message = "the stream stayed silent longer than the timeout".into();
+                        }
+                        HttpErrorKind::Disconnected => {}
+                        _ => err.kind = HttpErrorKind::Stream,
                     }
                     self.ready.push_back(Err(err));
                 }

@@ -20,8 +20,14 @@ pub enum HttpErrorKind {
     Status(u16),
     /// The body was not the JSON the provider promised.
     Decode,
-    /// The stream carried an error event or broke off.
+    /// The stream carried an error event, or the request failed in another way the transport
+    /// could not name.
     Stream,
+    /// The connection closed before the whole answer arrived: a stale keep-alive connection
+    /// the server had already dropped, a server or proxy that closed it mid-answer, a reset.
+    /// Sending the request again on a new connection usually works; the client does so itself
+    /// when nothing of the answer had arrived yet.
+    Disconnected,
     /// The client was misconfigured (bad base URL, bad header value).
     Config,
 }
@@ -86,7 +92,7 @@ impl HttpError {
     /// Whether sending the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
         match self.kind {
-            HttpErrorKind::Connect | HttpErrorKind::Timeout => true,
+            HttpErrorKind::Connect | HttpErrorKind::Timeout | HttpErrorKind::Disconnected => true,
             HttpErrorKind::Status(s) => is_retryable_status(s),
             _ => false,
         }
@@ -127,6 +133,17 @@ impl HttpError {
                     provider.base_url_env()
                 ),
             )
+        } else if is_disconnect(err) {
+            HttpError::new(
+                provider,
+                HttpErrorKind::Disconnected,
+                format!(
+                    "the connection to {base_url} closed before the answer was complete: {}",
+                    root_cause(err)
+                ),
+                "retry; if it persists, check the server's log (a crash, or a proxy that drops \
+                 connections)",
+            )
         } else if err.is_decode() {
             HttpError::new(
                 provider,
@@ -143,6 +160,33 @@ impl HttpError {
             )
         }
     }
+}
+
+/// Whether a transport error is the connection going away under the request: hyper's "closed
+/// before message completed" (the server dropped a kept-alive connection as it was reused, or
+/// mid-body) and "connection closed", or a reset, abort, broken pipe or early EOF from the socket.
+fn is_disconnect(err: &reqwest::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_closed() || h.is_canceled())
+        {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
 }
 
 /// 408, 409 (OpenAI's lock timeout), 429, and 5xx (Anthropic's 529 "overloaded" included).
