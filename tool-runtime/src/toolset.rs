@@ -14,7 +14,7 @@ use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_too
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
 use crate::hydrate::{
-    Arguments, Limits, Repair, ToolCall, ToolInstance, check_limits, check_value_limits,
+    Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
     parse_arguments,
 };
 use crate::tool::{CallContext, Extensions, StateRequirement, Tool};
@@ -81,7 +81,12 @@ pub(crate) trait Handler: Send + Sync {
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
     /// Fast path: straight from the text into the typed arguments, the plan checking the text
     /// as it is read. `None` sends the call down the slow path, which explains what is wrong.
-    fn fast_text(&self, _text: &str, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+    fn fast_text(
+        &self,
+        _text: &str,
+        _plan: &Plan,
+        _max_depth: usize,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
         None
     }
     /// Fast path for arguments that arrived as an object: the plan checks the object as sent,
@@ -105,10 +110,15 @@ pub(crate) trait Handler: Send + Sync {
 struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> Handler for Typed<T> {
-    fn fast_text(&self, text: &str, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+    fn fast_text(
+        &self,
+        text: &str,
+        plan: &Plan,
+        max_depth: usize,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
         // the plan checks the text itself while serde reads it, never the typed value: serde may
         // accept more than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        let args: T::Args = plan.from_str(text).ok()?;
+        let args: T::Args = plan.from_str(text, max_depth).ok()?;
         Some(Box::new(args))
     }
 
@@ -323,8 +333,10 @@ impl Entry {
         };
         Ok(match arguments {
             Arguments::Text(text) => {
-                check_limits(text, limits)?;
-                self.handler.fast_text(text, plan)
+                // Only the size is checked before reading: the plan counts the nesting as serde
+                // reads, and text too deep goes to the slow path, whose scan says so.
+                check_size(text, limits)?;
+                self.handler.fast_text(text, plan, limits.max_depth)
             }
             Arguments::Json(value) if !value.is_string() => {
                 check_value_limits(value, limits)?;
@@ -375,7 +387,9 @@ impl Entry {
 #[derive(Clone, Default)]
 pub struct ToolSet {
     entries: Vec<Arc<Entry>>,
-    by_name: HashMap<String, usize>,
+    /// Seeded per process (foldhash's `RandomState`), so names a model sends cannot be chosen
+    /// to collide.
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
     state: Arc<Extensions>,
     limits: Limits,
 }

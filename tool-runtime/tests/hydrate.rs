@@ -212,6 +212,47 @@ fn the_size_limit_holds_for_arguments_that_arrive_as_objects() {
     );
 }
 
+/// Free-form JSON: a `Value` field, which the schema leaves open.
+#[tool_runtime::tool(read_only)]
+fn annotate(
+    /// The note.
+    id: u32,
+    /// Anything.
+    data: Value,
+) -> u32 {
+    let _ = data;
+    id
+}
+
+/// The fast path counts nesting as serde reads the text, in places no schema constrains too (a
+/// free-form `Value`, keys the argument type does not know), with the limit exact at the edge.
+#[test]
+fn nesting_is_limited_inside_free_form_values_and_unknown_keys() {
+    let set = ToolSet::new()
+        .with::<annotate>()
+        .unwrap()
+        .with_limits(Limits {
+            max_bytes: 1 << 20,
+            max_depth: 3,
+        });
+    assert!(set.has_fast_path("annotate"));
+    for fits in [
+        r#"{"id": 1, "data": {"a": [1]}}"#,
+        r#"{"id": 1, "data": 2, "extra": {"b": [true]}}"#,
+    ] {
+        let inst = set.hydrate(&call("annotate", fits)).unwrap();
+        assert_eq!(inst.arguments()["id"], 1, "{fits}");
+    }
+    for deep in [
+        r#"{"id": 1, "data": {"a": [[1]]}}"#,
+        r#"{"id": 1, "data": 2, "extra": {"b": [{}]}}"#,
+        r#"{"extra": [[[]]], "id": 1, "data": null}"#,
+    ] {
+        let err = set.hydrate(&call("annotate", deep)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NESTING_TOO_DEEP, "{deep}");
+    }
+}
+
 #[test]
 fn default_limits_are_one_mebibyte_and_depth_64() {
     let limits = Limits::default();

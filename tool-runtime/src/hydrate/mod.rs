@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) use parse::check_size;
 pub use parse::{Arguments, Limits, Repair, check_limits, check_value_limits, repair};
 
 use crate::definition::ToolDefinition;

@@ -71,9 +71,7 @@ pub enum Repair {
 /// Checks the byte limit and the nesting depth of `text` without parsing it, so that an oversized
 /// or hostile payload is refused before any allocation proportional to it.
 pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
-    if text.len() > limits.max_bytes {
-        return Err(too_large(text.len(), limits));
-    }
+    check_size(text, limits)?;
     // Nesting deeper than the limit needs more opening brackets than the limit; counting them is
     // a branch-free pass the compiler vectorizes, so typical arguments skip the exact scan.
     let openers = text
@@ -108,6 +106,14 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
             b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// The byte limit alone.
+pub(crate) fn check_size(text: &str, limits: &Limits) -> Result<(), ToolError> {
+    if text.len() > limits.max_bytes {
+        return Err(too_large(text.len(), limits));
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
-use super::{Checks, Node, NodeId, Plan, TypeSet};
+use super::{Checks, Key, Node, NodeId, Plan, TypeSet};
 use crate::validate::Validator;
 
 /// Why a schema cannot be checked by a [`Plan`]; the tool then uses the jsonschema validator.
@@ -105,9 +105,11 @@ pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
             return Err(Unsupported("a cycle of $ref without any schema".into()));
         }
     }
+    let any = c.push(Node::Any);
     Ok(Plan {
         nodes: c.nodes,
         root,
+        any,
     })
 }
 
@@ -211,6 +213,8 @@ impl Compiler<'_> {
         }
 
         let mut checks = Checks::default();
+        let mut properties: Vec<(Box<str>, NodeId)> = Vec::new();
+        let mut required: Vec<Box<str>> = Vec::new();
         for keyword in validation {
             let value = &map[keyword];
             match keyword {
@@ -263,7 +267,7 @@ impl Compiler<'_> {
                     for (key, sub) in props {
                         let node =
                             self.node(sub, format!("{pointer}/properties/{}", escape(key)))?;
-                        checks.properties.push((key.as_str().into(), node));
+                        properties.push((key.as_str().into(), node));
                     }
                 }
                 "required" => {
@@ -274,11 +278,11 @@ impl Compiler<'_> {
                         let n = n.as_str().ok_or_else(|| {
                             Unsupported(format!("{pointer}: required holds a non-string"))
                         })?;
-                        if !checks.required.iter().any(|r| &**r == n) {
-                            checks.required.push(n.into());
+                        if !required.iter().any(|r| &**r == n) {
+                            required.push(n.into());
                         }
                     }
-                    if checks.required.len() > 64 {
+                    if required.len() > 64 {
                         return Err(Unsupported(format!(
                             "{pointer}: more than 64 required properties"
                         )));
@@ -297,6 +301,30 @@ impl Compiler<'_> {
         }
         if map.contains_key("pattern") || map.contains_key("multipleOf") {
             checks.delegate = Some(delegate(map, pointer)?);
+        }
+        let bit = |name: &str| {
+            required
+                .iter()
+                .position(|r| &**r == name)
+                .map_or(0, |i| 1u64 << i)
+        };
+        checks.required_count = required.len() as u32;
+        checks.keys = properties
+            .iter()
+            .map(|(name, node)| Key {
+                required: bit(name),
+                name: name.clone(),
+                node: Some(*node),
+            })
+            .collect();
+        for name in &required {
+            if !properties.iter().any(|(p, _)| p == name) {
+                checks.keys.push(Key {
+                    required: bit(name),
+                    name: name.clone(),
+                    node: None,
+                });
+            }
         }
         // JSON Schema: an object instance needs every required key whether or not `type` says
         // object; the plan sees objects only through their serialized keys, which is that.

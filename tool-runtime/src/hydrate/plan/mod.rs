@@ -32,6 +32,8 @@ type NodeId = usize;
 pub struct Plan {
     nodes: Vec<Node>,
     root: NodeId,
+    /// A `true` node: what unconstrained places are walked with when only depth is counted.
+    any: NodeId,
 }
 
 impl std::fmt::Debug for Plan {
@@ -54,32 +56,36 @@ impl Plan {
             .serialize(walk::Walker {
                 plan: self,
                 node: self.root,
+                depth: walk::UNLIMITED,
             })
             .is_ok()
     }
 
     /// Deserializes `T` from the JSON text `text`, checking every value against the plan as it
-    /// is read: the result is `Ok` only when the text satisfies the schema *and* is a `T`.
+    /// is read: the result is `Ok` only when the text satisfies the schema *and* is a `T`, and
+    /// nests arrays and objects no deeper than `max_depth` (counted as they are read, so the
+    /// text needs no separate scan; the slow path says which limit a refusal broke).
     ///
     /// The checks see the document as it was written, not the typed value: keys under their sent
     /// names (an alias is not the property it stands for), values `T` skips, arrays where the
     /// schema wants an object, strings a `deserialize_with` would convert. So for any `T`, an
     /// `Ok` here implies the validator accepts the text. An `Err` says nothing about which of the
     /// two refused, and carries no useful message: the validator explains.
-    pub fn from_str<T: DeserializeOwned>(&self, text: &str) -> Result<T, serde_json::Error> {
+    pub fn from_str<T: DeserializeOwned>(
+        &self,
+        text: &str,
+        max_depth: usize,
+    ) -> Result<T, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(text);
         let root = walk::Walker {
             plan: self,
             node: self.root,
+            depth: u32::try_from(max_depth).unwrap_or(walk::UNLIMITED - 1),
         };
-        let value = if root.is_any() {
-            T::deserialize(&mut de)?
-        } else {
-            T::deserialize(guard::Guard {
-                walker: root,
-                de: &mut de,
-            })?
-        };
+        let value = T::deserialize(guard::Guard {
+            walker: root,
+            de: &mut de,
+        })?;
         de.end()?;
         Ok(value)
     }
@@ -115,11 +121,24 @@ struct Checks {
     min_properties: Option<u64>,
     max_properties: Option<u64>,
     items: Option<NodeId>,
-    properties: Vec<(Box<str>, NodeId)>,
-    required: Vec<Box<str>>,
+    /// Every key `properties` or `required` names, in `properties` order then the required-only
+    /// ones: one scan finds a key's schema and its required bit.
+    keys: Vec<Key>,
+    /// How many keys are required (the bits set across `keys`).
+    required_count: u32,
     additional: Option<NodeId>,
     /// `pattern` and `multipleOf`, checked by the validator itself for exact semantics.
     delegate: Option<Validator>,
+}
+
+/// A key an object schema names.
+struct Key {
+    name: Box<str>,
+    /// Its `properties` schema; `None` when only `required` names it (its value then falls to
+    /// `additionalProperties`).
+    node: Option<NodeId>,
+    /// Its bit among the required keys; 0 when it is not required.
+    required: u64,
 }
 
 /// The JSON types a `type` keyword admits.

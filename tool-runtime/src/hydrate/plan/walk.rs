@@ -56,10 +56,36 @@ enum Target<'p> {
     Checks(&'p Checks, bool),
 }
 
+/// The depth of a walk that counts no nesting (a `Value` whose depth was checked already).
+pub(crate) const UNLIMITED: u32 = u32::MAX;
+
 #[derive(Clone, Copy)]
 pub(crate) struct Walker<'p> {
     pub(crate) plan: &'p Plan,
     pub(crate) node: NodeId,
+    /// How many levels of arrays and objects may still open here; [`UNLIMITED`] for none.
+    pub(crate) depth: u32,
+}
+
+impl<'p> Walker<'p> {
+    /// The walker for a place below this one, `None` when nothing there needs walking: no
+    /// check, and no depth to count.
+    fn below(plan: &'p Plan, node: Option<NodeId>, depth: u32) -> Option<Walker<'p>> {
+        let walker = Walker {
+            plan,
+            node: node.unwrap_or(plan.any),
+            depth,
+        };
+        (depth != UNLIMITED || !walker.is_any()).then_some(walker)
+    }
+
+    /// The depth left to the children of an array or object opened here.
+    fn open(&self) -> Result<u32, Reject> {
+        match self.depth {
+            UNLIMITED => Ok(UNLIMITED),
+            d => d.checked_sub(1).ok_or(Reject),
+        }
+    }
 }
 
 impl<'p> Walker<'p> {
@@ -119,7 +145,19 @@ impl<'p> Walker<'p> {
                 }
             }
             Scalar::Str(text) => {
-                if c.min_length.is_some() || c.max_length.is_some() {
+                // The length in characters lies between a quarter of the byte length and the
+                // byte length (UTF-8): count only when those bounds leave a limit undecided.
+                let (fewest, most) = ((text.len() as u64).div_ceil(4), text.len() as u64);
+                let undecided = |min: Option<u64>, max: Option<u64>| {
+                    min.is_some_and(|m| fewest < m && most >= m)
+                        || max.is_some_and(|m| most > m && fewest <= m)
+                };
+                if c.min_length.is_some_and(|m| most < m)
+                    || c.max_length.is_some_and(|m| fewest > m)
+                {
+                    return Err(Reject);
+                }
+                if undecided(c.min_length, c.max_length) {
                     let n = text.chars().count() as u64;
                     if c.min_length.is_some_and(|m| n < m) || c.max_length.is_some_and(|m| n > m) {
                         return Err(Reject);
@@ -154,9 +192,11 @@ impl<'p> Walker<'p> {
         let checks = self.compound(TypeSet::OBJECT)?;
         Ok(ObjectWalker {
             plan: self.plan,
+            depth: self.open()?,
             checks,
             seen_required: 0,
             count: 0,
+            next: 0,
             key: String::new(),
         })
     }
@@ -165,6 +205,7 @@ impl<'p> Walker<'p> {
         let checks = self.compound(TypeSet::ARRAY)?;
         Ok(SeqWalker {
             plan: self.plan,
+            depth: self.open()?,
             checks,
             count: 0,
         })
@@ -247,9 +288,13 @@ pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
 
 pub(crate) struct ObjectWalker<'p> {
     plan: &'p Plan,
+    /// The depth left to the values.
+    depth: u32,
     checks: Option<&'p Checks>,
     seen_required: u64,
     count: u64,
+    /// Where the next key is looked for first.
+    next: usize,
     key: String,
 }
 
@@ -259,19 +304,25 @@ impl<'p> ObjectWalker<'p> {
     /// validator sees has it once).
     pub(super) fn child(&mut self, key: &str, count: bool) -> Option<Walker<'p>> {
         self.count += u64::from(count);
-        let c = self.checks?;
-        if let Some(i) = c.required.iter().position(|r| &**r == key) {
-            self.seen_required |= 1 << i;
-        }
-        let node = match c.properties.iter().find(|(k, _)| &**k == key) {
-            Some((_, node)) => *node,
-            None => c.additional?,
+        let Some(c) = self.checks else {
+            return Walker::below(self.plan, None, self.depth);
         };
-        let walker = Walker {
-            plan: self.plan,
-            node,
+        // Keys mostly come in the schema's order (serde writes fields in declaration order, and
+        // so do models copying the schema): try the slot after the last match first.
+        let found = match c.keys.get(self.next) {
+            Some(k) if &*k.name == key => Some(self.next),
+            _ => c.keys.iter().position(|k| &*k.name == key),
         };
-        (!walker.is_any()).then_some(walker)
+        let node = match found {
+            Some(i) => {
+                self.next = i + 1;
+                let k = &c.keys[i];
+                self.seen_required |= k.required;
+                k.node.or(c.additional)
+            }
+            None => c.additional,
+        };
+        Walker::below(self.plan, node, self.depth)
     }
 
     /// Whether the object counts its keys (`minProperties`/`maxProperties`).
@@ -291,7 +342,7 @@ impl<'p> ObjectWalker<'p> {
         let Some(c) = self.checks else {
             return Ok(());
         };
-        if self.seen_required.count_ones() as usize != c.required.len()
+        if self.seen_required.count_ones() != c.required_count
             || c.min_properties.is_some_and(|m| self.count < m)
             || c.max_properties.is_some_and(|m| self.count > m)
         {
@@ -358,6 +409,8 @@ impl ser::SerializeStructVariant for ObjectWalker<'_> {
 
 pub(crate) struct SeqWalker<'p> {
     plan: &'p Plan,
+    /// The depth left to the elements.
+    depth: u32,
     checks: Option<&'p Checks>,
     count: u64,
 }
@@ -366,11 +419,7 @@ impl<'p> SeqWalker<'p> {
     /// The walker for the next element, `None` when nothing checks it; [`SeqWalker::counted`]
     /// is called once the element was there.
     pub(super) fn item(&self) -> Option<Walker<'p>> {
-        let walker = Walker {
-            plan: self.plan,
-            node: self.checks?.items?,
-        };
-        (!walker.is_any()).then_some(walker)
+        Walker::below(self.plan, self.checks.and_then(|c| c.items), self.depth)
     }
 
     pub(super) fn counted(&mut self) {
@@ -552,6 +601,7 @@ impl<'p> ser::Serializer for Walker<'p> {
         self.only_if_any()?;
         Ok(SeqWalker {
             plan: self.plan,
+            depth: self.open()?,
             checks: None,
             count: 0,
         })
@@ -576,9 +626,11 @@ impl<'p> ser::Serializer for Walker<'p> {
         self.only_if_any()?;
         Ok(ObjectWalker {
             plan: self.plan,
+            depth: self.open()?,
             checks: None,
             seen_required: 0,
             count: 0,
+            next: 0,
             key: String::new(),
         })
     }
