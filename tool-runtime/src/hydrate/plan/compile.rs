@@ -23,64 +23,45 @@ impl std::fmt::Display for Unsupported {
     }
 }
 
-/// Every draft 2020-12 (and older) keyword that constrains instances. A keyword in this list must
-/// be handled by the compiler or the compilation fails; anything else is an annotation.
-const VALIDATION_KEYWORDS: &[&str] = &[
-    "type",
-    "enum",
-    "const",
-    "multipleOf",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "maxContains",
-    "minContains",
-    "contains",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "prefixItems",
-    "items",
-    "additionalItems",
-    "properties",
-    "patternProperties",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "$ref",
-    "$dynamicRef",
-    "$recursiveRef",
-    "$id",
-    "$anchor",
-    "$dynamicAnchor",
-    "$recursiveAnchor",
-    "$vocabulary",
-    "discriminator",
-];
+/// Whether `key` is a draft 2020-12 (or older) keyword that constrains instances. A keyword for
+/// which this holds must be handled by the compiler or the compilation fails; anything else is an
+/// annotation. A `match`, because it runs on every key of every schema at registration.
+fn is_validation_keyword(key: &str) -> bool {
+    matches!(
+        key,
+        "type" | "enum" | "const" | "multipleOf" | "maximum" | "exclusiveMaximum" | "minimum" | "exclusiveMinimum" | "maxLength" | "minLength" | "pattern" | "maxItems" | "minItems" | "uniqueItems" | "maxContains" | "minContains" | "contains" | "maxProperties" | "minProperties" | "required" | "dependentRequired" | "dependentSchemas" | "dependencies" | "allOf" | "anyOf" | "oneOf" | "not" | "if" | "then" | "else" | "prefixItems" | "items" | "additionalItems" | "properties" | "patternProperties" | "additionalProperties" | "propertyNames" | "unevaluatedItems" | "unevaluatedProperties" | "$ref" | "$dynamicRef" | "$recursiveRef" | "$id" | "$anchor" | "$dynamicAnchor" | "$recursiveAnchor" | "$vocabulary" | "discriminator"
+    )
+}
 
 struct Compiler<'a> {
     root: &'a Value,
     nodes: Vec<Node>,
-    /// JSON pointer of a compiled subschema → its node, so `$ref`s (even recursive) compile once.
-    by_pointer: HashMap<String, NodeId>,
+    /// Pointer of each `$ref` target compiled (the root as `""`) → its node, so that references,
+    /// even recursive ones, compile once. Subschemas reached structurally are not recorded: a
+    /// reference to one compiles it again, which checks the same.
+    by_pointer: HashMap<&'a str, NodeId>,
+}
+
+/// Where a subschema is, for messages: built into a JSON pointer only when one is printed, so
+/// that compiling allocates no pointer strings.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    /// The root (`""`) or a `$ref` target, by its pointer.
+    At(&'a str),
+    /// A keyword or property name below a subschema.
+    Key(&'a Path<'a>, &'a str),
+    /// An array index below a subschema.
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::At(pointer) => f.write_str(pointer),
+            Path::Key(parent, key) => write!(f, "{parent}/{}", escape(key)),
+            Path::Index(parent, i) => write!(f, "{parent}/{i}"),
+        }
+    }
 }
 
 /// Compiles `schema` (the canonical argument schema) into a plan. The plan checks arguments as
@@ -91,7 +72,7 @@ pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
         nodes: Vec::new(),
         by_pointer: HashMap::new(),
     };
-    let root = c.node(schema, String::new())?;
+    let root = c.node_at("", schema)?;
     // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
     for start in 0..c.nodes.len() {
         let mut id = start;
@@ -113,25 +94,34 @@ pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
     })
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'a> {
     fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
 
-    fn node(&mut self, schema: &Value, pointer: String) -> Result<NodeId, Unsupported> {
-        if let Some(&id) = self.by_pointer.get(&pointer) {
+    /// The node of the `$ref` target (or root) at `pointer`, compiled on first use.
+    fn node_at(&mut self, pointer: &'a str, schema: &'a Value) -> Result<NodeId, Unsupported> {
+        if let Some(&id) = self.by_pointer.get(pointer) {
             return Ok(id);
         }
         // reserve the slot first so that a recursive $ref back to this schema finds it
         let id = self.push(Node::Any);
-        self.by_pointer.insert(pointer.clone(), id);
-        let node = self.build(schema, &pointer)?;
+        self.by_pointer.insert(pointer, id);
+        let node = self.build(schema, &Path::At(pointer))?;
         self.nodes[id] = node;
         Ok(id)
     }
 
-    fn build(&mut self, schema: &Value, pointer: &str) -> Result<Node, Unsupported> {
+    /// The node of a subschema reached structurally (properties, items, ...).
+    fn node(&mut self, schema: &'a Value, pointer: &Path<'_>) -> Result<NodeId, Unsupported> {
+        let id = self.push(Node::Any);
+        let node = self.build(schema, pointer)?;
+        self.nodes[id] = node;
+        Ok(id)
+    }
+
+    fn build(&mut self, schema: &'a Value, pointer: &Path<'_>) -> Result<Node, Unsupported> {
         let map = match schema {
             Value::Bool(true) => return Ok(Node::Any),
             Value::Bool(false) => return Ok(Node::Never),
@@ -142,17 +132,20 @@ impl Compiler<'_> {
                 )));
             }
         };
-        let validation: Vec<&str> = map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| VALIDATION_KEYWORDS.contains(k))
+        // the keywords with their values, in one pass: later lookups scan this short list
+        // instead of hashing into the schema's map
+        let validation: Vec<(&str, &'a Value)> = map
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .filter(|(k, _)| is_validation_keyword(k))
             .collect();
+        let get = |key: &str| validation.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
         if validation.is_empty() {
             return Ok(Node::Any);
         }
 
         // `{"$ref": "#/..."}` with only annotations beside it
-        if let Some(r) = map.get("$ref") {
+        if let Some(r) = get("$ref") {
             if validation.len() != 1 {
                 return Err(Unsupported(format!(
                     "{pointer}: $ref beside other validation keywords"
@@ -166,12 +159,12 @@ impl Compiler<'_> {
                 .root
                 .pointer(target)
                 .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} does not resolve")))?;
-            let target = self.node(resolved, target.to_owned())?;
+            let target = self.node_at(target, resolved)?;
             return Ok(Node::Alias(target));
         }
 
         // `Option<T>` as schemars writes it: `anyOf: [T, {"type": "null"}]`
-        if let Some(any_of) = map.get("anyOf") {
+        if let Some(any_of) = get("anyOf") {
             if validation.len() != 1 {
                 return Err(Unsupported(format!(
                     "{pointer}: anyOf beside other validation keywords"
@@ -184,7 +177,7 @@ impl Compiler<'_> {
                 v.as_object().is_some_and(|m| {
                     m.get("type") == Some(&Value::from("null"))
                         && m.keys()
-                            .filter(|k| VALIDATION_KEYWORDS.contains(&k.as_str()))
+                            .filter(|k| is_validation_keyword(k))
                             .count()
                             == 1
                 })
@@ -192,7 +185,7 @@ impl Compiler<'_> {
             return match branches.as_slice() {
                 [a, b] if is_null(b) || is_null(a) => {
                     let (i, other) = if is_null(b) { (0, a) } else { (1, b) };
-                    let inner = self.node(other, format!("{pointer}/anyOf/{i}"))?;
+                    let inner = self.node(other, &Path::Index(&Path::Key(pointer, "anyOf"), i))?;
                     Ok(Node::Nullable(inner))
                 }
                 _ => Err(Unsupported(format!(
@@ -202,10 +195,10 @@ impl Compiler<'_> {
         }
 
         // `allOf: [T]` with nothing else
-        if let Some(all_of) = map.get("allOf") {
+        if let Some(all_of) = get("allOf") {
             return match all_of.as_array().map(Vec::as_slice) {
                 Some([only]) if validation.len() == 1 => {
-                    let inner = self.node(only, format!("{pointer}/allOf/0"))?;
+                    let inner = self.node(only, &Path::Index(&Path::Key(pointer, "allOf"), 0))?;
                     Ok(Node::Alias(inner))
                 }
                 _ => Err(Unsupported(format!("{pointer}: allOf other than [T]"))),
@@ -215,8 +208,7 @@ impl Compiler<'_> {
         let mut checks = Checks::default();
         let mut properties: Vec<(Box<str>, NodeId)> = Vec::new();
         let mut required: Vec<Box<str>> = Vec::new();
-        for keyword in validation {
-            let value = &map[keyword];
+        for &(keyword, value) in &validation {
             match keyword {
                 "type" => checks.types = Some(types(value, pointer)?),
                 "enum" => {
@@ -258,7 +250,7 @@ impl Compiler<'_> {
                 }
                 "pattern" | "multipleOf" => {} // delegated below, with exact semantics
                 "items" => {
-                    checks.items = Some(self.node(value, format!("{pointer}/items"))?);
+                    checks.items = Some(self.node(value, &Path::Key(pointer, "items"))?);
                 }
                 "properties" => {
                     let props = value.as_object().ok_or_else(|| {
@@ -266,7 +258,7 @@ impl Compiler<'_> {
                     })?;
                     for (key, sub) in props {
                         let node =
-                            self.node(sub, format!("{pointer}/properties/{}", escape(key)))?;
+                            self.node(sub, &Path::Key(&Path::Key(pointer, "properties"), key))?;
                         properties.push((key.as_str().into(), node));
                     }
                 }
@@ -289,7 +281,7 @@ impl Compiler<'_> {
                     }
                 }
                 "additionalProperties" => {
-                    let node = self.node(value, format!("{pointer}/additionalProperties"))?;
+                    let node = self.node(value, &Path::Key(pointer, "additionalProperties"))?;
                     checks.additional = Some(node);
                 }
                 other => {
@@ -299,7 +291,7 @@ impl Compiler<'_> {
                 }
             }
         }
-        if map.contains_key("pattern") || map.contains_key("multipleOf") {
+        if get("pattern").is_some() || get("multipleOf").is_some() {
             checks.delegate = Some(delegate(map, pointer)?);
         }
         let bit = |name: &str| {
@@ -336,7 +328,7 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn types(value: &Value, pointer: &str) -> Result<TypeSet, Unsupported> {
+fn types(value: &Value, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
     let one = |v: &Value| -> Result<TypeSet, Unsupported> {
         Ok(match v.as_str() {
             Some("null") => TypeSet::NULL,
@@ -359,7 +351,7 @@ fn types(value: &Value, pointer: &str) -> Result<TypeSet, Unsupported> {
 
 /// Enum and const values the plan compares: scalars only (objects and arrays would need the
 /// whole sub-value).
-fn scalars(values: &[Value], pointer: &str) -> Result<Vec<Value>, Unsupported> {
+fn scalars(values: &[Value], pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
     if values.iter().any(|v| v.is_array() || v.is_object()) {
         return Err(Unsupported(format!(
             "{pointer}: enum or const with an object or array"
@@ -379,7 +371,7 @@ fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
 }
 
 /// `oneOf` whose branches each accept distinct constants (schemars' documented unit enums).
-fn one_of_consts(value: &Value, pointer: &str) -> Result<Vec<Value>, Unsupported> {
+fn one_of_consts(value: &Value, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
     let branches = value
         .as_array()
         .ok_or_else(|| Unsupported(format!("{pointer}: oneOf is not an array")))?;
@@ -398,7 +390,7 @@ fn one_of_consts(value: &Value, pointer: &str) -> Result<Vec<Value>, Unsupported
                     scalars(v.as_array().map(Vec::as_slice).unwrap_or(&[]), pointer)?,
                 ),
                 "type" => ty = Some(types(v, pointer)?),
-                k if VALIDATION_KEYWORDS.contains(&k) => {
+                k if is_validation_keyword(k) => {
                     return Err(Unsupported(format!(
                         "{pointer}: oneOf branch other than constants"
                     )));
@@ -422,14 +414,14 @@ fn one_of_consts(value: &Value, pointer: &str) -> Result<Vec<Value>, Unsupported
     Ok(out)
 }
 
-fn number(value: &Value, pointer: &str, keyword: &str) -> Result<Number, Unsupported> {
+fn number(value: &Value, pointer: &Path<'_>, keyword: &str) -> Result<Number, Unsupported> {
     match value {
         Value::Number(n) => Ok(n.clone()),
         _ => Err(Unsupported(format!("{pointer}: {keyword} is not a number"))),
     }
 }
 
-fn count(value: &Value, pointer: &str, keyword: &str) -> Result<u64, Unsupported> {
+fn count(value: &Value, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupported> {
     // jsonschema accepts 2.0 where a count is expected
     match value {
         Value::Number(n) => n
@@ -446,7 +438,7 @@ fn count(value: &Value, pointer: &str, keyword: &str) -> Result<u64, Unsupported
 
 /// `pattern` and `multipleOf` are checked by a validator compiled from just those keywords, so
 /// that regular-expression dialect and decimal arithmetic are exactly the validator's.
-fn delegate(map: &Map<String, Value>, pointer: &str) -> Result<Validator, Unsupported> {
+fn delegate(map: &Map<String, Value>, pointer: &Path<'_>) -> Result<Validator, Unsupported> {
     let mut sub = Map::new();
     for k in ["pattern", "multipleOf"] {
         if let Some(v) = map.get(k) {

@@ -215,6 +215,40 @@ mod tests {
     }
 
     #[test]
+    fn references_to_the_root_and_to_properties_and_pointers_in_refusals() {
+        // a tree: each node's children are nodes again, through the root
+        let tree = Plan::compile(&json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "children": {"type": "array", "items": {"$ref": "#"}},
+                "twin": {"$ref": "#/properties/name"}
+            },
+            "required": ["name"]
+        }))
+        .unwrap();
+        assert!(tree.accepts(&json!({"name": "a", "children": [{"name": "b", "children": []}]})));
+        assert!(!tree.accepts(&json!({"name": "a", "children": [{"name": ""}]})));
+        assert!(!tree.accepts(&json!({"name": "a", "children": [{"children": []}]})));
+        assert!(tree.accepts(&json!({"name": "a", "twin": "b"})));
+        assert!(!tree.accepts(&json!({"name": "a", "twin": ""})));
+        // the refusal names where, with the property escaped as in a JSON pointer
+        let err = Plan::compile(&json!({
+            "type": "object",
+            "properties": {"a/b": {"type": "array", "items": [{"uniqueItems": true}]}}
+        }))
+        .unwrap_err();
+        assert!(err.0.starts_with("/properties/a~1b/items"), "{err}");
+        let err = Plan::compile(&json!({
+            "$defs": {"T": {"anyOf": [{"type": "null"}, {"not": {}}]}},
+            "type": "object",
+            "properties": {"x": {"$ref": "#/$defs/T"}}
+        }))
+        .unwrap_err();
+        assert!(err.0.starts_with("/$defs/T/anyOf/1: "), "{err}");
+    }
+
+    #[test]
     fn keywords_it_cannot_translate_exactly_are_refused() {
         for schema in [
             json!({"type": "array", "uniqueItems": true}),
