@@ -1,10 +1,11 @@
 //! `ToolSet`: the registry. Names unique, schemas present, validators compiled, state checked, all
 //! at registration; hydration of calls against it.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock, RwLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -230,40 +231,10 @@ enum Check {
     Validator(Validator),
 }
 
-/// One registered tool: its definition, how its arguments are checked, and its body.
-pub(crate) struct Entry {
-    definition: ToolDefinition,
-    check: Check,
-    handler: Box<dyn Handler>,
-}
-
-impl Entry {
-    pub(crate) fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    pub(crate) fn is_runnable(&self) -> bool {
-        self.handler.is_runnable()
-    }
-
-    pub(crate) fn run(
-        &self,
-        typed: Box<dyn Any + Send + Sync>,
-        cx: CallContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
-        self.handler.run(typed, cx)
-    }
-
-    pub(crate) fn arguments_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
-        self.handler.to_json(typed)
-    }
-
-    /// Builds the entry, checking the definition the way registration promises: a valid name, an
-    /// object schema, no remote `$ref`, a schema that is itself valid; and a ready check.
-    fn build(
-        definition: ToolDefinition,
-        handler: Box<dyn Handler>,
-    ) -> Result<Entry, RegistrationError> {
+impl Check {
+    /// Checks a definition the way registration promises (a valid name, an object schema, no
+    /// remote `$ref`, a schema that is itself valid) and compiles how its arguments are checked.
+    fn of(definition: &ToolDefinition) -> Result<Check, RegistrationError> {
         let name = definition.name.to_string();
         if !is_valid_tool_name(&name) {
             return Err(RegistrationError::InvalidName(name));
@@ -277,7 +248,7 @@ impl Entry {
                 ),
             });
         }
-        let check = match definition.schema_origin {
+        Ok(match definition.schema_origin {
             SchemaOrigin::None(_) => Check::None,
             origin => {
                 let schema = definition.parameters_value();
@@ -310,9 +281,72 @@ impl Entry {
                     Err(_) => Check::Validator(Validator::compile(&schema).map_err(invalid)?),
                 }
             }
-        };
+        })
+    }
+}
+
+/// One registered tool: its definition, how its arguments are checked, and its body.
+pub(crate) struct Entry {
+    /// Borrowed for typed tools: their definition is a `static` that nothing can change.
+    definition: Cow<'static, ToolDefinition>,
+    /// Shared by every set that registers the same typed tool (see [`typed_check`]).
+    check: Arc<Check>,
+    handler: Box<dyn Handler>,
+}
+
+/// The check of each typed tool registered so far in this process, by the tool's type. A typed
+/// tool's definition is a `static` derived once and never changed, so the check compiled from it
+/// holds for every set that registers the tool: a second set (one per session or agent, say)
+/// neither parses its schema nor compiles its plan again, and the explaining validator, once
+/// compiled for one set, serves them all.
+fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
+    static CHECKS: LazyLock<RwLock<HashMap<TypeId, Arc<Check>, foldhash::fast::RandomState>>> =
+        LazyLock::new(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(check) = CHECKS.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Ok(check.clone());
+    }
+    // what a derived schema only tells at run time: whether `strict` holds, whether the
+    // declared examples fit it
+    crate::__private::check(T::definition())?;
+    let check = Arc::new(Check::of(T::definition())?);
+    CHECKS
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, check.clone());
+    Ok(check)
+}
+
+impl Entry {
+    pub(crate) fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    pub(crate) fn is_runnable(&self) -> bool {
+        self.handler.is_runnable()
+    }
+
+    pub(crate) fn run(
+        &self,
+        typed: Box<dyn Any + Send + Sync>,
+        cx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.handler.run(typed, cx)
+    }
+
+    pub(crate) fn arguments_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
+        self.handler.to_json(typed)
+    }
+
+    /// Builds the entry, checking the definition the way registration promises (see
+    /// [`Check::of`]).
+    fn build(
+        definition: ToolDefinition,
+        handler: Box<dyn Handler>,
+    ) -> Result<Entry, RegistrationError> {
+        let check = Arc::new(Check::of(&definition)?);
         Ok(Entry {
-            definition,
+            definition: Cow::Owned(definition),
             check,
             handler,
         })
@@ -327,7 +361,7 @@ impl Entry {
     ) -> Result<Option<Box<dyn Any + Send + Sync>>, ToolError> {
         let Check::Plan {
             plan, fast: true, ..
-        } = &self.check
+        } = &*self.check
         else {
             return Ok(None);
         };
@@ -348,7 +382,7 @@ impl Entry {
 
     /// Every violation of the schema by `value`; empty when it is valid.
     fn violations(&self, value: &Value) -> Vec<Violation> {
-        match &self.check {
+        match &*self.check {
             Check::None => Vec::new(),
             Check::Validator(v) => v.violations(value),
             Check::Plan {
@@ -374,12 +408,12 @@ impl Entry {
 
     /// Whether a validator, or a plan standing for one, checks this tool's arguments.
     pub(crate) fn is_checked(&self) -> bool {
-        !matches!(self.check, Check::None)
+        !matches!(*self.check, Check::None)
     }
 
     /// Whether calls to this tool can take the fast path (a plan over a derived schema).
     pub(crate) fn has_fast_path(&self) -> bool {
-        matches!(self.check, Check::Plan { fast: true, .. })
+        matches!(*self.check, Check::Plan { fast: true, .. })
     }
 }
 
@@ -419,10 +453,19 @@ impl ToolSet {
 
     /// Registers a typed tool (what `#[tool]` generates).
     pub fn register<T: Tool>(&mut self) -> Result<&mut Self, RegistrationError> {
-        // what a derived schema only tells at run time: whether `strict` holds, whether the
-        // declared examples fit it
-        crate::__private::check(T::definition())?;
-        self.insert(T::definition().clone(), Box::new(Typed::<T>(PhantomData)))
+        let definition = T::definition();
+        if self.by_name.contains_key(definition.name.as_ref()) {
+            return Err(RegistrationError::DuplicateName(
+                definition.name.to_string(),
+            ));
+        }
+        let entry = Entry {
+            definition: Cow::Borrowed(definition),
+            check: typed_check::<T>()?,
+            handler: Box::new(Typed::<T>(PhantomData)),
+        };
+        self.push(entry);
+        Ok(self)
     }
 
     /// Builder form of [`ToolSet::register`].
@@ -554,12 +597,14 @@ impl ToolSet {
 
     /// Every definition, in registration order.
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> {
-        self.entries.iter().map(|e| &e.definition)
+        self.entries.iter().map(|e| &*e.definition)
     }
 
     /// One definition by name.
     pub fn get(&self, name: &str) -> Option<&ToolDefinition> {
-        self.by_name.get(name).map(|&i| &self.entries[i].definition)
+        self.by_name
+            .get(name)
+            .map(|&i| &*self.entries[i].definition)
     }
 
     /// Number of tools.

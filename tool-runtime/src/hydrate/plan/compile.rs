@@ -29,7 +29,54 @@ impl std::fmt::Display for Unsupported {
 fn is_validation_keyword(key: &str) -> bool {
     matches!(
         key,
-        "type" | "enum" | "const" | "multipleOf" | "maximum" | "exclusiveMaximum" | "minimum" | "exclusiveMinimum" | "maxLength" | "minLength" | "pattern" | "maxItems" | "minItems" | "uniqueItems" | "maxContains" | "minContains" | "contains" | "maxProperties" | "minProperties" | "required" | "dependentRequired" | "dependentSchemas" | "dependencies" | "allOf" | "anyOf" | "oneOf" | "not" | "if" | "then" | "else" | "prefixItems" | "items" | "additionalItems" | "properties" | "patternProperties" | "additionalProperties" | "propertyNames" | "unevaluatedItems" | "unevaluatedProperties" | "$ref" | "$dynamicRef" | "$recursiveRef" | "$id" | "$anchor" | "$dynamicAnchor" | "$recursiveAnchor" | "$vocabulary" | "discriminator"
+        "type"
+            | "enum"
+            | "const"
+            | "multipleOf"
+            | "maximum"
+            | "exclusiveMaximum"
+            | "minimum"
+            | "exclusiveMinimum"
+            | "maxLength"
+            | "minLength"
+            | "pattern"
+            | "maxItems"
+            | "minItems"
+            | "uniqueItems"
+            | "maxContains"
+            | "minContains"
+            | "contains"
+            | "maxProperties"
+            | "minProperties"
+            | "required"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "dependencies"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "prefixItems"
+            | "items"
+            | "additionalItems"
+            | "properties"
+            | "patternProperties"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "$ref"
+            | "$dynamicRef"
+            | "$recursiveRef"
+            | "$id"
+            | "$anchor"
+            | "$dynamicAnchor"
+            | "$recursiveAnchor"
+            | "$vocabulary"
+            | "discriminator"
     )
 }
 
@@ -176,10 +223,7 @@ impl<'a> Compiler<'a> {
             let is_null = |v: &Value| {
                 v.as_object().is_some_and(|m| {
                     m.get("type") == Some(&Value::from("null"))
-                        && m.keys()
-                            .filter(|k| is_validation_keyword(k))
-                            .count()
-                            == 1
+                        && m.keys().filter(|k| is_validation_keyword(k)).count() == 1
                 })
             };
             return match branches.as_slice() {
