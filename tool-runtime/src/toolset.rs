@@ -270,7 +270,7 @@ impl Check {
                         // a derived schema is valid by construction; any other is checked
                         // against the meta-schema now, its validator compiled on first refusal
                         if origin != SchemaOrigin::Derived {
-                            Validator::check(&schema).map_err(invalid)?;
+                            Validator::check_meta(&schema).map_err(invalid)?;
                         }
                         Check::Plan {
                             plan,
@@ -499,24 +499,15 @@ impl ToolSet {
     /// All or nothing: when one definition is refused, none is registered, and the error names it.
     /// Each definition is checked and validated as [`ToolSet::register_dynamic`] describes.
     pub fn register_catalog(&mut self, json: &str) -> Result<&mut Self, RegistrationError> {
-        let raw: Vec<Box<serde_json::value::RawValue>> =
-            serde_json::from_str(json).map_err(|e| {
-                RegistrationError::Catalog(format!(
-                    "expected a JSON array of tool definitions: {e}"
-                ))
-            })?;
-        let mut staged: Vec<Entry> = Vec::with_capacity(raw.len());
-        let mut names: HashMap<&str, usize> = HashMap::with_capacity(raw.len());
-        let defs = raw
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let mut def = serde_json::from_str::<ToolDefinition>(r.get())
-                    .map_err(|e| RegistrationError::Catalog(format!("definition {i}: {e}")))?;
-                as_dynamic(&mut def)?;
-                Ok(def)
-            })
-            .collect::<Result<Vec<_>, RegistrationError>>()?;
+        // One pass over the text; only when it fails is it read again, definition by
+        // definition, to name the one at fault.
+        let mut defs: Vec<ToolDefinition> =
+            serde_json::from_str(json).map_err(|e| catalog_error(json, e))?;
+        for def in &mut defs {
+            as_dynamic(def)?;
+        }
+        let mut staged: Vec<Entry> = Vec::with_capacity(defs.len());
+        let mut names: HashMap<&str, usize> = HashMap::with_capacity(defs.len());
         for (i, def) in defs.iter().enumerate() {
             let name = def.name.as_ref();
             if self.by_name.contains_key(name) || names.insert(name, i).is_some() {
@@ -734,6 +725,25 @@ impl ToolSet {
 /// Makes a definition registered at run time a dynamic one. Its `schema_origin` came with the
 /// JSON, and a claim in the JSON must not decide how its calls are checked: `derived` would skip
 /// the meta-schema check and `none` would skip validation altogether.
+/// Why a catalog did not read as definitions: the first definition that does not, by its index,
+/// or the array itself.
+fn catalog_error(json: &str, whole: serde_json::Error) -> RegistrationError {
+    let raw: Vec<Box<serde_json::value::RawValue>> = match serde_json::from_str(json) {
+        Ok(raw) => raw,
+        Err(e) => {
+            return RegistrationError::Catalog(format!(
+                "expected a JSON array of tool definitions: {e}"
+            ));
+        }
+    };
+    for (i, r) in raw.iter().enumerate() {
+        if let Err(e) = serde_json::from_str::<ToolDefinition>(r.get()) {
+            return RegistrationError::Catalog(format!("definition {i}: {e}"));
+        }
+    }
+    RegistrationError::Catalog(format!("expected a JSON array of tool definitions: {whole}"))
+}
+
 fn as_dynamic(definition: &mut ToolDefinition) -> Result<(), RegistrationError> {
     if let SchemaOrigin::None(_) = definition.schema_origin {
         return Err(RegistrationError::InvalidDefinition {

@@ -46,6 +46,12 @@ impl Validator {
                 "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
             )));
         }
+        Self::check_meta(schema)
+    }
+
+    /// The meta-schema half of [`Validator::check`], for a caller that has looked for remote
+    /// `$ref`s already.
+    pub(crate) fn check_meta(schema: &Value) -> Result<(), SchemaError> {
         jsonschema::draft202012::meta::validate(schema).map_err(|e| SchemaError(e.to_string()))
     }
 
@@ -67,14 +73,11 @@ impl Validator {
 /// scheme), if any.
 pub fn find_remote_ref(schema: &Value) -> Option<&str> {
     match schema {
-        Value::Object(map) => {
-            if let Some(Value::String(r)) = map.get("$ref")
-                && !r.starts_with('#')
-            {
-                return Some(r);
-            }
-            map.values().find_map(find_remote_ref)
-        }
+        // one pass over the entries, no lookup: this runs on every registration
+        Value::Object(map) => map.iter().find_map(|(k, v)| match v {
+            Value::String(r) if k == "$ref" && !r.starts_with('#') => Some(r.as_str()),
+            v => find_remote_ref(v),
+        }),
         Value::Array(items) => items.iter().find_map(find_remote_ref),
         _ => None,
     }
