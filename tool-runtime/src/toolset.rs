@@ -741,7 +741,9 @@ fn catalog_error(json: &str, whole: serde_json::Error) -> RegistrationError {
             return RegistrationError::Catalog(format!("definition {i}: {e}"));
         }
     }
-    RegistrationError::Catalog(format!("expected a JSON array of tool definitions: {whole}"))
+    RegistrationError::Catalog(format!(
+        "expected a JSON array of tool definitions: {whole}"
+    ))
 }
 
 fn as_dynamic(definition: &mut ToolDefinition) -> Result<(), RegistrationError> {

@@ -419,23 +419,25 @@ impl<'de, 'p, A: MapAccess<'de>> MapAccess<'de> for GuardMap<'_, 'p, A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        let mut slot = KeySlot {
-            walker: &mut *self.walker,
-            seen: self.seen.as_mut(),
-            value: None,
-            read: false,
+        // The key is read as text first, recorded for the object's checks, then handed to the
+        // type's own key deserializer as that same text: a key the type reads any other way
+        // than as a string (a number, say) fails there, and the slow path decides.
+        let Some(key) = self.map.next_key::<KeyText<'de>>()? else {
+            return Ok(None);
         };
-        let out = self.map.next_key_seed(KeySeed {
-            seed,
-            slot: &mut slot,
-        })?;
-        if out.is_some() && !slot.read {
-            // a key read as something other than a string (a number, say): its text is not
-            // known here, so the slow path decides
-            return Err(refused());
+        let first = match &mut self.seen {
+            Some(seen) if seen.iter().any(|k| k == key.as_str()) => false,
+            Some(seen) => {
+                seen.push(key.as_str().to_owned());
+                true
+            }
+            None => true,
+        };
+        self.value = self.walker.child(key.as_str(), first);
+        match key {
+            KeyText::Borrowed(k) => seed.deserialize(BorrowedStrDeserializer::new(k)).map(Some),
+            KeyText::Owned(k) => seed.deserialize(StringDeserializer::new(k)).map(Some),
         }
-        self.value = slot.value;
-        Ok(out)
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, A::Error> {
@@ -450,230 +452,45 @@ impl<'de, 'p, A: MapAccess<'de>> MapAccess<'de> for GuardMap<'_, 'p, A> {
     }
 }
 
-/// Where a key, once read, is recorded.
-struct KeySlot<'s, 'p> {
-    walker: &'s mut ObjectWalker<'p>,
-    seen: Option<&'s mut Vec<String>>,
-    value: Option<Walker<'p>>,
-    read: bool,
+/// A map key as written: borrowed from the text when it has no escapes.
+enum KeyText<'de> {
+    Borrowed(&'de str),
+    Owned(String),
 }
 
-impl KeySlot<'_, '_> {
-    fn record(&mut self, key: &str) {
-        let first = match &mut self.seen {
-            Some(seen) if seen.iter().any(|k| k == key) => false,
-            Some(seen) => {
-                seen.push(key.to_owned());
-                true
+impl KeyText<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            KeyText::Borrowed(k) => k,
+            KeyText::Owned(k) => k,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for KeyText<'de> {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct KeyTextVisitor;
+
+        impl<'de> Visitor<'de> for KeyTextVisitor {
+            type Value = KeyText<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
             }
-            None => true,
-        };
-        self.value = self.walker.child(key, first);
-        self.read = true;
-    }
-}
 
-struct KeySeed<'k, 's, 'p, S> {
-    seed: S,
-    slot: &'k mut KeySlot<'s, 'p>,
-}
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Borrowed(v))
+            }
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, '_, '_, S> {
-    type Value = S::Value;
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Owned(v.to_owned()))
+            }
 
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<S::Value, D::Error> {
-        self.seed.deserialize(KeyDe {
-            de,
-            slot: self.slot,
-        })
-    }
-}
-
-/// A map key's deserializer that records the key's text for the object's checks.
-struct KeyDe<'k, 's, 'p, D> {
-    de: D,
-    slot: &'k mut KeySlot<'s, 'p>,
-}
-
-macro_rules! forward_key {
-    ($($method:ident),* $(,)?) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-            self.de.$method(KeyVisitor { slot: self.slot, visitor })
+            fn visit_string<E: de::Error>(self, v: String) -> Result<KeyText<'de>, E> {
+                Ok(KeyText::Owned(v))
+            }
         }
-    )*};
-}
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDe<'_, '_, '_, D> {
-    type Error = D::Error;
-
-    forward_key!(
-        deserialize_any,
-        deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-        deserialize_char,
-        deserialize_str,
-        deserialize_string,
-        deserialize_bytes,
-        deserialize_byte_buf,
-        deserialize_option,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_map,
-        deserialize_identifier,
-    );
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
-        self.de.deserialize_any(KeyVisitor {
-            slot: self.slot,
-            visitor,
-        })
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.de.deserialize_unit_struct(
-            name,
-            KeyVisitor {
-                slot: self.slot,
-                visitor,
-            },
-        )
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        if name.starts_with("$serde_json::private::") {
-            return Err(refused());
-        }
-        self.de.deserialize_newtype_struct(
-            name,
-            KeyVisitor {
-                slot: self.slot,
-                visitor,
-            },
-        )
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.de.deserialize_tuple(
-            len,
-            KeyVisitor {
-                slot: self.slot,
-                visitor,
-            },
-        )
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.de.deserialize_tuple_struct(
-            name,
-            len,
-            KeyVisitor {
-                slot: self.slot,
-                visitor,
-            },
-        )
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.de.deserialize_struct(
-            name,
-            fields,
-            KeyVisitor {
-                slot: self.slot,
-                visitor,
-            },
-        )
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.de.deserialize_any(KeyVisitor {
-            slot: self.slot,
-            visitor: UnitVariant(visitor),
-        })
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.de.is_human_readable()
-    }
-}
-
-/// Records a key given as a string; a key given any other way is refused by the visitor's
-/// defaults (and so by the fast path).
-struct KeyVisitor<'k, 's, 'p, V> {
-    slot: &'k mut KeySlot<'s, 'p>,
-    visitor: V,
-}
-
-impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, '_, '_, V> {
-    type Value = V::Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.visitor.expecting(f)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
-        self.slot.record(v);
-        self.visitor.visit_str(v)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.slot.record(v);
-        self.visitor.visit_borrowed_str(v)
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
-        self.slot.record(&v);
-        self.visitor.visit_string(v)
-    }
-
-    fn visit_some<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
-        self.visitor.visit_some(KeyDe {
-            de,
-            slot: self.slot,
-        })
-    }
-
-    fn visit_newtype_struct<D2: Deserializer<'de>>(self, de: D2) -> Result<V::Value, D2::Error> {
-        self.visitor.visit_newtype_struct(KeyDe {
-            de,
-            slot: self.slot,
-        })
+        de.deserialize_str(KeyTextVisitor)
     }
 }
