@@ -3,7 +3,9 @@
 //!
 //! - typed tools with derived schemas (what `#[tool]` generates), both as a process pays it the
 //!   first time (each tool's definition derived by schemars and made strict on first access,
-//!   measured in a fresh child process per sample) and with the definitions already derived;
+//!   measured in a fresh child process per sample) and again in the same process ("definitions
+//!   already derived": since stop 9 each typed tool's check is also compiled once per process and
+//!   shared, so this is what a second `ToolSet` pays);
 //! - catalogs of 1,000 dynamic definitions: all expressible by the compiled plan, 10% not
 //!   (`uniqueItems`, a non-null `anyOf`, a two-branch `allOf`: those tools get their jsonschema
 //!   validator compiled at registration), and none expressible;
