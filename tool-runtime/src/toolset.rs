@@ -454,11 +454,7 @@ impl ToolSet {
     /// Registers a typed tool (what `#[tool]` generates).
     pub fn register<T: Tool>(&mut self) -> Result<&mut Self, RegistrationError> {
         let definition = T::definition();
-        if self.by_name.contains_key(definition.name.as_ref()) {
-            return Err(RegistrationError::DuplicateName(
-                definition.name.to_string(),
-            ));
-        }
+        self.ensure_new(&definition.name)?;
         let entry = Entry {
             definition: Cow::Borrowed(definition),
             check: typed_check::<T>()?,
@@ -556,14 +552,18 @@ impl ToolSet {
         definition: ToolDefinition,
         handler: Box<dyn Handler>,
     ) -> Result<&mut Self, RegistrationError> {
-        if self.by_name.contains_key(definition.name.as_ref()) {
-            return Err(RegistrationError::DuplicateName(
-                definition.name.to_string(),
-            ));
-        }
+        self.ensure_new(&definition.name)?;
         let entry = Entry::build(definition, handler)?;
         self.push(entry);
         Ok(self)
+    }
+
+    /// Refuses a name already registered.
+    fn ensure_new(&self, name: &str) -> Result<(), RegistrationError> {
+        if self.by_name.contains_key(name) {
+            return Err(RegistrationError::DuplicateName(name.to_owned()));
+        }
+        Ok(())
     }
 
     fn push(&mut self, entry: Entry) {

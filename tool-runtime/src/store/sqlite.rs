@@ -94,6 +94,40 @@ impl SqliteStore {
     }
 
     /// Pending operations in one `state` column value, oldest first.
+    /// Moves operation `id` to the state `next` gives for it, in one immediate transaction:
+    /// `NotFound` when there is no such operation, `AlreadyResolved` when `next` declines (its
+    /// state does not allow the move), else `Won` with the operation as it was.
+    fn change_op(
+        &self,
+        id: &str,
+        next: impl FnOnce(&PendingOperation) -> Option<PendingState>,
+    ) -> Result<Resolve, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let data: Option<String> = tx
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        let Some(data) = data else {
+            return Ok(Resolve::NotFound);
+        };
+        let before: PendingOperation = from_json(&data)?;
+        let Some(state) = next(&before) else {
+            return Ok(Resolve::AlreadyResolved(before.state));
+        };
+        let mut op = before.clone();
+        op.state = state;
+        tx.execute(
+            "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3",
+            params![op.state.name(), to_json(&op)?, id],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(Resolve::Won(Box::new(before)))
+    }
+
     fn list_in_state(&self, state: &str) -> Result<Vec<PendingOperation>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
@@ -139,53 +173,21 @@ impl Store for SqliteStore {
     }
 
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let data: Option<String> = tx
-            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(err)?;
-        let Some(data) = data else {
-            return Ok(Resolve::NotFound);
-        };
-        let mut op: PendingOperation = from_json(&data)?;
-        if op.state != PendingState::Pending {
-            return Ok(Resolve::AlreadyResolved(op.state));
-        }
-        let before = op.clone();
-        op.state = to.clone();
-        tx.execute(
-            "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3 AND state = 'pending'",
-            params![op.state.name(), to_json(&op)?, id],
-        )
-        .map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(Resolve::Won(Box::new(before)))
+        self.change_op(id, |op| {
+            if op.state != PendingState::Pending {
+                return None;
+            }
+            Some(to.clone())
+        })
     }
 
     fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let data: Option<String> = tx
-            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(err)?;
-        if let Some(data) = data {
-            let mut op: PendingOperation = from_json(&data)?;
-            op.state = PendingState::Completed {
+        self.change_op(id, |_| {
+            Some(PendingState::Completed {
                 outcome: Box::new(outcome.clone()),
-            };
-            tx.execute(
-                "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3",
-                params![op.state.name(), to_json(&op)?, id],
-            )
-            .map_err(err)?;
-        }
-        tx.commit().map_err(err)
+            })
+        })
+        .map(drop)
     }
 
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
@@ -193,32 +195,11 @@ impl Store for SqliteStore {
     }
 
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let data: Option<String> = tx
-            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(err)?;
-        let Some(data) = data else {
-            return Ok(Resolve::NotFound);
-        };
-        let mut op: PendingOperation = from_json(&data)?;
-        if !matches!(op.state, PendingState::Approved { .. }) {
-            return Ok(Resolve::AlreadyResolved(op.state));
-        }
-        let before = op.clone();
-        op.state = PendingState::Completed {
-            outcome: Box::new(outcome.clone()),
-        };
-        tx.execute(
-            "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3 AND state = 'approved'",
-            params![op.state.name(), to_json(&op)?, id],
-        )
-        .map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(Resolve::Won(Box::new(before)))
+        self.change_op(id, |op| {
+            matches!(op.state, PendingState::Approved { .. }).then(|| PendingState::Completed {
+                outcome: Box::new(outcome.clone()),
+            })
+        })
     }
 
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
