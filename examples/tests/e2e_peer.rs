@@ -7,77 +7,16 @@
 //! Needs `TOOLS_PEER_URL` (the proxy, e.g. `http://127.0.0.1:4000`, set by `.ci/run`). Without
 //! it the test prints why and passes vacuously, except when `CI` is set: then it fails.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
-use examples::research::Db;
+use support::{Run, research};
 
 fn peer_url() -> Option<String> {
-    match std::env::var("TOOLS_PEER_URL") {
-        Ok(u) if !u.is_empty() => Some(u.trim_end_matches('/').to_owned()),
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-                panic!(
-                    "CI is set but TOOLS_PEER_URL is not: these tests need the LiteLLM proxy \
-                     (`scripts/peer-proxy.sh install && scripts/peer-proxy.sh start`, as .ci/run does)"
-                );
-            }
-            eprintln!(
-                "SKIPPED: TOOLS_PEER_URL is not set (scripts/peer-proxy.sh start, in front of \
-                 scripts/llama-server.sh start)"
-            );
-            None
-        }
-    }
-}
-
-/// What one run printed, and the notes it left.
-struct Run {
-    stdout: String,
-    stderr: String,
-    notes: usize,
-}
-
-fn research(env: &[(&str, String)], args: &[&str], stdin: &str) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let db_path = dir.path().join("research.sqlite");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_research"));
-    cmd.args(args)
-        .env("TOOLS_RESEARCH_DB", &db_path)
-        .env("TOOLS_DOI_URL", "http://127.0.0.1:9")
-        .env("HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for key in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_BASE_URL",
-        "TOOLS_LLAMA_URL",
-    ] {
-        cmd.env_remove(key);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr,
-        notes: Db::open(&db_path).unwrap().all_notes().unwrap().len(),
-    }
+    support::service_url(
+        "TOOLS_PEER_URL",
+        "the LiteLLM proxy (`scripts/peer-proxy.sh install && scripts/peer-proxy.sh start`, in \
+         front of `scripts/llama-server.sh start`, as .ci/run does)",
+    )
 }
 
 /// The checks every run shares: the model spoke the format, called a tool, the session ended
