@@ -21,6 +21,8 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 
 # case baseline iterations, per bench ("-" as baseline: the row is itself a baseline)
 cases_hydrate="serde_valid - 4000
+serde_valid_tool_type - 4000
+hydrate_valid_reader serde_valid_tool_type 4000
 hydrate_valid serde_valid 4000
 old_path_valid serde_valid 4000
 hydrate_object serde_valid 4000

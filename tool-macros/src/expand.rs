@@ -74,6 +74,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
         },
     };
     let name = &c.name;
+    let (reader, reader_const) = crate::reader::reader(input, c).unwrap_or_default();
     match &input.kind {
         Kind::Fn(f) => {
             let args_struct = args_struct(input, c);
@@ -88,6 +89,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
 
                 const _: () = {
                     #args_struct
+                    #reader
 
                     #[automatically_derived]
                     impl #rt::Tool for #ident {
@@ -95,6 +97,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
                         type Output = #out_ty;
                         const NAME: &'static str = #name;
                         #schema_json
+                        #reader_const
 
                         fn definition() -> &'static #rt::ToolDefinition {
                             static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
@@ -126,12 +129,15 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
                 #defaults
 
                 const _: () = {
+                    #reader
+
                     #[automatically_derived]
                     impl #rt::Tool for #ident {
                         type Args = #ident;
                         type Output = <#ident as #rt::Run>::Output;
                         const NAME: &'static str = #name;
                         #schema_json
+                        #reader_const
 
                         fn definition() -> &'static #rt::ToolDefinition {
                             static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
@@ -283,7 +289,7 @@ fn bounds(min: &Option<syn::Expr>, max: &Option<syn::Expr>) -> TokenStream {
     }
 }
 
-fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
+pub(crate) fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
     format_ident!(
         "__tool_default_{}_{}",
         input.ident.to_string().trim_start_matches("r#"),

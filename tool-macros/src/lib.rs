@@ -11,6 +11,7 @@ mod declare;
 mod expand;
 mod names;
 mod primitive;
+mod reader;
 mod toolset;
 mod valid;
 mod verbatim;

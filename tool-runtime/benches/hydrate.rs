@@ -1,5 +1,7 @@
 //! Hydration of a realistic call (six fields, one nested object, one array) against
-//! `serde_json::from_str` into the same type alone, in the same run; the invalid-arguments path
+//! `serde_json::from_str` into the same type alone, in the same run, for the two fast paths: the
+//! reader `#[tool]` generates (`SearchNotesTool`, a `#[tool]` struct) and the guard any argument
+//! type gets (`SearchNotes`, a hand-written `Tool` impl over the same fields); the invalid-arguments path
 //! against the same baseline on the same (invalid) text; and the `Value` + jsonschema path
 //! hydration used to take, as the other baseline.
 //!
@@ -19,11 +21,13 @@ use tool_runtime::{Tool, ToolCall, ToolSet};
 mod common;
 #[path = "support/instr.rs"]
 mod instr;
-use common::{INVALID, SearchArgs, SearchNotes, VALID};
+use common::{INVALID, SearchArgs, SearchNotes, SearchNotesTool, VALID};
 
 /// Everything the measured operations need, built and checked once.
 struct Fixture {
     set: ToolSet,
+    /// `SearchNotesTool`, read by its generated reader.
+    generated: ToolSet,
     valid: ToolCall,
     invalid: ToolCall,
     as_object: ToolCall,
@@ -46,9 +50,20 @@ fn fixture() -> Fixture {
     assert!(set.hydrate(&as_object).is_ok());
     assert_eq!(set.hydrate(&invalid).unwrap_err().violations.len(), 3);
     assert!(serde_json::from_str::<SearchArgs>(INVALID).is_ok());
+    let generated = ToolSet::new().with::<SearchNotesTool>().unwrap();
+    assert!(generated.has_generated_reader("search_notes"));
+    assert!(!set.has_generated_reader("search_notes"));
+    assert!(generated.hydrate_fast_only("search_notes", VALID).is_some());
+    assert!(
+        generated
+            .hydrate_fast_only("search_notes", INVALID)
+            .is_none()
+    );
+    assert_eq!(generated.hydrate(&invalid).unwrap_err().violations.len(), 3);
     let validator = Validator::compile(&SearchNotes::definition().parameters_value()).unwrap();
     Fixture {
         set,
+        generated,
         valid,
         invalid,
         as_object,
@@ -68,6 +83,12 @@ fn hydrate(c: &mut Criterion) {
     let mut g = c.benchmark_group("hydrate");
     g.bench_function("serde_json_from_str (baseline)", |b| {
         b.iter(|| serde_json::from_str::<SearchArgs>(black_box(VALID)).unwrap())
+    });
+    g.bench_function("serde_json_from_str #[tool] type (baseline)", |b| {
+        b.iter(|| serde_json::from_str::<SearchNotesTool>(black_box(VALID)).unwrap())
+    });
+    g.bench_function("toolset.hydrate valid text, generated reader", |b| {
+        b.iter(|| f.generated.hydrate(black_box(&f.valid)).unwrap())
     });
     g.bench_function("toolset.hydrate valid text", |b| {
         b.iter(|| f.set.hydrate(black_box(&f.valid)).unwrap())
@@ -97,10 +118,16 @@ fn hydrate(c: &mut Criterion) {
 fn instr_cases() -> Vec<instr::Case> {
     use instr::Case;
     let f = std::rc::Rc::new(fixture());
-    let (f1, f2, f3, f4) = (f.clone(), f.clone(), f.clone(), f.clone());
+    let (f1, f2, f3, f4, f5) = (f.clone(), f.clone(), f.clone(), f.clone(), f.clone());
     vec![
         Case::warm("serde_valid", || {
             black_box(serde_json::from_str::<SearchArgs>(black_box(VALID)).unwrap());
+        }),
+        Case::warm("serde_valid_tool_type", || {
+            black_box(serde_json::from_str::<SearchNotesTool>(black_box(VALID)).unwrap());
+        }),
+        Case::warm("hydrate_valid_reader", move || {
+            black_box(f5.generated.hydrate(black_box(&f5.valid)).unwrap());
         }),
         Case::warm("hydrate_valid", move || {
             black_box(f1.set.hydrate(black_box(&f1.valid)).unwrap());

@@ -7,6 +7,14 @@ pub use tool_macros::__check_unique_names as check_unique_names;
 
 pub use crate::definition::DefinitionBuilder;
 
+/// The argument readers `#[tool]` generates (see `hydrate::plan::fields`).
+pub mod fast {
+    pub use crate::hydrate::plan::fields::{
+        AsGuarded, AsLeaf, Fields, KeyText, Kind, Layout, Leaf, Place, Probe, Reader, ReaderOf,
+        ViaGuard, ViaLeaf, reader,
+    };
+}
+
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::tool::{CallContext, FromCallContext, StateRequirement, Tool};

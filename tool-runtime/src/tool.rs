@@ -34,6 +34,12 @@ pub trait Tool: Send + Sync + 'static {
     /// use [`Tool::definition`].
     const SCHEMA_JSON: Option<&'static str> = None;
 
+    /// The reader `#[tool]` generates for an argument type whose deserialization it sees whole
+    /// (see `hydrate::plan::fields`): the fastest hydration path. `None` (the default, and for
+    /// hand-written impls) keeps the guard, which works for any argument type.
+    #[doc(hidden)]
+    const __READER: Option<crate::__private::fast::ReaderOf<Self::Args>> = None;
+
     /// The canonical definition, built once on first use.
     fn definition() -> &'static ToolDefinition;
 

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_tool_name};
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
+use crate::hydrate::plan::fields::Layout;
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
     parse_arguments,
@@ -86,6 +87,7 @@ pub(crate) trait Handler: Send + Sync {
         &self,
         _text: &str,
         _plan: &Plan,
+        _layout: Option<&Layout>,
         _max_depth: usize,
     ) -> Option<Box<dyn Any + Send + Sync>> {
         None
@@ -115,11 +117,15 @@ impl<T: Tool> Handler for Typed<T> {
         &self,
         text: &str,
         plan: &Plan,
+        layout: Option<&Layout>,
         max_depth: usize,
     ) -> Option<Box<dyn Any + Send + Sync>> {
-        // the plan checks the text itself while serde reads it, never the typed value: serde may
-        // accept more than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        let args: T::Args = plan.from_str(text, max_depth).ok()?;
+        // the text itself is checked as it is read, never the typed value: serde may accept
+        // more than the schema (aliases, `deserialize_with`, a struct sent as an array)
+        let args: T::Args = match (layout, &T::__READER) {
+            (Some(layout), Some(reader)) => (reader.read)(text, plan, layout, max_depth)?,
+            _ => plan.from_str(text, max_depth).ok()?,
+        };
         Some(Box::new(args))
     }
 
@@ -225,6 +231,8 @@ enum Check {
     Plan {
         plan: Plan,
         fast: bool,
+        /// How the reader `#[tool]` generated lines up with the plan, when it can stand for it.
+        layout: Option<Layout>,
         validator: OnceLock<Result<Validator, SchemaError>>,
     },
     /// The schema uses keywords no plan expresses: the validator, compiled at registration.
@@ -275,6 +283,7 @@ impl Check {
                         Check::Plan {
                             plan,
                             fast: origin == SchemaOrigin::Derived,
+                            layout: None,
                             validator: OnceLock::new(),
                         }
                     }
@@ -309,7 +318,20 @@ fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
     // what a derived schema only tells at run time: whether `strict` holds, whether the
     // declared examples fit it
     crate::__private::check(T::definition())?;
-    let check = Arc::new(Check::of(T::definition())?);
+    let mut check = Check::of(T::definition())?;
+    if let (
+        Check::Plan {
+            plan,
+            fast: true,
+            layout,
+            ..
+        },
+        Some(reader),
+    ) = (&mut check, &T::__READER)
+    {
+        *layout = Layout::new(plan, reader.fields);
+    }
+    let check = Arc::new(check);
     CHECKS
         .write()
         .unwrap_or_else(|e| e.into_inner())
@@ -360,7 +382,10 @@ impl Entry {
         limits: &Limits,
     ) -> Result<Option<Box<dyn Any + Send + Sync>>, ToolError> {
         let Check::Plan {
-            plan, fast: true, ..
+            plan,
+            fast: true,
+            layout,
+            ..
         } = &*self.check
         else {
             return Ok(None);
@@ -370,7 +395,8 @@ impl Entry {
                 // Only the size is checked before reading: the plan counts the nesting as serde
                 // reads, and text too deep goes to the slow path, whose scan says so.
                 check_size(text, limits)?;
-                self.handler.fast_text(text, plan, limits.max_depth)
+                self.handler
+                    .fast_text(text, plan, layout.as_ref(), limits.max_depth)
             }
             Arguments::Json(value) if !value.is_string() => {
                 check_value_limits(value, limits)?;
@@ -678,6 +704,34 @@ impl ToolSet {
         self.by_name
             .get(name)
             .is_some_and(|&i| self.entries[i].has_fast_path())
+    }
+
+    /// Whether calls to `name` are read by the reader `#[tool]` generated for its argument type
+    /// (see `hydrate::plan::fields`) rather than through the guard. For tests and benchmarks.
+    #[doc(hidden)]
+    pub fn has_generated_reader(&self, name: &str) -> bool {
+        self.by_name.get(name).is_some_and(|&i| {
+            matches!(
+                &*self.entries[i].check,
+                Check::Plan {
+                    fast: true,
+                    layout: Some(_),
+                    ..
+                }
+            )
+        })
+    }
+
+    /// Only the fast path, with no fallback: the typed arguments when it accepts `text`, `None`
+    /// when it refuses (where hydration would go on to the slow path). For the differential
+    /// tests, which must know that the fast path never accepts what the validator refuses.
+    #[doc(hidden)]
+    pub fn hydrate_fast_only(&self, name: &str, text: &str) -> Option<Box<dyn Any + Send + Sync>> {
+        let entry = self.lookup(name).ok()?;
+        entry
+            .fast(&Arguments::Text(text.to_owned()), &Limits::default())
+            .ok()
+            .flatten()
     }
 
     fn lookup(&self, name: &str) -> Result<&Arc<Entry>, ToolError> {

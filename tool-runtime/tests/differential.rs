@@ -13,7 +13,7 @@ use tool_runtime::hydrate::plan::Plan;
 use tool_runtime::validate::Validator;
 use tool_runtime::{CallContext, ErrorCode, Run, Tool, ToolCall, ToolError, ToolSet, tool};
 
-use common::{CreateNote, SearchNotes};
+use common::{CreateNote, SearchNotes, SearchNotesTool};
 
 const CASES: usize = 3000;
 
@@ -230,7 +230,9 @@ fn reference<A: DeserializeOwned>(validator: &Validator, value: &Value) -> bool 
     validator.is_valid(value) && serde_json::from_value::<A>(value.clone()).is_ok()
 }
 
-fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)]) {
+/// `reader`: whether `#[tool]` must have generated a reader for `T` (see
+/// `tool_runtime::hydrate::plan::fields`) that stands for the plan; otherwise the guard reads.
+fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool) {
     let schema = T::definition().parameters_value();
     let validator = Validator::compile(&schema).unwrap();
     let set = ToolSet::new().with::<T>().unwrap();
@@ -238,6 +240,7 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)]) {
     // a schema the plan cannot express keeps the validator for every call
     let plan = Plan::compile(&schema).ok();
     assert_eq!(set.has_fast_path(name), plan.is_some(), "{name}");
+    assert_eq!(set.has_generated_reader(name), reader, "{name}");
     let mut generator = Gen {
         rng: fastrand::Rng::with_seed(seed),
         root: &schema,
@@ -253,10 +256,25 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)]) {
         if let Some(plan) = &plan
             && plan.from_str::<T::Args>(&text, usize::MAX).is_ok()
         {
+            assert!(
+                expected,
+                "case {i}: the guard accepted what the validator refuses: {text}"
+            );
+        }
+        // the fast path as hydration takes it (the generated reader where there is one)
+        if let Some(typed) = set.hydrate_fast_only(name, &text) {
             fast_accepts += 1;
             assert!(
                 expected,
                 "case {i}: fast path accepted what the validator refuses: {text}"
+            );
+            // and it builds the very value serde builds from the validated arguments
+            let fast = serde_json::to_value(typed.downcast_ref::<T::Args>().unwrap()).unwrap();
+            let slow = serde_json::from_value::<T::Args>(value.clone()).unwrap();
+            assert_eq!(
+                fast,
+                serde_json::to_value(slow).unwrap(),
+                "case {i}: {text}"
             );
         }
         let hydrated = set.hydrate(&ToolCall::new("c", name, text.as_str()));
@@ -265,6 +283,32 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)]) {
             expected,
             "case {i}: {text} -> {hydrated:?}"
         );
+        // valid arguments with one key left out, key by key: whether a key may be missing is
+        // decided by the schema's `required`, whatever serde fills in
+        if expected
+            && i < 400
+            && let Some(object) = value.as_object()
+        {
+            for key in object.keys() {
+                let mut fewer = object.clone();
+                fewer.remove(key);
+                let fewer = Value::Object(fewer);
+                let text = fewer.to_string();
+                let expected = reference::<T::Args>(&validator, &fewer);
+                if set.hydrate_fast_only(name, &text).is_some() {
+                    assert!(
+                        expected,
+                        "case {i} without {key:?}: fast path accepted {text}"
+                    );
+                }
+                let hydrated = set.hydrate(&ToolCall::new("c", name, text.as_str()));
+                assert_eq!(
+                    hydrated.is_ok(),
+                    expected,
+                    "case {i} without {key:?}: {text}"
+                );
+            }
+        }
         // arguments as an object (Anthropic) take the same decision
         let hydrated = set.hydrate(&ToolCall::new("c", name, value.clone()));
         assert_eq!(hydrated.is_ok(), expected, "case {i} as object: {text}");
@@ -289,12 +333,84 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)]) {
 
 #[test]
 fn realistic_search_tool() {
-    differential_typed::<SearchNotes>(0x5eed_0001, &[]);
+    differential_typed::<SearchNotes>(0x5eed_0001, &[], false);
+}
+
+#[test]
+fn generated_reader_realistic_search_tool() {
+    differential_typed::<SearchNotesTool>(0x5eed_0011, &[("query", "q")], true);
+}
+
+/// A strict function tool with every kind of leaf the reader reads directly (strings, signed
+/// and unsigned integers, floats, options, vectors, an option of a vector), a rename, and a
+/// closed nested struct read through the guard. Strict: every key required, objects closed.
+#[tool(create, strict)]
+#[allow(clippy::too_many_arguments)]
+fn book_room(
+    /// Room name.
+    #[arg(min_length = 2, max_length = 12)]
+    room: String,
+    /// Floor.
+    #[arg(min = -2, max = 20)]
+    floor: i64,
+    /// Hours.
+    #[arg(min = 0.5, max = 8.0)]
+    hours: f64,
+    /// Share of the room.
+    #[arg(max = 1.0)]
+    share: f32,
+    /// A note.
+    #[arg(max_length = 5)]
+    note: Option<String>,
+    /// Attendee ages.
+    #[schemars(length(min = 1, max = 4), range(max = 120))]
+    ages: Vec<u8>,
+    /// Extra tags.
+    tags: Option<Vec<String>>,
+    /// Priority.
+    #[serde(rename = "prio")]
+    #[arg(min = 1, max = 5)]
+    priority: u32,
+    /// Where.
+    location: common::Location,
+) -> Result<String, ToolError> {
+    let _ = (floor, hours, share, note, ages, tags, priority, location);
+    Ok(room)
+}
+
+#[test]
+fn generated_reader_strict_function_with_every_leaf_kind() {
+    differential_typed::<book_room>(0x5eed_0012, &[("room", "name")], true);
+}
+
+/// A struct with `rename_all`, `deny_unknown_fields`, defaults (a function's and the type's), an
+/// open nested map read through the guard, and an `#[arg(default = ..)]`.
+#[tool(read_only)]
+#[derive(Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Renamed {
+    /// Page size.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 9))]
+    page_size: u32,
+    /// Counters.
+    #[serde(default)]
+    counters: std::collections::BTreeMap<String, u8>,
+    /// First word.
+    first_word: Option<String>,
+    /// Retries.
+    #[arg(default = 2, max = 4)]
+    retries: i8,
+}
+
+#[test]
+fn generated_reader_renames_defaults_and_closed_objects() {
+    differential_typed::<Renamed>(0x5eed_0013, &[("pageSize", "page_size")], true);
 }
 
 #[test]
 fn closed_objects_patterns_maps_and_nullable_structs() {
-    differential_typed::<CreateNote>(0x5eed_0002, &[]);
+    differential_typed::<CreateNote>(0x5eed_0002, &[], false);
 }
 
 /// For arguments that keep every key (JSON values), plan and validator agree both ways.
@@ -497,7 +613,7 @@ macro_rules! no_body {
     )*};
 }
 
-no_body!(Aliased, Converted, Untagged);
+no_body!(Aliased, Converted, Untagged, Renamed);
 
 impl Run for Coerced {
     type Output = usize;
@@ -510,22 +626,22 @@ impl Run for Coerced {
 
 #[test]
 fn aliases_are_not_the_properties_they_stand_for() {
-    differential_typed::<Aliased>(0x5eed_0003, &[("query", "q"), ("limit", "n")]);
+    differential_typed::<Aliased>(0x5eed_0003, &[("query", "q"), ("limit", "n")], false);
 }
 
 #[test]
 fn deserialize_with_and_skip_serializing_do_not_hide_values() {
-    differential_typed::<Coerced>(0x5eed_0004, &[]);
+    differential_typed::<Coerced>(0x5eed_0004, &[], false);
 }
 
 #[test]
 fn catch_all_variants_from_flatten_and_transparent() {
-    differential_typed::<Converted>(0x5eed_0005, &[("page", "p")]);
+    differential_typed::<Converted>(0x5eed_0005, &[("page", "p")], false);
 }
 
 #[test]
 fn untagged_enums_keep_the_validator() {
-    differential_typed::<Untagged>(0x5eed_0006, &[]);
+    differential_typed::<Untagged>(0x5eed_0006, &[], false);
 }
 
 /// Raw arguments the schema refuses, each of which serde reads into a typed value that the schema

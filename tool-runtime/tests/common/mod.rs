@@ -49,6 +49,39 @@ pub struct SearchArgs {
     pub tags: Vec<String>,
 }
 
+/// The same six fields as [`SearchArgs`], as a `#[tool]` struct: the macro generates a reader for
+/// it (leaf fields read and checked directly, the enum and the nested struct through the guard).
+#[tool_runtime::tool(read_only, name = "search_notes")]
+/// Search the notes.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct SearchNotesTool {
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    /// How many results to return.
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: u32,
+    /// Result order.
+    pub sort: SortOrder,
+    /// Whether archived notes count.
+    #[serde(default)]
+    pub include_archived: bool,
+    /// Which notes to consider.
+    pub filter: Filter,
+    /// Only notes with all of these tags.
+    #[schemars(length(max = 10))]
+    pub tags: Vec<String>,
+}
+
+impl tool_runtime::Run for SearchNotesTool {
+    type Output = Value;
+    type Error = ToolError;
+
+    async fn run(self, _cx: &CallContext) -> Result<Value, ToolError> {
+        Ok(json!({"query": self.query, "count": self.limit}))
+    }
+}
+
 /// A valid call's arguments, as a model sends them.
 pub const VALID: &str = r#"{"query":"rust ownership","limit":10,"sort":"relevance","include_archived":false,"filter":{"author":"ana","min_score":0.25},"tags":["rust","memory"]}"#;
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
-use super::{Checks, Key, Node, NodeId, Plan, TypeSet};
+use super::{Checks, Key, Limit, Node, NodeId, Plan, TypeSet};
 use crate::validate::Validator;
 
 /// Why a schema cannot be checked by a [`Plan`]; the tool then uses the jsonschema validator.
@@ -266,13 +266,13 @@ impl<'a> Compiler<'a> {
                     scalars(std::slice::from_ref(value), pointer)?,
                 ),
                 "oneOf" => intersect(&mut checks.allowed, one_of_consts(value, pointer)?),
-                "minimum" => checks.minimum = Some(number(value, pointer, keyword)?),
-                "maximum" => checks.maximum = Some(number(value, pointer, keyword)?),
+                "minimum" => checks.minimum = Some(Limit::of(&number(value, pointer, keyword)?)),
+                "maximum" => checks.maximum = Some(Limit::of(&number(value, pointer, keyword)?)),
                 "exclusiveMinimum" => {
-                    checks.exclusive_minimum = Some(number(value, pointer, keyword)?)
+                    checks.exclusive_minimum = Some(Limit::of(&number(value, pointer, keyword)?))
                 }
                 "exclusiveMaximum" => {
-                    checks.exclusive_maximum = Some(number(value, pointer, keyword)?)
+                    checks.exclusive_maximum = Some(Limit::of(&number(value, pointer, keyword)?))
                 }
                 "minLength" => checks.min_length = Some(count(value, pointer, keyword)?),
                 "maxLength" => checks.max_length = Some(count(value, pointer, keyword)?),

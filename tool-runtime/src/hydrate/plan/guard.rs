@@ -387,9 +387,9 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for GuardSeq<'_, '_, A> {
     }
 }
 
-struct GuardSeed<'p, S> {
-    walker: Walker<'p>,
-    seed: S,
+pub(super) struct GuardSeed<'p, S> {
+    pub(super) walker: Walker<'p>,
+    pub(super) seed: S,
 }
 
 impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for GuardSeed<'_, S> {
@@ -452,14 +452,17 @@ impl<'de, 'p, A: MapAccess<'de>> MapAccess<'de> for GuardMap<'_, 'p, A> {
     }
 }
 
-/// A map key as written: borrowed from the text when it has no escapes.
-enum KeyText<'de> {
+/// A map key as sent, escapes decoded: borrowed from the text when it has none.
+pub enum KeyText<'de> {
+    /// Borrowed from the text.
     Borrowed(&'de str),
+    /// Decoded from escapes.
     Owned(String),
 }
 
 impl KeyText<'_> {
-    fn as_str(&self) -> &str {
+    /// The key.
+    pub fn as_str(&self) -> &str {
         match self {
             KeyText::Borrowed(k) => k,
             KeyText::Owned(k) => k,

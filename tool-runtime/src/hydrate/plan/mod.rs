@@ -15,6 +15,7 @@
 //! with their JSON pointers; a plan never produces error messages itself.
 
 mod compile;
+pub(crate) mod fields;
 mod guard;
 mod walk;
 
@@ -110,10 +111,10 @@ struct Checks {
     types: Option<TypeSet>,
     /// `enum`, `const` and constant `oneOf`s, intersected.
     allowed: Option<Vec<Value>>,
-    minimum: Option<Number>,
-    maximum: Option<Number>,
-    exclusive_minimum: Option<Number>,
-    exclusive_maximum: Option<Number>,
+    minimum: Option<Limit>,
+    maximum: Option<Limit>,
+    exclusive_minimum: Option<Limit>,
+    exclusive_maximum: Option<Limit>,
     min_length: Option<u64>,
     max_length: Option<u64>,
     min_items: Option<u64>,
@@ -129,6 +130,28 @@ struct Checks {
     additional: Option<NodeId>,
     /// `pattern` and `multipleOf`, checked by the validator itself for exact semantics.
     delegate: Option<Validator>,
+}
+
+/// A numeric bound, converted once from the schema's number: an integer bound is compared
+/// exactly with integers, anything else as `f64` (what the validator does).
+#[derive(Debug, Clone, Copy)]
+struct Limit {
+    /// The bound as an integer, when it is one.
+    exact: Option<i128>,
+    /// The bound as `f64`.
+    float: f64,
+}
+
+impl Limit {
+    fn of(n: &Number) -> Limit {
+        Limit {
+            exact: n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from)),
+            float: n.as_f64().unwrap_or(f64::NAN),
+        }
+    }
 }
 
 /// A key an object schema names.
