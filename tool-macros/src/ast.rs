@@ -30,6 +30,8 @@ pub struct Derives {
     pub serialize: bool,
     pub deserialize: bool,
     pub json_schema: bool,
+    /// `#[derive(ToolArgs)]`: the struct's reader comes from the derive.
+    pub tool_args: bool,
 }
 
 /// The two forms.
@@ -281,6 +283,7 @@ fn parse_struct(mut s: ItemStruct, errors: &mut darling::error::Accumulator) -> 
                     Some("Serialize") => derives.serialize = true,
                     Some("Deserialize") => derives.deserialize = true,
                     Some("JsonSchema") => derives.json_schema = true,
+                    Some("ToolArgs") => derives.tool_args = true,
                     _ => {}
                 }
                 Ok(())

@@ -98,6 +98,22 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()
 }
 
+/// A reader for a type nested in tool arguments: a struct with named fields or an enum of unit
+/// variants. Use it through `tool_runtime::ToolArgs`.
+///
+/// Hydration then reads the type like a `#[tool]`'s own fields (keys matched by index, values
+/// checked against the schema as they are read) instead of through the guard that any
+/// `Deserialize` type gets. Only serde's `rename`, `rename_all`, `default` and
+/// `deny_unknown_fields` are read; any other serde attribute is a compile error here, because a
+/// reader that ignored it would read the type differently from serde.
+#[proc_macro_derive(ToolArgs)]
+pub fn tool_args(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input) {
+        Ok(i) => reader::derive(i).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
 /// `toolset!`'s compile-time duplicate-name check. Not a public API: use `tool_runtime::toolset!`.
 #[doc(hidden)]
 #[proc_macro]

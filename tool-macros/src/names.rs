@@ -42,6 +42,38 @@ pub fn snake_case(s: &str) -> String {
     words(s).join("_")
 }
 
+/// Applies a serde `rename_all` rule to a variant name (serde's variant names are PascalCase),
+/// exactly as serde's derive does: `snake_case` puts `_` before every uppercase letter but the
+/// first, so `HTTPServer` gives `h_t_t_p_server`.
+pub fn rename_variant(variant: &str, rule: Option<&str>) -> String {
+    let snake = || {
+        let mut out = String::new();
+        for (i, c) in variant.char_indices() {
+            if i > 0 && c.is_uppercase() {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    };
+    match rule {
+        Some("lowercase") => variant.to_ascii_lowercase(),
+        Some("UPPERCASE") => variant.to_ascii_uppercase(),
+        Some("camelCase") => {
+            let mut c = variant.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_lowercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        }
+        Some("snake_case") => snake(),
+        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
+        Some("kebab-case") => snake().replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => snake().to_ascii_uppercase().replace('_', "-"),
+        _ => variant.to_owned(),
+    }
+}
+
 /// Applies a serde `rename_all` rule to a field name (serde's field names are snake_case).
 pub fn rename(field: &str, rule: &str) -> String {
     let w: Vec<String> = field.split('_').map(str::to_owned).collect();

@@ -2,6 +2,9 @@
 //! field and checks each value against its schema node as it is read (the runtime half is
 //! `tool_runtime::hydrate::plan::fields`).
 //!
+//! `#[derive(ToolArgs)]` ([`derive`]) writes the same reader for a type nested in arguments, so
+//! that it is read like the tool's own fields instead of through the guard.
+//!
 //! Generated only when the macro sees everything that decides how the arguments deserialize:
 //! named fields, no generics, and no serde attribute but `rename = ".."`, `rename_all = ".."`,
 //! `default`, `default = ".."` and `deny_unknown_fields`. Anything else (an `alias`, `with`,
@@ -12,12 +15,13 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Attribute;
 
-use crate::ast::{Input, Kind, Param};
+use crate::ast::{Input, Kind};
 use crate::valid::{Checked, Schema};
 
 /// What the reader needs to know of one field.
-struct Field<'a> {
-    param: &'a Param,
+struct Field {
+    ident: syn::Ident,
+    ty: syn::Type,
     /// The name the model sends.
     wire: String,
     /// What fills the field when the key is left out; `None`: what its type makes of a missing
@@ -25,8 +29,8 @@ struct Field<'a> {
     default: Option<TokenStream>,
 }
 
-/// The `Reader` impl for the argument type and the `Tool::__READER` constant, or nothing when
-/// the reader cannot be generated faithfully.
+/// The `Reader` impl for a `#[tool]`'s argument type and its `Tool::__READER` constant, or
+/// nothing when the reader cannot be generated faithfully (the guard then reads).
 pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> {
     if !matches!(c.schema, Schema::Derived) {
         return None;
@@ -38,19 +42,26 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
             if !named || !item.generics.params.is_empty() {
                 return None;
             }
-            deny_unknown = container_attrs(&item.attrs)?;
+            deny_unknown = container_attrs(&item.attrs).ok()?;
             let ident = &input.ident;
             quote!(#ident)
         }
     };
+    let fast = fast();
+    let constant = quote! {
+        const __READER: ::core::option::Option<#fast::ReaderOf<Self::Args>> =
+            ::core::option::Option::Some(#fast::reader::<#args_ty>());
+    };
+    if input.derives.tool_args {
+        // `#[derive(ToolArgs)]` on the struct writes the reader
+        return Some((TokenStream::new(), constant));
+    }
     let mut fields = Vec::new();
     for (i, p) in input.params.iter().enumerate() {
         if !p.is_argument() {
             continue;
         }
-        p.ident.as_ref()?;
-        let serde_default = field_attrs(&p.serde)?;
-        let default = match (&p.arg.default, serde_default) {
+        let default = match (&p.arg.default, field_attrs(&p.serde).ok()?) {
             (Some(darling::util::Override::Explicit(_)), _) => {
                 let f = crate::expand::default_fn_name(input, i);
                 Some(quote!(#f()))
@@ -62,22 +73,192 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
             (None, None) => None,
         };
         fields.push(Field {
-            param: p,
+            ident: p.ident.clone()?,
+            ty: p.ty.clone(),
             wire: input.wire_name(p),
             default,
         });
     }
-    if fields.len() > 64 {
-        return None;
-    }
+    let reader = reader_impl(&args_ty, &fields, deny_unknown, input.ident.span()).ok()?;
+    Some((reader, constant))
+}
 
-    let fast = quote!(::tool_runtime::__private::fast);
+/// `#[derive(ToolArgs)]`: a reader for a type nested in tool arguments (a struct with named
+/// fields, or an enum of unit variants), so that hydration reads it like the tool's own fields
+/// instead of through the guard. Every attribute that would make the reader differ from serde's
+/// derive is a compile error at the attribute.
+pub fn derive(input: syn::DeriveInput) -> TokenStream {
+    let result = match &input.data {
+        _ if !input.generics.params.is_empty() => Err(syn::Error::new_spanned(
+            &input.generics,
+            "`#[derive(ToolArgs)]` reads concrete types only: remove the generic parameters, or \
+             remove the derive (hydration then checks this type through the guard, which reads \
+             any type)",
+        )),
+        syn::Data::Struct(s) => derive_struct(&input, s),
+        syn::Data::Enum(e) => derive_enum(&input, e),
+        syn::Data::Union(_) => Err(syn::Error::new_spanned(
+            &input.ident,
+            "`#[derive(ToolArgs)]` reads structs with named fields and enums of unit variants, \
+             not unions",
+        )),
+    };
+    result.unwrap_or_else(|e| e.to_compile_error())
+}
+
+fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenStream> {
+    let syn::Fields::Named(named) = &s.fields else {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "`#[derive(ToolArgs)]` reads structs with named fields (a JSON object's keys): name \
+             the fields, or remove the derive",
+        ));
+    };
+    let deny_unknown = container_attrs(&input.attrs)?;
+    let rename_all = rename_all(&input.attrs);
+    let mut fields = Vec::new();
+    for f in &named.named {
+        let ident = f.ident.clone().expect("named field");
+        let serde: Vec<Attribute> = f
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("serde"))
+            .cloned()
+            .collect();
+        let default = field_attrs(&serde)?.map(|d| match d {
+            None => quote!(::core::default::Default::default()),
+            Some(path) => quote!(#path()),
+        });
+        let wire = match rename_of(&serde) {
+            Some(r) => r,
+            None => {
+                let base = ident.to_string().trim_start_matches("r#").to_owned();
+                match &rename_all {
+                    Some(rule) => crate::names::rename(&base, rule),
+                    None => base,
+                }
+            }
+        };
+        fields.push(Field {
+            ident,
+            ty: f.ty.clone(),
+            wire,
+            default,
+        });
+    }
+    let ident = &input.ident;
+    let ty = quote!(#ident);
+    let reader = reader_impl(&ty, &fields, deny_unknown, input.ident.span())?;
+    let fast = fast();
+    let serde = quote!(::tool_runtime::__private::serde);
+    Ok(quote! {
+        const _: () = {
+            #reader
+
+            #[automatically_derived]
+            impl #fast::Leaf for #ident {
+                fn read<'de, D: #serde::Deserializer<'de>>(
+                    de: D,
+                    place: #fast::Place<'_>,
+                ) -> ::core::result::Result<Self, D::Error> {
+                    #fast::nested::<Self, D>(de, place)
+                }
+            }
+        };
+    })
+}
+
+fn derive_enum(input: &syn::DeriveInput, e: &syn::DataEnum) -> syn::Result<TokenStream> {
+    let mut rule = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|m| {
+            if m.path.is_ident("rename_all") && m.input.peek(syn::Token![=]) {
+                let s: syn::LitStr = m.value()?.parse()?;
+                rule = Some(s.value());
+                Ok(())
+            } else if m.path.is_ident("crate") && m.input.peek(syn::Token![=]) {
+                let _: syn::LitStr = m.value()?.parse()?;
+                Ok(())
+            } else {
+                Err(unfaithful(&m.path, ON_ENUM))
+            }
+        })?;
+    }
+    let mut names = Vec::new();
+    let mut variants = Vec::new();
+    for v in &e.variants {
+        if !matches!(v.fields, syn::Fields::Unit) {
+            return Err(syn::Error::new_spanned(
+                &v.fields,
+                "`#[derive(ToolArgs)]` reads enums of unit variants only (a JSON string each): \
+                 remove the derive from an enum whose variants carry data (hydration then checks \
+                 it through the guard)",
+            ));
+        }
+        let mut rename = None;
+        for attr in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+            attr.parse_nested_meta(|m| {
+                if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
+                    let s: syn::LitStr = m.value()?.parse()?;
+                    rename = Some(s.value());
+                    Ok(())
+                } else {
+                    Err(unfaithful(&m.path, ON_VARIANT))
+                }
+            })?;
+        }
+        let name = rename
+            .unwrap_or_else(|| crate::names::rename_variant(&v.ident.to_string(), rule.as_deref()));
+        names.push(name);
+        variants.push(v.ident.clone());
+    }
+    let ident = &input.ident;
+    let fast = fast();
+    let serde = quote!(::tool_runtime::__private::serde);
+    Ok(quote! {
+        #[automatically_derived]
+        impl #fast::Leaf for #ident {
+            fn read<'de, D: #serde::Deserializer<'de>>(
+                de: D,
+                place: #fast::Place<'_>,
+            ) -> ::core::result::Result<Self, D::Error> {
+                let __name = #fast::variant(de, place)?;
+                match __name.as_str() {
+                    #(#names => ::core::result::Result::Ok(Self::#variants),)*
+                    _ => ::core::result::Result::Err(#fast::unknown_variant()),
+                }
+            }
+        }
+    })
+}
+
+fn fast() -> TokenStream {
+    quote!(::tool_runtime::__private::fast)
+}
+
+/// The `Reader` impl of `ty` over `fields`.
+/// `span`: where a struct with too many fields is reported.
+fn reader_impl(
+    ty: &TokenStream,
+    fields: &[Field],
+    deny_unknown: bool,
+    span: proc_macro2::Span,
+) -> syn::Result<TokenStream> {
+    if fields.len() > 64 {
+        return Err(syn::Error::new(
+            span,
+            "`#[derive(ToolArgs)]` reads at most 64 fields (one bit each): group some of them in \
+             a nested struct, or remove the derive (hydration then checks this type through the \
+             guard)",
+        ));
+    }
+    let fast = fast();
     let serde = quote!(::tool_runtime::__private::serde);
     let names: Vec<&String> = fields.iter().map(|f| &f.wire).collect();
     let slots: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
-    let types: Vec<&syn::Type> = fields.iter().map(|f| &f.param.ty).collect();
+    let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
     let indices = 0..fields.len();
-    let idents = fields.iter().map(|f| f.param.ident.as_ref());
+    let idents = fields.iter().map(|f| &f.ident);
     let fills = fields.iter().map(|f| match &f.default {
         Some(d) => d.clone(),
         None => quote!(__fields.missing()?),
@@ -87,9 +268,9 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
     } else {
         quote!(__fields.unknown()?)
     };
-    let reader = quote! {
+    Ok(quote! {
         #[automatically_derived]
-        impl #fast::Reader for #args_ty {
+        impl #fast::Reader for #ty {
             const FIELDS: &'static [&'static str] = &[#(#names),*];
 
             fn read<'de, M: #serde::de::MapAccess<'de>>(
@@ -117,21 +298,35 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
                 })
             }
         }
-    };
-    let constant = quote! {
-        const __READER: ::core::option::Option<#fast::ReaderOf<Self::Args>> =
-            ::core::option::Option::Some(#fast::reader::<#args_ty>());
-    };
-    Some((reader, constant))
+    })
 }
 
-/// A struct tool's container attributes: `Some(deny_unknown_fields)` when serde's derive reads
-/// the struct the way the reader does.
-fn container_attrs(attrs: &[Attribute]) -> Option<bool> {
+/// `allowed`: what serde options the reader reads in that place.
+fn unfaithful(path: &syn::Path, allowed: &str) -> syn::Error {
+    let name = path
+        .get_ident()
+        .map_or_else(|| "this option".to_owned(), ToString::to_string);
+    syn::Error::new_spanned(
+        path,
+        format!(
+            "`#[derive(ToolArgs)]` cannot read `#[serde({name})]` here the way serde does (it \
+             reads {allowed} here). Remove the option, or remove the derive (hydration then \
+             checks this type through the guard, which reads any serde attribute)"
+        ),
+    )
+}
+
+const ON_CONTAINER: &str = "`rename_all` and `deny_unknown_fields`";
+const ON_FIELD: &str = "`rename` and `default`";
+const ON_ENUM: &str = "`rename_all`";
+const ON_VARIANT: &str = "`rename`";
+
+/// A struct's container attributes: `Ok(deny_unknown_fields)` when serde's derive reads the
+/// struct the way the reader does.
+fn container_attrs(attrs: &[Attribute]) -> syn::Result<bool> {
     let mut deny = false;
-    let mut faithful = true;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let parsed = attr.parse_nested_meta(|m| {
+        attr.parse_nested_meta(|m| {
             if m.path.is_ident("deny_unknown_fields") {
                 deny = true;
             } else if (m.path.is_ident("rename_all") || m.path.is_ident("crate"))
@@ -139,27 +334,56 @@ fn container_attrs(attrs: &[Attribute]) -> Option<bool> {
             {
                 let _: syn::LitStr = m.value()?.parse()?;
             } else {
-                faithful = false;
+                return Err(unfaithful(&m.path, ON_CONTAINER));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(deny)
+}
+
+/// `rename_all = ".."` on a container.
+fn rename_all(attrs: &[Attribute]) -> Option<String> {
+    let mut out = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|m| {
+            if m.path.is_ident("rename_all") && m.input.peek(syn::Token![=]) {
+                let s: syn::LitStr = m.value()?.parse()?;
+                out = Some(s.value());
+            } else {
                 skip(&m)?;
             }
             Ok(())
         });
-        if parsed.is_err() {
-            return None;
-        }
     }
-    faithful.then_some(deny)
+    out
 }
 
-/// A field's serde attributes: `Some(default)` when the reader reads the field as serde's
-/// derive does, where `default` is `Some(None)` for `default`, `Some(Some(path))` for
+/// `rename = ".."` on a field.
+fn rename_of(attrs: &[Attribute]) -> Option<String> {
+    let mut out = None;
+    for attr in attrs {
+        let _ = attr.parse_nested_meta(|m| {
+            if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
+                let s: syn::LitStr = m.value()?.parse()?;
+                out = Some(s.value());
+            } else {
+                skip(&m)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// A field's serde attributes: `Ok(default)` when the reader reads the field as serde's derive
+/// does, where `default` is `Some(None)` for `default`, `Some(Some(path))` for
 /// `default = "path"` and `None` for no default.
 #[allow(clippy::option_option)]
-fn field_attrs(attrs: &[Attribute]) -> Option<Option<Option<syn::ExprPath>>> {
+fn field_attrs(attrs: &[Attribute]) -> syn::Result<Option<Option<syn::ExprPath>>> {
     let mut default = None;
-    let mut faithful = true;
     for attr in attrs {
-        let parsed = attr.parse_nested_meta(|m| {
+        attr.parse_nested_meta(|m| {
             if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
                 let _: syn::LitStr = m.value()?.parse()?;
             } else if m.path.is_ident("default") {
@@ -170,19 +394,15 @@ fn field_attrs(attrs: &[Attribute]) -> Option<Option<Option<syn::ExprPath>>> {
                     default = Some(None);
                 }
             } else {
-                faithful = false;
-                skip(&m)?;
+                return Err(unfaithful(&m.path, ON_FIELD));
             }
             Ok(())
-        });
-        if parsed.is_err() {
-            return None;
-        }
+        })?;
     }
-    faithful.then_some(default)
+    Ok(default)
 }
 
-/// Consumes what follows an option the reader does not copy.
+/// Consumes what follows an option that is not ours to read.
 fn skip(m: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
     if m.input.peek(syn::Token![=]) {
         let _: syn::Expr = m.value()?.parse()?;

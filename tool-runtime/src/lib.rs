@@ -23,7 +23,7 @@ pub use tool::{
     CallContext, CallId, CorrelationId, Extensions, FromCallContext, Initiator, Run, Session,
     State, StateRequirement, Tool,
 };
-pub use tool_macros::tool;
+pub use tool_macros::{ToolArgs, tool};
 pub use toolset::{DynHandler, RegistrationError, ToolSet};
 
 /// What the `#[tool]` macro's expansion refers to. Not a public API: it may change in any release.

@@ -11,7 +11,7 @@ pub use crate::definition::DefinitionBuilder;
 pub mod fast {
     pub use crate::hydrate::plan::fields::{
         AsGuarded, AsLeaf, Fields, KeyText, Kind, Layout, Leaf, Place, Probe, Reader, ReaderOf,
-        ViaGuard, ViaLeaf, reader,
+        ViaGuard, ViaLeaf, nested, reader, unknown_variant, variant,
     };
 }
 

@@ -401,6 +401,18 @@ struct Renamed {
     /// Retries.
     #[arg(default = 2, max = 4)]
     retries: i8,
+    /// Where it starts (a nested reader behind an option).
+    origin: Option<common::Location>,
+    /// Where it stops (nested readers in an array).
+    #[schemars(length(max = 3))]
+    stops: Vec<common::Location>,
+    /// The order (a unit-variant enum's reader).
+    #[serde(default = "newest")]
+    order: Option<common::SortOrder>,
+}
+
+fn newest() -> Option<common::SortOrder> {
+    Some(common::SortOrder::Newest)
 }
 
 #[test]

@@ -6,10 +6,11 @@ use std::sync::LazyLock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::{CallContext, Safety, SchemaOrigin, Tool, ToolDefinition, ToolError};
+use tool_runtime::{CallContext, Safety, SchemaOrigin, Tool, ToolArgs, ToolDefinition, ToolError};
 
-/// Sort order of search results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+/// Sort order of search results. `ToolArgs`: `#[tool]` readers read it directly (the guard,
+/// which hand-written `Tool` impls get, ignores that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, ToolArgs)]
 #[serde(rename_all = "snake_case")]
 pub enum SortOrder {
     /// Best match first.
@@ -19,7 +20,7 @@ pub enum SortOrder {
 }
 
 /// Which notes to consider.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema, ToolArgs)]
 pub struct Filter {
     /// Only notes by this author.
     pub author: Option<String>,
@@ -157,7 +158,7 @@ pub struct NoteArgs {
 }
 
 /// A place in the notebook tree.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
 pub struct Location {
     /// Notebook name.

@@ -138,6 +138,7 @@ pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
         nodes: c.nodes,
         root,
         any,
+        layouts: std::sync::OnceLock::new(),
     })
 }
 

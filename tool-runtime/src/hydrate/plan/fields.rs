@@ -81,6 +81,8 @@ pub const fn reader<A: Reader>() -> ReaderOf<A> {
 /// registration from the plan and [`Reader::FIELDS`].
 #[derive(Debug)]
 pub struct Layout {
+    /// The reader's field names it was made for.
+    names: &'static [&'static str],
     /// Each field's schema node (its property's, else `additionalProperties`', else anything).
     fields: Box<[NodeId]>,
     /// The fields the schema requires, one bit per field index.
@@ -93,14 +95,26 @@ impl Layout {
     /// The layout of `fields` over `plan`'s root object, or `None` when the reader cannot stand
     /// for the plan there (the guard then checks every call): the root is not a plain object
     /// schema, the schema names a property or requires a key no field reads, or it counts keys.
-    pub(crate) fn new(plan: &Plan, fields: &[&str]) -> Option<Layout> {
+    pub(crate) fn new(plan: &Plan, fields: &'static [&'static str]) -> Option<Layout> {
+        Layout::at(plan, plan.root, fields, false)
+    }
+
+    /// The layout at `node`; `nullable`: whether a nullable node is followed (a nested field
+    /// whose `null` the `Option` around it has already taken).
+    fn at(
+        plan: &Plan,
+        node: NodeId,
+        fields: &'static [&'static str],
+        nullable: bool,
+    ) -> Option<Layout> {
         if fields.len() > 64 {
             return None;
         }
-        let mut id = plan.root;
+        let mut id = node;
         let c = loop {
             match &plan.nodes[id] {
                 Node::Alias(next) => id = *next,
+                Node::Nullable(next) if nullable => id = *next,
                 Node::Checks(c) => break c,
                 // `Any`, `Never`, a nullable root: not what a derived object schema compiles to
                 _ => return None,
@@ -139,6 +153,7 @@ impl Layout {
             return None;
         }
         Some(Layout {
+            names: fields,
             fields: nodes.into_boxed_slice(),
             required,
             additional,
@@ -279,6 +294,7 @@ struct KindSeed<'p, T, K> {
 impl<'de, T, K: Kind<T>> DeserializeSeed<'de> for KindSeed<'_, T, K> {
     type Value = T;
 
+    #[inline]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<T, D::Error> {
         self.kind.read(de, self.place)
     }
@@ -288,10 +304,67 @@ impl<'de, T, K: Kind<T>> DeserializeSeed<'de> for KindSeed<'_, T, K> {
 #[derive(Clone, Copy)]
 pub struct Place<'p>(Walker<'p>);
 
-impl Place<'_> {
+impl<'p> Place<'p> {
+    #[inline(always)]
     fn check<E: de::Error>(&self, s: Scalar<'_>) -> Result<(), E> {
         self.0.scalar(s).map_err(|_| refused())
     }
+
+    /// The layout of a nested reader with `fields` at this place, made once per node.
+    fn layout(&self, fields: &'static [&'static str]) -> Option<&'p Layout> {
+        let plan = self.0.plan;
+        let slots = plan.layouts.get_or_init(|| {
+            (0..plan.nodes.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        let layout = slots[self.0.node]
+            .get_or_init(|| Layout::at(plan, self.0.node, fields, true))
+            .as_ref()?;
+        // one node is one type in a derived schema; anything else reads through the guard
+        std::ptr::eq(layout.names, fields).then_some(layout)
+    }
+}
+
+/// Reads a nested struct with a generated reader at `place`: like the arguments object itself
+/// when its schema node lines up with the fields, through the guard otherwise.
+pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
+    de: D,
+    place: Place<'_>,
+) -> Result<A, D::Error> {
+    let Some(layout) = place.layout(A::FIELDS) else {
+        return A::deserialize(Guard {
+            walker: place.0,
+            de,
+        });
+    };
+    // the object opens a level here; the guard (on the other path) counts the same way
+    let Ok(depth) = place.0.open() else {
+        return Err(refused());
+    };
+    de.deserialize_map(Root::<A> {
+        plan: place.0.plan,
+        layout,
+        depth,
+        _args: PhantomData,
+    })
+}
+
+/// Reads the name of a unit variant at `place`: a JSON string, checked against the place's
+/// schema (its `enum`).
+pub fn variant<'de, D: Deserializer<'de>>(
+    de: D,
+    place: Place<'_>,
+) -> Result<KeyText<'de>, D::Error> {
+    let name = KeyText::deserialize(de)?;
+    place.check(Scalar::Str(name.as_str()))?;
+    Ok(name)
+}
+
+/// A variant name the enum does not have (the schema's `enum` let it through only if the
+/// schema and the type disagree; the slow path then explains).
+pub fn unknown_variant<E: de::Error>() -> E {
+    refused()
 }
 
 /// How a field's value is read and checked.
@@ -304,6 +377,7 @@ pub trait Kind<T> {
 pub struct AsLeaf<T>(PhantomData<fn() -> T>);
 
 impl<T: Leaf> Kind<T> for AsLeaf<T> {
+    #[inline]
     fn read<'de, D: Deserializer<'de>>(self, de: D, place: Place<'_>) -> Result<T, D::Error> {
         T::read(de, place)
     }

@@ -35,6 +35,9 @@ pub struct Plan {
     root: NodeId,
     /// A `true` node: what unconstrained places are walked with when only depth is counted.
     any: NodeId,
+    /// The layouts of nested types with a generated reader (`#[derive(ToolArgs)]`), by the node
+    /// they are read at; made on the first call that reads one.
+    layouts: std::sync::OnceLock<Box<[std::sync::OnceLock<Option<fields::Layout>>]>>,
 }
 
 impl std::fmt::Debug for Plan {

@@ -80,7 +80,7 @@ impl<'p> Walker<'p> {
     }
 
     /// The depth left to the children of an array or object opened here.
-    fn open(&self) -> Result<u32, Reject> {
+    pub(super) fn open(&self) -> Result<u32, Reject> {
         match self.depth {
             UNLIMITED => Ok(UNLIMITED),
             d => d.checked_sub(1).ok_or(Reject),
