@@ -86,6 +86,12 @@ use proc_macro::TokenStream;
 /// tool sees them: serde accepting more than the schema never lets arguments through. Mind that
 /// the schema only describes the canonical names, so a model that sends an alias is refused.
 ///
+/// When the arguments deserialize the plain way (named fields; no serde attribute but `rename`,
+/// `rename_all`, `default`, `deny_unknown_fields`), the macro also generates the arguments'
+/// reader: keys matched to fields by index, each value checked against its schema node as serde
+/// reads it. Nested structs and unit enums get the same with `#[derive(ToolArgs)]`; other types
+/// are read through the guard every argument type gets.
+///
 /// # Checked at compile time
 ///
 /// A missing description, an invalid name, intent placeholders and `sensitive` names that match
