@@ -729,7 +729,7 @@ impl ToolSet {
     pub fn hydrate_fast_only(&self, name: &str, text: &str) -> Option<Box<dyn Any + Send + Sync>> {
         let entry = self.lookup(name).ok()?;
         entry
-            .fast(&Arguments::Text(text.to_owned()), &Limits::default())
+            .fast(&Arguments::Text(text.to_owned()), &self.limits)
             .ok()
             .flatten()
     }
