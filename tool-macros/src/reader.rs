@@ -115,7 +115,7 @@ fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<T
         ));
     };
     let deny_unknown = container_attrs(&input.attrs)?;
-    let rename_all = rename_all(&input.attrs);
+    let rename_all = serde_string(&input.attrs, "rename_all");
     let mut fields = Vec::new();
     for f in &named.named {
         let ident = f.ident.clone().expect("named field");
@@ -129,7 +129,7 @@ fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<T
             None => quote!(::core::default::Default::default()),
             Some(path) => quote!(#path()),
         });
-        let wire = match rename_of(&serde) {
+        let wire = match serde_string(&serde, "rename") {
             Some(r) => r,
             None => {
                 let base = ident.to_string().trim_start_matches("r#").to_owned();
@@ -342,29 +342,13 @@ fn container_attrs(attrs: &[Attribute]) -> syn::Result<bool> {
     Ok(deny)
 }
 
-/// `rename_all = ".."` on a container.
-fn rename_all(attrs: &[Attribute]) -> Option<String> {
+/// The string value of serde option `key` (`rename_all = ".."` on a container, `rename = ".."`
+/// on a field), if present.
+fn serde_string(attrs: &[Attribute], key: &str) -> Option<String> {
     let mut out = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|m| {
-            if m.path.is_ident("rename_all") && m.input.peek(syn::Token![=]) {
-                let s: syn::LitStr = m.value()?.parse()?;
-                out = Some(s.value());
-            } else {
-                skip(&m)?;
-            }
-            Ok(())
-        });
-    }
-    out
-}
-
-/// `rename = ".."` on a field.
-fn rename_of(attrs: &[Attribute]) -> Option<String> {
-    let mut out = None;
-    for attr in attrs {
-        let _ = attr.parse_nested_meta(|m| {
-            if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
+            if m.path.is_ident(key) && m.input.peek(syn::Token![=]) {
                 let s: syn::LitStr = m.value()?.parse()?;
                 out = Some(s.value());
             } else {

@@ -29,29 +29,13 @@ pub struct Filter {
     pub min_score: f64,
 }
 
-/// The realistic call of the issue: six fields, one nested object, one array.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
-pub struct SearchArgs {
-    /// What to look for.
-    #[schemars(length(min = 1, max = 200))]
-    pub query: String,
-    /// How many results to return.
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: u32,
-    /// Result order.
-    pub sort: SortOrder,
-    /// Whether archived notes count.
-    #[serde(default)]
-    pub include_archived: bool,
-    /// Which notes to consider.
-    pub filter: Filter,
-    /// Only notes with all of these tags.
-    #[schemars(length(max = 10))]
-    pub tags: Vec<String>,
-}
+/// The realistic call of the issue: six fields, one nested object, one array. The hand-written
+/// [`SearchNotes`] uses it as a plain argument type (read through the guard); as the `#[tool]`
+/// struct [`SearchNotesTool`] it is read by its generated reader.
+pub type SearchArgs = SearchNotesTool;
 
-/// The same six fields as [`SearchArgs`], as a `#[tool]` struct: the macro generates a reader for
-/// it (leaf fields read and checked directly, the enum and the nested struct through the guard).
+/// `search_notes` as a `#[tool]` struct: the macro generates a reader for it (leaf fields read
+/// and checked directly, the enum and the nested struct by their `ToolArgs` readers).
 #[tool_runtime::tool(read_only, name = "search_notes")]
 /// Search the notes.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
