@@ -147,6 +147,12 @@ pub struct ToolDefinition {
     pub prebuilt: Option<&'static PrebuiltDeclarations>,
 }
 
+/// `value` as JSON text, serialized straight into the `RawValue` (a `Value` always serializes to
+/// valid JSON, so the text is not parsed again to be checked).
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a serde_json::Value always serializes")
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -171,8 +177,7 @@ impl ToolDefinition {
             kind: function_type(),
             name: name.into(),
             description: description.into(),
-            parameters: RawValue::from_string(parameters.to_string())
-                .expect("a serde_json::Value always serializes to valid JSON"),
+            parameters: raw(parameters),
             output_schema: None,
             strict: None,
             safety: Safety::Unspecified,
@@ -274,8 +279,7 @@ impl DefinitionBuilder {
     /// The argument schema derived from `A` with schemars (see [`crate::schema::derive`]).
     pub fn derived<A: schemars::JsonSchema>(mut self) -> Self {
         let schema = crate::schema::derive::<A>();
-        self.def.parameters = RawValue::from_string(schema.to_string())
-            .expect("a serde_json::Value always serializes to valid JSON");
+        self.def.parameters = raw(&schema);
         self.def.schema_origin = SchemaOrigin::Derived;
         self
     }
@@ -390,8 +394,7 @@ impl DefinitionBuilder {
         if self.def.strict == Some(true) && self.def.schema_origin == SchemaOrigin::Derived {
             let mut schema = self.def.parameters_value();
             crate::schema::strictify(&mut schema);
-            self.def.parameters = RawValue::from_string(schema.to_string())
-                .expect("a serde_json::Value always serializes to valid JSON");
+            self.def.parameters = raw(&schema);
         }
         self.def
     }

@@ -15,6 +15,7 @@ use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_too
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
 use crate::hydrate::plan::fields::Layout;
+use crate::hydrate::plan::tree::{Borrowed, Tree, remote_ref};
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
     parse_arguments,
@@ -258,7 +259,36 @@ impl Check {
         }
         Ok(match definition.schema_origin {
             SchemaOrigin::None(_) => Check::None,
-            origin => {
+            SchemaOrigin::Derived => {
+                // a derived schema is valid by construction and needs no `Value`: the plan is
+                // compiled from the text read into borrowed slices (see `plan::tree`); only a
+                // schema the plan cannot express is read again, for its validator
+                let text = definition.parameters.get();
+                let tree: Borrowed = serde_json::from_str(text)
+                    .expect("parameters is a RawValue and therefore valid JSON");
+                if Tree::get(&tree, "type").and_then(Tree::as_str) != Some("object") {
+                    return Err(RegistrationError::NotAnObject(name));
+                }
+                if let Some(reference) = remote_ref(&tree) {
+                    return Err(RegistrationError::RemoteRef {
+                        name,
+                        reference: reference.to_owned(),
+                    });
+                }
+                match Plan::compile_tree(&tree) {
+                    Ok(plan) => Check::Plan {
+                        plan,
+                        fast: true,
+                        layout: None,
+                        validator: OnceLock::new(),
+                    },
+                    Err(_) => Check::Validator(
+                        Validator::compile(&definition.parameters_value())
+                            .map_err(|error| RegistrationError::InvalidSchema { name, error })?,
+                    ),
+                }
+            }
+            SchemaOrigin::Verbatim | SchemaOrigin::Dynamic => {
                 let schema = definition.parameters_value();
                 if schema.get("type").and_then(Value::as_str) != Some("object") {
                     return Err(RegistrationError::NotAnObject(name));
@@ -275,14 +305,13 @@ impl Check {
                 };
                 match Plan::compile(&schema) {
                     Ok(plan) => {
-                        // a derived schema is valid by construction; any other is checked
-                        // against the meta-schema now, its validator compiled on first refusal
-                        if origin != SchemaOrigin::Derived {
-                            Validator::check_meta(&schema).map_err(invalid)?;
-                        }
+                        // checked against the meta-schema now, its validator compiled on first
+                        // refusal; only derived schemas (above) take the fast path, whose typed
+                        // reading is known to match the schema
+                        Validator::check_meta(&schema).map_err(invalid)?;
                         Check::Plan {
                             plan,
-                            fast: origin == SchemaOrigin::Derived,
+                            fast: false,
                             layout: None,
                             validator: OnceLock::new(),
                         }

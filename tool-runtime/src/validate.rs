@@ -72,15 +72,7 @@ impl Validator {
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
 /// scheme), if any.
 pub fn find_remote_ref(schema: &Value) -> Option<&str> {
-    match schema {
-        // one pass over the entries, no lookup: this runs on every registration
-        Value::Object(map) => map.iter().find_map(|(k, v)| match v {
-            Value::String(r) if k == "$ref" && !r.starts_with('#') => Some(r.as_str()),
-            v => find_remote_ref(v),
-        }),
-        Value::Array(items) => items.iter().find_map(find_remote_ref),
-        _ => None,
-    }
+    crate::hydrate::plan::tree::remote_ref(schema)
 }
 
 #[cfg(test)]

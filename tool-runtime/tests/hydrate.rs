@@ -374,6 +374,46 @@ fn a_verbatim_schema_takes_the_validator_path_and_still_hydrates() {
     );
 }
 
+/// A derived schema is compiled from its text without a `Value`, where a repeated key would be
+/// seen twice; a `Value` (and so the validator) keeps the last. Such text never comes out of
+/// schemars, but a hand-built definition can hold it: the plan refuses it and the validator's
+/// reading holds.
+#[test]
+fn a_derived_schema_repeating_a_key_is_checked_as_the_validator_reads_it() {
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+    struct N {
+        n: Value,
+    }
+    struct Repeated;
+    impl Tool for Repeated {
+        type Args = N;
+        type Output = Value;
+        fn definition() -> &'static ToolDefinition {
+            static DEF: std::sync::LazyLock<ToolDefinition> = std::sync::LazyLock::new(|| {
+                let mut d = common::derived_definition::<N>("repeated", "R.");
+                d.parameters = serde_json::value::RawValue::from_string(
+                    r#"{"type":"object","properties":{"n":{"type":"integer"},"n":{"type":"string"}},"required":["n"]}"#.into(),
+                )
+                .unwrap();
+                d
+            });
+            &DEF
+        }
+        async fn call(
+            a: N,
+            _: &tool_runtime::CallContext,
+        ) -> Result<Value, tool_runtime::ToolError> {
+            Ok(a.n)
+        }
+    }
+    let set = ToolSet::new().with::<Repeated>().unwrap();
+    assert!(!set.has_fast_path("repeated"));
+    assert!(set.hydrate(&call("repeated", r#"{"n": "x"}"#)).is_ok());
+    let err = set.hydrate(&call("repeated", r#"{"n": 1}"#)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+    assert_eq!(err.violations[0].pointer, "/n");
+}
+
 /// `allow_no_schema` exists only in code (a `Tool` impl, or `#[tool]`): such a tool's calls are
 /// not validated, and its mode still constrains them. (A definition registered at run time
 /// cannot claim this; see `dynamic.rs`.)

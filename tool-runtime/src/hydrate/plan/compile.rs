@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::tree::Tree;
 use super::{Checks, Key, Limit, Node, NodeId, Plan, TypeSet};
 use crate::validate::Validator;
 
@@ -80,8 +81,8 @@ fn is_validation_keyword(key: &str) -> bool {
     )
 }
 
-struct Compiler<'a> {
-    root: &'a Value,
+struct Compiler<'a, J> {
+    root: &'a J,
     nodes: Vec<Node>,
     /// Pointer of each `$ref` target compiled (the root as `""`) → its node, so that references,
     /// even recursive ones, compile once. Subschemas reached structurally are not recorded: a
@@ -113,7 +114,7 @@ impl std::fmt::Display for Path<'_> {
 
 /// Compiles `schema` (the canonical argument schema) into a plan. The plan checks arguments as
 /// they were sent (a `Value`, or text while it is deserialized), so every key is visible to it.
-pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
+pub(crate) fn compile<J: Tree>(schema: &J) -> Result<Plan, Unsupported> {
     let mut c = Compiler {
         root: schema,
         nodes: Vec::new(),
@@ -142,14 +143,14 @@ pub(crate) fn compile(schema: &Value) -> Result<Plan, Unsupported> {
     })
 }
 
-impl<'a> Compiler<'a> {
+impl<'a, J: Tree> Compiler<'a, J> {
     fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
 
     /// The node of the `$ref` target (or root) at `pointer`, compiled on first use.
-    fn node_at(&mut self, pointer: &'a str, schema: &'a Value) -> Result<NodeId, Unsupported> {
+    fn node_at(&mut self, pointer: &'a str, schema: &'a J) -> Result<NodeId, Unsupported> {
         if let Some(&id) = self.by_pointer.get(pointer) {
             return Ok(id);
         }
@@ -162,31 +163,29 @@ impl<'a> Compiler<'a> {
     }
 
     /// The node of a subschema reached structurally (properties, items, ...).
-    fn node(&mut self, schema: &'a Value, pointer: &Path<'_>) -> Result<NodeId, Unsupported> {
+    fn node(&mut self, schema: &'a J, pointer: &Path<'_>) -> Result<NodeId, Unsupported> {
         let id = self.push(Node::Any);
         let node = self.build(schema, pointer)?;
         self.nodes[id] = node;
         Ok(id)
     }
 
-    fn build(&mut self, schema: &'a Value, pointer: &Path<'_>) -> Result<Node, Unsupported> {
-        let map = match schema {
-            Value::Bool(true) => return Ok(Node::Any),
-            Value::Bool(false) => return Ok(Node::Never),
-            Value::Object(map) => map,
-            _ => {
-                return Err(Unsupported(format!(
-                    "{pointer}: a schema must be an object"
-                )));
-            }
+    fn build(&mut self, schema: &'a J, pointer: &Path<'_>) -> Result<Node, Unsupported> {
+        if let Some(b) = schema.as_bool() {
+            return Ok(if b { Node::Any } else { Node::Never });
+        }
+        let Some(entries) = schema.entries() else {
+            return Err(Unsupported(format!(
+                "{pointer}: a schema must be an object"
+            )));
         };
+        if schema.has_duplicate_keys() {
+            return Err(Unsupported(format!("{pointer}: a keyword appears twice")));
+        }
         // the keywords with their values, in one pass: later lookups scan this short list
-        // instead of hashing into the schema's map
-        let validation: Vec<(&str, &'a Value)> = map
-            .iter()
-            .map(|(k, v)| (k.as_str(), v))
-            .filter(|(k, _)| is_validation_keyword(k))
-            .collect();
+        // instead of looking into the schema's map
+        let validation: Vec<(&str, &'a J)> =
+            entries.filter(|(k, _)| is_validation_keyword(k)).collect();
         let get = |key: &str| validation.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
         if validation.is_empty() {
             return Ok(Node::Any);
@@ -202,11 +201,12 @@ impl<'a> Compiler<'a> {
             let target = r
                 .as_str()
                 .and_then(|r| r.strip_prefix('#'))
-                .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} is not local")))?;
-            let resolved = self
-                .root
-                .pointer(target)
-                .ok_or_else(|| Unsupported(format!("{pointer}: $ref {r} does not resolve")))?;
+                .ok_or_else(|| {
+                    Unsupported(format!("{pointer}: $ref {} is not local", r.to_value()))
+                })?;
+            let resolved = self.root.pointer(target).ok_or_else(|| {
+                Unsupported(format!("{pointer}: $ref {} does not resolve", r.to_value()))
+            })?;
             let target = self.node_at(target, resolved)?;
             return Ok(Node::Alias(target));
         }
@@ -221,13 +221,12 @@ impl<'a> Compiler<'a> {
             let branches = any_of
                 .as_array()
                 .ok_or_else(|| Unsupported(format!("{pointer}: anyOf is not an array")))?;
-            let is_null = |v: &Value| {
-                v.as_object().is_some_and(|m| {
-                    m.get("type") == Some(&Value::from("null"))
-                        && m.keys().filter(|k| is_validation_keyword(k)).count() == 1
-                })
+            let is_null = |v: &J| {
+                v.get("type").and_then(J::as_str) == Some("null")
+                    && v.entries()
+                        .is_some_and(|e| e.filter(|(k, _)| is_validation_keyword(k)).count() == 1)
             };
-            return match branches.as_slice() {
+            return match branches {
                 [a, b] if is_null(b) || is_null(a) => {
                     let (i, other) = if is_null(b) { (0, a) } else { (1, b) };
                     let inner = self.node(other, &Path::Index(&Path::Key(pointer, "anyOf"), i))?;
@@ -241,7 +240,7 @@ impl<'a> Compiler<'a> {
 
         // `allOf: [T]` with nothing else
         if let Some(all_of) = get("allOf") {
-            return match all_of.as_array().map(Vec::as_slice) {
+            return match all_of.as_array() {
                 Some([only]) if validation.len() == 1 => {
                     let inner = self.node(only, &Path::Index(&Path::Key(pointer, "allOf"), 0))?;
                     Ok(Node::Alias(inner))
@@ -289,7 +288,7 @@ impl<'a> Compiler<'a> {
                 }
                 "uniqueItems" => {
                     // the plan has no uniqueness check; `false` asks for none
-                    if value != &Value::Bool(false) {
+                    if value.as_bool() != Some(false) {
                         return Err(Unsupported(format!("{pointer}: uniqueItems")));
                     }
                 }
@@ -298,13 +297,16 @@ impl<'a> Compiler<'a> {
                     checks.items = Some(self.node(value, &Path::Key(pointer, "items"))?);
                 }
                 "properties" => {
-                    let props = value.as_object().ok_or_else(|| {
+                    let props = value.entries().ok_or_else(|| {
                         Unsupported(format!("{pointer}: properties is not an object"))
                     })?;
+                    if value.has_duplicate_keys() {
+                        return Err(Unsupported(format!("{pointer}: a property appears twice")));
+                    }
                     for (key, sub) in props {
                         let node =
                             self.node(sub, &Path::Key(&Path::Key(pointer, "properties"), key))?;
-                        properties.push((key.as_str().into(), node));
+                        properties.push((key.into(), node));
                     }
                 }
                 "required" => {
@@ -337,7 +339,7 @@ impl<'a> Compiler<'a> {
             }
         }
         if get("pattern").is_some() || get("multipleOf").is_some() {
-            checks.delegate = Some(delegate(map, pointer)?);
+            checks.delegate = Some(delegate(schema, pointer)?);
         }
         let bit = |name: &str| {
             required
@@ -373,8 +375,8 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn types(value: &Value, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
-    let one = |v: &Value| -> Result<TypeSet, Unsupported> {
+fn types<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
+    let one = |v: &J| -> Result<TypeSet, Unsupported> {
         Ok(match v.as_str() {
             Some("null") => TypeSet::NULL,
             Some("boolean") => TypeSet::BOOLEAN,
@@ -383,26 +385,34 @@ fn types(value: &Value, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
             Some("string") => TypeSet::STRING,
             Some("array") => TypeSet::ARRAY,
             Some("object") => TypeSet::OBJECT,
-            _ => return Err(Unsupported(format!("{pointer}: unknown type {v}"))),
+            _ => {
+                return Err(Unsupported(format!(
+                    "{pointer}: unknown type {}",
+                    v.to_value()
+                )));
+            }
         })
     };
-    match value {
-        Value::Array(items) => items
+    match value.as_array() {
+        Some(items) => items
             .iter()
             .try_fold(TypeSet(0), |acc, v| Ok(acc | one(v)?)),
-        v => one(v),
+        None => one(value),
     }
 }
 
 /// Enum and const values the plan compares: scalars only (objects and arrays would need the
 /// whole sub-value).
-fn scalars(values: &[Value], pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
-    if values.iter().any(|v| v.is_array() || v.is_object()) {
+fn scalars<J: Tree>(values: &[J], pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
+    if values
+        .iter()
+        .any(|v| v.as_array().is_some() || v.entries().is_some())
+    {
         return Err(Unsupported(format!(
             "{pointer}: enum or const with an object or array"
         )));
     }
-    Ok(values.to_vec())
+    Ok(values.iter().map(J::to_value).collect())
 }
 
 fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
@@ -416,23 +426,26 @@ fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
 }
 
 /// `oneOf` whose branches each accept distinct constants (schemars' documented unit enums).
-fn one_of_consts(value: &Value, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
+fn one_of_consts<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
     let branches = value
         .as_array()
         .ok_or_else(|| Unsupported(format!("{pointer}: oneOf is not an array")))?;
     let mut out: Vec<Value> = Vec::new();
     for b in branches {
         let m = b
-            .as_object()
+            .entries()
             .ok_or_else(|| Unsupported(format!("{pointer}: oneOf branch is not an object")))?;
+        if b.has_duplicate_keys() {
+            return Err(Unsupported(format!("{pointer}: a keyword appears twice")));
+        }
         let mut accepted: Option<Vec<Value>> = None;
         let mut ty: Option<TypeSet> = None;
         for (k, v) in m {
-            match k.as_str() {
+            match k {
                 "const" => intersect(&mut accepted, scalars(std::slice::from_ref(v), pointer)?),
                 "enum" => intersect(
                     &mut accepted,
-                    scalars(v.as_array().map(Vec::as_slice).unwrap_or(&[]), pointer)?,
+                    scalars(v.as_array().unwrap_or(&[]), pointer)?,
                 ),
                 "type" => ty = Some(types(v, pointer)?),
                 k if is_validation_keyword(k) => {
@@ -459,17 +472,16 @@ fn one_of_consts(value: &Value, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupp
     Ok(out)
 }
 
-fn number(value: &Value, pointer: &Path<'_>, keyword: &str) -> Result<Number, Unsupported> {
-    match value {
-        Value::Number(n) => Ok(n.clone()),
-        _ => Err(Unsupported(format!("{pointer}: {keyword} is not a number"))),
-    }
+fn number<J: Tree>(value: &J, pointer: &Path<'_>, keyword: &str) -> Result<Number, Unsupported> {
+    value
+        .as_number()
+        .ok_or_else(|| Unsupported(format!("{pointer}: {keyword} is not a number")))
 }
 
-fn count(value: &Value, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupported> {
+fn count<J: Tree>(value: &J, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupported> {
     // jsonschema accepts 2.0 where a count is expected
-    match value {
-        Value::Number(n) => n
+    match value.as_number() {
+        Some(n) => n
             .as_u64()
             .or_else(|| {
                 n.as_f64()
@@ -483,11 +495,11 @@ fn count(value: &Value, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupp
 
 /// `pattern` and `multipleOf` are checked by a validator compiled from just those keywords, so
 /// that regular-expression dialect and decimal arithmetic are exactly the validator's.
-fn delegate(map: &Map<String, Value>, pointer: &Path<'_>) -> Result<Validator, Unsupported> {
+fn delegate<J: Tree>(schema: &J, pointer: &Path<'_>) -> Result<Validator, Unsupported> {
     let mut sub = Map::new();
     for k in ["pattern", "multipleOf"] {
-        if let Some(v) = map.get(k) {
-            sub.insert(k.to_owned(), v.clone());
+        if let Some(v) = schema.get(k) {
+            sub.insert(k.to_owned(), v.to_value());
         }
     }
     Validator::compile(&Value::Object(sub)).map_err(|e| Unsupported(format!("{pointer}: {e}")))

@@ -17,6 +17,7 @@
 mod compile;
 pub(crate) mod fields;
 mod guard;
+pub(crate) mod tree;
 mod walk;
 
 use serde::Serialize;
@@ -51,6 +52,12 @@ impl std::fmt::Debug for Plan {
 impl Plan {
     /// Compiles `schema`; fails when the schema uses a keyword the plan cannot check exactly.
     pub fn compile(schema: &Value) -> Result<Plan, Unsupported> {
+        compile::compile(schema)
+    }
+
+    /// Compiles a schema from any [`tree::Tree`] (registration reads derived schemas into the
+    /// cheaper borrowed one).
+    pub(crate) fn compile_tree<J: tree::Tree>(schema: &J) -> Result<Plan, Unsupported> {
         compile::compile(schema)
     }
 
