@@ -5,7 +5,9 @@
 //!   first time (each tool's definition derived by schemars and made strict on first access,
 //!   measured in a fresh child process per sample) and again in the same process ("definitions
 //!   already derived": since stop 9 each typed tool's check is also compiled once per process and
-//!   shared, so this is what a second `ToolSet` pays);
+//!   shared, so this is what a second `ToolSet` pays), and the first time again with the work
+//!   prepared first over every core the process may use (`ToolSet::prepare`, as `toolset!` does;
+//!   the instruction counts leave this row out: callgrind counts only the measuring thread);
 //! - catalogs of 1,000 dynamic definitions: all expressible by the compiled plan, 10% not
 //!   (`uniqueItems`, a non-null `anyOf`, a two-branch `allOf`: those tools get their jsonschema
 //!   validator compiled at registration), and none expressible;
@@ -26,7 +28,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use serde_json::{Value, json};
 use tool_runtime::validate::Validator;
-use tool_runtime::{CallContext, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{CallContext, Prepare, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -45,15 +47,19 @@ impl<const N: usize> Tool for Numbered<N> {
     type Output = u32;
 
     /// Derived on first access and kept, as the `static` `#[tool]` generates per tool (a `static`
-    /// in a generic function is shared by every instantiation, hence the map).
+    /// in a generic function is shared by every instantiation, hence the map). Derived outside
+    /// the map's lock, as each tool's own `static` would be, so threads preparing different tools
+    /// do not wait for each other.
     fn definition() -> &'static ToolDefinition {
-        DEFINITIONS.lock().unwrap().entry(N).or_insert_with(|| {
-            let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
-            Box::leak(Box::new(derived_definition::<SearchArgs>(
-                name,
-                "Search the notes.",
-            )))
-        })
+        if let Some(d) = DEFINITIONS.lock().unwrap().get(&N) {
+            return d;
+        }
+        let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
+        let def: &'static ToolDefinition = Box::leak(Box::new(derived_definition::<SearchArgs>(
+            name,
+            "Search the notes.",
+        )));
+        DEFINITIONS.lock().unwrap().entry(N).or_insert(def)
     }
 
     async fn call(args: SearchArgs, _cx: &CallContext) -> Result<u32, ToolError> {
@@ -76,6 +82,43 @@ macro_rules! register_tens {
     (@ $set:ident, $h:literal, $($t:literal)*) => {
         $( register_units!($set, $h, $t); )*
     };
+}
+
+macro_rules! prepare_tens {
+    ($h:literal) => {
+        prepare_tens!(@ $h, 0 1 2 3 4 5 6 7 8 9)
+    };
+    (@ $h:literal, $($t:literal)*) => {
+        [$( prepare_units!($h, $t) ),*]
+    };
+}
+macro_rules! prepare_units {
+    ($h:literal, $t:literal) => {
+        prepare_units!(@ $h, $t, 0 1 2 3 4 5 6 7 8 9)
+    };
+    (@ $h:literal, $t:literal, $($u:literal)*) => {
+        [$( Prepare::of::<Numbered<{ $h * 100 + $t * 10 + $u }>>() ),*]
+    };
+}
+
+/// The registration work of the 1,000 typed tools, as `toolset!` hands it to `ToolSet::prepare`.
+fn prepare_1000_typed() -> Vec<Prepare> {
+    [
+        prepare_tens!(0),
+        prepare_tens!(1),
+        prepare_tens!(2),
+        prepare_tens!(3),
+        prepare_tens!(4),
+        prepare_tens!(5),
+        prepare_tens!(6),
+        prepare_tens!(7),
+        prepare_tens!(8),
+        prepare_tens!(9),
+    ]
+    .into_iter()
+    .flatten()
+    .flatten()
+    .collect()
 }
 
 fn register_1000_typed() -> ToolSet {
@@ -215,9 +258,14 @@ fn empty_calls() -> Vec<ToolCall> {
 const COLD_CHILD: &str = "REGISTRATION_COLD_CHILD";
 
 /// In the child: the first registration of the 1,000 typed tools in this process, derivation
-/// included, printed in nanoseconds.
-fn cold_child() {
+/// included, printed in nanoseconds; `prepared`: with the work prepared first on every core, as
+/// `toolset!` does.
+fn cold_child(prepared: bool) {
+    let tools = prepare_1000_typed();
     let start = Instant::now();
+    if prepared {
+        ToolSet::prepare(black_box(&tools));
+    }
     let set = black_box(register_1000_typed());
     let elapsed = start.elapsed();
     assert_eq!(set.len(), 1000);
@@ -225,9 +273,9 @@ fn cold_child() {
 }
 
 /// Runs one child process and reads its measurement.
-fn cold_once() -> Duration {
+fn cold_once(prepared: bool) -> Duration {
     let out = Command::new(std::env::current_exe().unwrap())
-        .env(COLD_CHILD, "1")
+        .env(COLD_CHILD, if prepared { "prepared" } else { "1" })
         .output()
         .unwrap();
     assert!(
@@ -252,7 +300,11 @@ fn registration(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function(
         "typed tools, first registration (derivation included)",
-        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once()).sum()),
+        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once(false)).sum()),
+    );
+    g.bench_function(
+        "typed tools, first registration, prepared on every core (as toolset! does)",
+        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once(true)).sum()),
     );
     g.bench_function("typed tools, definitions already derived", |b| {
         b.iter(register_1000_typed)
@@ -339,8 +391,8 @@ fn instr_cases() -> Vec<instr::Case> {
 }
 
 fn main() {
-    if std::env::var_os(COLD_CHILD).is_some() {
-        cold_child();
+    if let Some(mode) = std::env::var_os(COLD_CHILD) {
+        cold_child(mode == "prepared");
         return;
     }
     if instr::run_if_requested(instr_cases) {

@@ -24,7 +24,7 @@ pub use tool::{
     State, StateRequirement, Tool,
 };
 pub use tool_macros::{ToolArgs, tool};
-pub use toolset::{DynHandler, RegistrationError, ToolSet};
+pub use toolset::{DynHandler, Prepare, RegistrationError, ToolSet};
 
 /// What the `#[tool]` macro's expansion refers to. Not a public API: it may change in any release.
 #[doc(hidden)]

@@ -67,11 +67,14 @@ pub trait Tool: Send + Sync + 'static {
 /// [`RegistrationError::DuplicateName`](crate::RegistrationError::DuplicateName).
 ///
 /// Every tool's `strict` request is checked here too (see [`ToolDefinition::strict_problems`]).
+/// The tools' definitions and checks are made first, spread over the machine's cores when there
+/// are many (see [`ToolSet::prepare`](crate::ToolSet::prepare)).
 #[macro_export]
 macro_rules! toolset {
     ($($tool:path),* $(,)?) => {{
         $crate::__private::check_unique_names!($crate; $($tool),*);
         (|| -> ::core::result::Result<$crate::ToolSet, $crate::RegistrationError> {
+            $crate::ToolSet::prepare(&[$($crate::Prepare::of::<$tool>()),*]);
             #[allow(unused_mut)]
             let mut set = $crate::ToolSet::new();
             $( $crate::__private::register::<$tool>(&mut set)?; )*

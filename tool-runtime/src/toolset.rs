@@ -1,6 +1,10 @@
 //! `ToolSet`: the registry. Names unique, schemas present, validators compiled, state checked, all
 //! at registration; hydration of calls against it.
 
+mod prepare;
+
+pub use prepare::Prepare;
+
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -360,12 +364,13 @@ fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
     {
         *layout = Layout::new(plan, reader.fields);
     }
-    let check = Arc::new(check);
-    CHECKS
+    // two threads preparing the same tool keep the first check, so every set shares one
+    Ok(CHECKS
         .write()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(id, check.clone());
-    Ok(check)
+        .entry(id)
+        .or_insert_with(|| Arc::new(check))
+        .clone())
 }
 
 impl Entry {
