@@ -64,9 +64,53 @@ impl Validator {
     pub fn violations(&self, instance: &Value) -> Vec<Violation> {
         self.inner
             .iter_errors(instance)
-            .map(|e| Violation::new(e.instance_path().to_string(), e.to_string()))
+            .map(|e| Violation::new(e.instance_path().to_string(), message(&e)))
             .collect()
     }
+}
+
+/// The message of one violation. For `anyOf` and `oneOf` (an `Option` of an enum is an `anyOf`
+/// of the enum and `null`), jsonschema only says that no alternative matched; a model told that
+/// tends to send the same value again, so each alternative's own refusal is appended: what the
+/// allowed values are, or which type was expected.
+fn message(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    let base = e.to_string();
+    let (Kind::AnyOf { context } | Kind::OneOfNotValid { context }) = e.kind() else {
+        return base;
+    };
+    let at = e.instance_path().to_string();
+    // alternatives that each wanted one constant (schemars' documented unit variants) are listed
+    // as one set of allowed values
+    let mut constants = Vec::new();
+    let mut alternatives = Vec::new();
+    for refusals in context.iter().filter(|refusals| !refusals.is_empty()) {
+        if let Some(expected) = refusals.iter().find_map(|r| match r.kind() {
+            Kind::Constant { expected_value } => Some(expected_value.to_string()),
+            _ => None,
+        }) {
+            constants.push(expected);
+            continue;
+        }
+        let refused: Vec<String> = refusals
+            .iter()
+            .map(|r| {
+                let path = r.instance_path().to_string();
+                match path.strip_prefix(&at) {
+                    Some("") | None => message(r),
+                    Some(below) => format!("at {below}: {}", message(r)),
+                }
+            })
+            .collect();
+        alternatives.push(refused.join(", and "));
+    }
+    if !constants.is_empty() {
+        alternatives.insert(0, format!("expected one of {}", constants.join(", ")));
+    }
+    if alternatives.is_empty() {
+        return base;
+    }
+    format!("{base} ({})", alternatives.join("; or "))
 }
 
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
@@ -94,6 +138,56 @@ mod tests {
         assert!(
             errs.iter()
                 .any(|e| e.pointer.is_empty() && e.message.contains("\"b\""))
+        );
+    }
+
+    #[test]
+    fn an_unmatched_any_of_says_what_each_alternative_wanted() {
+        let v = Validator::compile(&json!({
+            "type": "object",
+            "properties": {
+                "priority": {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}]},
+                "at": {"oneOf": [
+                    {"type": "object", "properties": {"day": {"type": "integer"}}},
+                    {"type": "string"}
+                ]}
+            },
+            "$defs": {"P": {"type": "string", "enum": ["low", "high"]}}
+        }))
+        .unwrap();
+        let errs = v.violations(&json!({"priority": {}, "at": {"day": "monday"}}));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        // schemars' unit enums with documented variants: a oneOf of constants
+        let documented = Validator::compile(&json!({
+            "anyOf": [
+                {"oneOf": [{"type": "string", "const": "low"}, {"type": "string", "const": "high"}]},
+                {"type": "null"}
+            ]
+        }))
+        .unwrap();
+        let refused = documented.violations(&json!({"low": 10}));
+        assert!(
+            refused[0].message.contains(
+                r#"(expected one of "low", "high"); or {"low":10} is not of type "null""#
+            ),
+            "{}",
+            refused[0].message
+        );
+        let priority = errs.iter().find(|e| e.pointer == "/priority").unwrap();
+        assert!(
+            priority
+                .message
+                .contains(r#"{} is not one of "low" or "high""#)
+                && priority.message.contains(r#"{} is not of type "null""#),
+            "{}",
+            priority.message
+        );
+        let at = errs.iter().find(|e| e.pointer == "/at").unwrap();
+        assert!(
+            at.message
+                .contains(r#"at /day: "monday" is not of type "integer""#),
+            "{}",
+            at.message
         );
     }
 
