@@ -75,8 +75,8 @@ async fn the_model_creates_a_task_after_the_user_confirms_it() {
     let agent = Agent::new(setup::local(&url).model, executor, config);
 
     // Some conversations go nowhere: the model repeats one invalid call (`"priority": {}` four
-    // times, or ever longer made-up keys) until the retry budget is spent; in 16 runs of this
-    // test (2026-11-23) that happened to 1 to 3 conversations in a row, once 3. Such a conversation must still have refused every call before anyone was asked and
+    // times, or ever longer made-up keys) until the retry budget is spent; in one of 16 runs of
+    // this test (2026-11-23) three conversations in a row did. Such a conversation must still have refused every call before anyone was asked and
     // left the database alone; then a fresh one is started, up to CONVERSATIONS.
     for conversation in 1..=CONVERSATIONS {
         asked.lock().unwrap().clear();
