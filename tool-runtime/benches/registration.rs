@@ -19,10 +19,8 @@
 //!
 //! Instruction counts: `bash bench/instr.sh registration` (see `support/instr.rs`).
 
-use std::collections::HashMap;
 use std::hint::black_box;
 use std::process::Command;
-use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
@@ -34,32 +32,20 @@ use tool_runtime::{CallContext, Prepare, Tool, ToolCall, ToolDefinition, ToolErr
 mod common;
 #[path = "support/instr.rs"]
 mod instr;
-use common::{SearchArgs, derived_definition};
+use common::{SearchArgs, definition_once, derived_definition};
 
 /// One of 1,000 distinct typed tools sharing the realistic argument type.
 struct Numbered<const N: usize>;
-
-static DEFINITIONS: LazyLock<Mutex<HashMap<usize, &'static ToolDefinition>>> =
-    LazyLock::new(Default::default);
 
 impl<const N: usize> Tool for Numbered<N> {
     type Args = SearchArgs;
     type Output = u32;
 
-    /// Derived on first access and kept, as the `static` `#[tool]` generates per tool (a `static`
-    /// in a generic function is shared by every instantiation, hence the map). Derived outside
-    /// the map's lock, as each tool's own `static` would be, so threads preparing different tools
-    /// do not wait for each other.
     fn definition() -> &'static ToolDefinition {
-        if let Some(d) = DEFINITIONS.lock().unwrap().get(&N) {
-            return d;
-        }
-        let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
-        let def: &'static ToolDefinition = Box::leak(Box::new(derived_definition::<SearchArgs>(
-            name,
-            "Search the notes.",
-        )));
-        DEFINITIONS.lock().unwrap().entry(N).or_insert(def)
+        definition_once::<Self>(|| {
+            let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
+            derived_definition::<SearchArgs>(name, "Search the notes.")
+        })
     }
 
     async fn call(args: SearchArgs, _cx: &CallContext) -> Result<u32, ToolError> {

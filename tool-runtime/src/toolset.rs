@@ -25,7 +25,7 @@ use crate::hydrate::{
     parse_arguments,
 };
 use crate::tool::{CallContext, Extensions, StateRequirement, Tool};
-use crate::validate::{SchemaError, Validator, find_remote_ref};
+use crate::validate::{SchemaError, Validator};
 
 /// The body of a tool registered at run time: JSON arguments in, JSON result out.
 pub type DynHandler =
@@ -270,15 +270,7 @@ impl Check {
                 let text = definition.parameters.get();
                 let tree: Borrowed = serde_json::from_str(text)
                     .expect("parameters is a RawValue and therefore valid JSON");
-                if Tree::get(&tree, "type").and_then(Tree::as_str) != Some("object") {
-                    return Err(RegistrationError::NotAnObject(name));
-                }
-                if let Some(reference) = remote_ref(&tree) {
-                    return Err(RegistrationError::RemoteRef {
-                        name,
-                        reference: reference.to_owned(),
-                    });
-                }
+                registrable(&name, &tree)?;
                 match Plan::compile_tree(&tree) {
                     Ok(plan) => Check::Plan {
                         plan,
@@ -294,15 +286,7 @@ impl Check {
             }
             SchemaOrigin::Verbatim | SchemaOrigin::Dynamic => {
                 let schema = definition.parameters_value();
-                if schema.get("type").and_then(Value::as_str) != Some("object") {
-                    return Err(RegistrationError::NotAnObject(name));
-                }
-                if let Some(reference) = find_remote_ref(&schema) {
-                    return Err(RegistrationError::RemoteRef {
-                        name,
-                        reference: reference.to_owned(),
-                    });
-                }
+                registrable(&name, &schema)?;
                 let invalid = |error| RegistrationError::InvalidSchema {
                     name: name.clone(),
                     error,
@@ -325,6 +309,21 @@ impl Check {
             }
         })
     }
+}
+
+/// What registration asks of any argument schema, whichever tree it was read into: an object at
+/// the top, and no `$ref` outside the document.
+fn registrable<J: Tree>(name: &str, schema: &J) -> Result<(), RegistrationError> {
+    if schema.get("type").and_then(Tree::as_str) != Some("object") {
+        return Err(RegistrationError::NotAnObject(name.to_owned()));
+    }
+    if let Some(reference) = remote_ref(schema) {
+        return Err(RegistrationError::RemoteRef {
+            name: name.to_owned(),
+            reference: reference.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// One registered tool: its definition, how its arguments are checked, and its body.

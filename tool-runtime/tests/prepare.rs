@@ -12,13 +12,10 @@ use tool_runtime::{
     CallContext, Prepare, RegistrationError, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
 };
 
-use common::{SearchArgs, VALID, derived_definition};
+use common::{SearchArgs, VALID, definition_once, derived_definition};
 
 /// Which thread derived each tool's definition.
 static DERIVED_ON: LazyLock<Mutex<HashMap<usize, ThreadId>>> = LazyLock::new(Default::default);
-static DEFINITIONS: LazyLock<Mutex<HashMap<usize, &'static ToolDefinition>>> =
-    LazyLock::new(Default::default);
-
 /// Tool `N` of many; tool 13's name is invalid, tool 1000 panics while defining itself.
 struct Many<const N: usize>;
 
@@ -27,26 +24,21 @@ impl<const N: usize> Tool for Many<N> {
     type Output = u32;
 
     fn definition() -> &'static ToolDefinition {
-        if let Some(d) = DEFINITIONS.lock().unwrap().get(&N) {
-            return d;
-        }
-        assert!(N != 1000, "tool {N} cannot define itself");
-        // slow enough that every preparing thread gets some of the work
-        std::thread::sleep(Duration::from_millis(2));
-        let name: &'static str = if N == 13 {
-            "not a valid name"
-        } else {
-            Box::leak(format!("many_{N}").into_boxed_str())
-        };
-        let def = Box::leak(Box::new(derived_definition::<SearchArgs>(
-            name,
-            "One of many.",
-        )));
-        DERIVED_ON
-            .lock()
-            .unwrap()
-            .insert(N, std::thread::current().id());
-        DEFINITIONS.lock().unwrap().entry(N).or_insert(def)
+        definition_once::<Self>(|| {
+            assert!(N != 1000, "tool {N} cannot define itself");
+            // slow enough that every preparing thread gets some of the work
+            std::thread::sleep(Duration::from_millis(2));
+            let name: &'static str = if N == 13 {
+                "not a valid name"
+            } else {
+                Box::leak(format!("many_{N}").into_boxed_str())
+            };
+            DERIVED_ON
+                .lock()
+                .unwrap()
+                .insert(N, std::thread::current().id());
+            derived_definition::<SearchArgs>(name, "One of many.")
+        })
     }
 
     async fn call(args: SearchArgs, _cx: &CallContext) -> Result<u32, ToolError> {

@@ -1,7 +1,9 @@
 //! Tools written by hand the way `#[tool]` expands them, shared by the tests and the benches.
 #![allow(dead_code)]
 
-use std::sync::LazyLock;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -82,6 +84,25 @@ pub fn derived_definition<A: JsonSchema>(
     def.schema_origin = SchemaOrigin::Derived;
     def.safety = Safety::ReadOnly;
     def
+}
+
+/// The definition of tool type `T`, made by `make` on first use and kept, as the `static`
+/// `#[tool]` generates per tool (a `static` in a generic function would be shared by every
+/// instantiation, hence the map). Made outside the map's lock, as each tool's own `static` would
+/// be, so threads making different tools' definitions do not wait for each other.
+pub fn definition_once<T: 'static>(
+    make: impl FnOnce() -> ToolDefinition,
+) -> &'static ToolDefinition {
+    static MADE: LazyLock<Mutex<HashMap<TypeId, &'static ToolDefinition>>> =
+        LazyLock::new(Default::default);
+    if let Some(d) = MADE.lock().unwrap().get(&TypeId::of::<T>()) {
+        return d;
+    }
+    let made: &'static ToolDefinition = Box::leak(Box::new(make()));
+    MADE.lock()
+        .unwrap()
+        .entry(TypeId::of::<T>())
+        .or_insert(made)
 }
 
 /// `search_notes`: the realistic tool.

@@ -134,9 +134,8 @@ impl<'a> Tree for Borrowed<'a> {
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
 /// scheme), if any.
 pub(crate) fn remote_ref<T: Tree>(schema: &T) -> Option<&str> {
-    if let Some(entries) = schema.entries() {
+    if let Some(mut entries) = schema.entries() {
         // one pass over the entries, no lookup: this runs on every registration
-        let mut entries = entries;
         return entries.find_map(|(k, v)| match v.as_str() {
             Some(r) if k == "$ref" && !r.starts_with('#') => Some(r),
             _ => remote_ref(v),
