@@ -101,7 +101,7 @@ pub fn conversation(model: &ChatModel, transcript: &[TranscriptEntry]) -> Vec<Va
                 if !text.trim().is_empty() || !calls.is_empty() {
                     out.extend(model.assistant_entries(&decoded));
                 }
-                open_calls = calls.iter().map(|c| c.id.clone()).collect();
+                open_calls = calls.iter().map(|c| c.id.to_string()).collect();
             }
             TranscriptEntry::Tool {
                 call_id,
@@ -113,7 +113,7 @@ pub fn conversation(model: &ChatModel, transcript: &[TranscriptEntry]) -> Vec<Va
                     continue;
                 }
                 results.push(ToolResult {
-                    call_id: call_id.clone(),
+                    call_id: call_id.into(),
                     name: tool.clone(),
                     outcome: outcome_of(*status, result),
                 });

@@ -257,7 +257,7 @@ fn reader_impl(
     let names: Vec<&String> = fields.iter().map(|f| &f.wire).collect();
     let slots: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
     let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
-    let indices = 0..fields.len();
+    let indices: Vec<usize> = (0..fields.len()).collect();
     let idents = fields.iter().map(|f| &f.ident);
     let fills = fields.iter().map(|f| match &f.default {
         Some(d) => d.clone(),
@@ -279,9 +279,14 @@ fn reader_impl(
                 #[allow(unused_imports)]
                 use #fast::{ViaGuard as _, ViaLeaf as _};
                 #(let mut #slots: ::core::option::Option<#types> = ::core::option::Option::None;)*
-                while let ::core::option::Option::Some(__key) = __fields.next_key()? {
-                    match __key.as_str() {
-                        #(#names => __fields.value(
+                while let ::core::option::Option::Some(__index) = __fields.next_field(|__key| {
+                    match __key {
+                        #(#names => #indices,)*
+                        _ => usize::MAX,
+                    }
+                })? {
+                    match __index {
+                        #(#indices => __fields.value(
                             #indices,
                             &mut #slots,
                             (&&#fast::Probe::<#types>::NEW).kind(),

@@ -6,6 +6,7 @@ pub mod definition;
 pub mod error;
 pub mod executor;
 pub mod hydrate;
+mod id;
 pub mod schema;
 pub mod select;
 pub mod store;
@@ -19,6 +20,7 @@ pub use definition::{
 pub use error::{ErrorCode, ToolError, Violation};
 pub use executor::{Execution, Executor, ExecutorConfig, Outcome};
 pub use hydrate::{Arguments, Limits, Repair, ToolCall, ToolInstance};
+pub use id::SharedId;
 pub use tool::{
     CallContext, CallId, CorrelationId, Extensions, FromCallContext, Initiator, Run, Session,
     State, StateRequirement, Tool,

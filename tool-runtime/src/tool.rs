@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
+use crate::id::SharedId;
 
 /// A tool: a canonical definition, a typed argument type, and a body.
 ///
@@ -175,9 +176,9 @@ impl StateRequirement {
 #[derive(Debug, Clone, Default)]
 pub struct CallContext {
     /// The provider's call id (or a generated stable one).
-    pub call_id: String,
+    pub call_id: SharedId,
     /// Ties every record of one user request together.
-    pub correlation_id: String,
+    pub correlation_id: SharedId,
     /// The session the call belongs to, if any.
     pub session: Option<String>,
     /// Who started the call.
@@ -188,7 +189,7 @@ pub struct CallContext {
 
 impl CallContext {
     /// A context with the given call id and empty state; correlation id equals the call id.
-    pub fn new(call_id: impl Into<String>) -> Self {
+    pub fn new(call_id: impl Into<SharedId>) -> Self {
         let call_id = call_id.into();
         CallContext {
             correlation_id: call_id.clone(),
@@ -241,7 +242,7 @@ pub struct CallId(pub String);
 
 impl FromCallContext for CallId {
     fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
-        Ok(CallId(cx.call_id.clone()))
+        Ok(CallId(cx.call_id.to_string()))
     }
 }
 
@@ -251,7 +252,7 @@ pub struct CorrelationId(pub String);
 
 impl FromCallContext for CorrelationId {
     fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
-        Ok(CorrelationId(cx.correlation_id.clone()))
+        Ok(CorrelationId(cx.correlation_id.to_string()))
     }
 }
 

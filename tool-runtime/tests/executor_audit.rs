@@ -162,7 +162,7 @@ async fn the_activity_feed_filters_by_tool_and_initiator() {
         exec.activity(&q)
             .unwrap()
             .into_iter()
-            .map(|r| r.call_id)
+            .map(|r| r.call_id.to_string())
             .collect()
     };
     assert_eq!(feed(ActivityQuery::default()), ["c2", "c1", "c0"]);

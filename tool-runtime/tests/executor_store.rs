@@ -93,11 +93,11 @@ impl Backend {
 fn op(id: &str, created_ms: u64) -> PendingOperation {
     PendingOperation {
         id: id.into(),
-        call_id: format!("call-{id}"),
+        call_id: format!("call-{id}").into(),
         tool: "delete_note".into(),
         arguments: json!({"text": id}),
         preview: Preview {
-            call_id: format!("call-{id}"),
+            call_id: format!("call-{id}").into(),
             tool: "delete_note".into(),
             intent: format!("Delete {id}"),
             category: Safety::Modify,
@@ -330,7 +330,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
     AuditRecord {
         timestamp_ms: 1_000 + i,
         correlation_id: corr.into(),
-        call_id: format!("c{i}"),
+        call_id: format!("c{i}").into(),
         session: session.map(Into::into),
         tool: tool.into(),
         category: Safety::ReadOnly,
@@ -366,7 +366,7 @@ fn audit_query(b: &Backend) {
             .query_audit(&q)
             .unwrap()
             .into_iter()
-            .map(|r| r.call_id)
+            .map(|r| r.call_id.to_string())
             .collect()
     };
     assert_eq!(q(ActivityQuery::default()), ["c3", "c2", "c1", "c0"]);

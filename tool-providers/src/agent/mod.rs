@@ -42,7 +42,9 @@ use serde_json::Value;
 use tool_runtime::executor::{Executor, Outcome, Status};
 use tool_runtime::select::{Catalog, PickOptions};
 use tool_runtime::store::PendingState;
-use tool_runtime::{CallContext, ErrorCode, Initiator, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{
+    CallContext, ErrorCode, Initiator, SharedId, ToolCall, ToolDefinition, ToolError,
+};
 
 pub use events::{AgentEvent, ConfirmWithEvents, EventSink};
 pub use model::{ChatModel, ToolMode, Turn};
@@ -214,7 +216,7 @@ struct Progress {
     call_costs: Vec<CallCost>,
     repairs: Vec<RepairRecord>,
     mode: ToolMode,
-    correlation_id: String,
+    correlation_id: SharedId,
 }
 
 impl Progress {
@@ -234,7 +236,7 @@ impl Progress {
             call_costs: self.call_costs.clone(),
             repairs: self.repairs.clone(),
             tool_mode: self.mode,
-            correlation_id: self.correlation_id.clone(),
+            correlation_id: self.correlation_id.to_string(),
         }
     }
 }
@@ -314,7 +316,7 @@ impl Agent {
             call_costs: Vec::new(),
             repairs: Vec::new(),
             mode: self.model.mode(),
-            correlation_id: new_correlation_id(),
+            correlation_id: new_correlation_id().into(),
         };
         let result = self.drive(&mut p).await;
         self.keep_partial(&p, result)
@@ -398,7 +400,7 @@ impl Agent {
             call_costs: state.call_costs.clone(),
             repairs: state.repairs.clone(),
             mode: state.tool_mode,
-            correlation_id: state.correlation_id.clone(),
+            correlation_id: state.correlation_id.as_str().into(),
         };
         if !still.is_empty() {
             let done = results
@@ -612,7 +614,7 @@ impl Agent {
         let mut batch: Vec<ToolCall> = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit(AgentEvent::CallStarted {
-                call_id: call.id.clone(),
+                call_id: call.id.to_string(),
                 tool: call.name.clone(),
                 arguments: arguments_value(call),
             });
@@ -685,7 +687,7 @@ impl Agent {
         };
         let conversation = [self.model.user_message(&repair::prompt(def, &sent, error))];
         let mut record = RepairRecord {
-            call_id: call.id.clone(),
+            call_id: call.id.to_string(),
             tool: call.name.clone(),
             sent: arguments_value(call),
             error: error.clone(),
@@ -742,7 +744,7 @@ impl Agent {
             }
         };
         self.emit(AgentEvent::ArgumentsRepaired {
-            call_id: call.id.clone(),
+            call_id: call.id.to_string(),
             tool: call.name.clone(),
             fixed: record.fixed,
             arguments: record.repaired.clone(),
@@ -759,13 +761,13 @@ impl Agent {
         };
         let result = outcome.to_value();
         self.emit(AgentEvent::CallFinished {
-            call_id: call.id.clone(),
+            call_id: call.id.to_string(),
             tool: call.name.clone(),
             status,
             result: result.clone(),
         });
         p.transcript.push(TranscriptEntry::Tool {
-            call_id: call.id.clone(),
+            call_id: call.id.to_string(),
             tool: call.name.clone(),
             status,
             result,
@@ -788,7 +790,7 @@ impl Agent {
                 cache_creation_input_tokens: share(usage.cache_creation_input_tokens),
             };
             p.call_costs.push(CallCost {
-                call_id: call.id.clone(),
+                call_id: call.id.to_string(),
                 tool: call.name.clone(),
                 usage: u,
                 cost: self.config.pricing.map(|pr| pr.cost(&u)),
@@ -839,7 +841,7 @@ impl Agent {
             call_costs: p.call_costs.clone(),
             repairs: p.repairs.clone(),
             iterations: p.iterations,
-            correlation_id: p.correlation_id.clone(),
+            correlation_id: p.correlation_id.to_string(),
         }
     }
 }

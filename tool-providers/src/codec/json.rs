@@ -97,7 +97,7 @@ pub(crate) fn call(
         ),
     };
     ToolCall {
-        id,
+        id: id.into(),
         name: name.to_owned(),
         arguments,
     }

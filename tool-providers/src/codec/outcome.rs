@@ -5,7 +5,7 @@
 //! if something broke.
 
 use serde_json::{Value, json};
-use tool_runtime::{ToolCall, ToolError};
+use tool_runtime::{SharedId, ToolCall, ToolError};
 
 /// The outcome of one call. The executor maps its own result type onto this.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +60,7 @@ impl ToolOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     /// The call id (a provider's, or a generated one; see [`super::ids`]).
-    pub call_id: String,
+    pub call_id: SharedId,
     /// The tool's name (Ollama and Gemini match results by name).
     pub name: String,
     /// What happened.

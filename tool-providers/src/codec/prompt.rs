@@ -252,7 +252,7 @@ fn push_calls(out: &mut PromptDecoded, v: &Value) -> bool {
         };
         let id = stable_id("prompt", out.calls.len(), name, &text);
         out.calls.push(ToolCall {
-            id,
+            id: id.into(),
             name: name.to_owned(),
             arguments,
         });

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::definition::{Safety, ToolDefinition};
 use crate::error::ToolError;
 use crate::hydrate::Repair;
+use crate::id::SharedId;
 use crate::tool::Initiator;
 
 use super::outcome::{Decider, Decision, Outcome, Status};
@@ -27,9 +28,9 @@ pub struct AuditRecord {
     /// When the call finished, milliseconds since the Unix epoch.
     pub timestamp_ms: u64,
     /// Ties the records of one user request together.
-    pub correlation_id: String,
+    pub correlation_id: SharedId,
     /// The call.
-    pub call_id: String,
+    pub call_id: SharedId,
     /// The session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,

@@ -12,6 +12,7 @@ use tracing::Instrument;
 use crate::definition::{Safety, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, Repair, ToolCall, ToolInstance};
+use crate::id::SharedId;
 use crate::store::{GateScope, JournalEntry, PendingOperation, PendingState, new_operation_id};
 use crate::tool::CallContext;
 use crate::toolset::Entry;
@@ -174,7 +175,7 @@ impl Executor {
                 Arguments::Json(arguments),
             );
             let mut step_cx = cx.clone();
-            step_cx.call_id = call_id;
+            step_cx.call_id = call.id.clone();
             let exec = self.call(&call, step_cx).await;
             let value = exec.value().cloned();
             done.push(exec);
@@ -200,7 +201,7 @@ impl Executor {
     /// confirmation (a person asked for the undo) but under the allow and deny lists, with the
     /// timeout and audit of any call; its call id is `<call_id>:undo`.
     pub async fn undo(&self, call_id: &str, cx: CallContext) -> Execution {
-        let undo_id = format!("{call_id}:undo");
+        let undo_id = SharedId::from(format!("{call_id}:undo"));
         let cx = self.context(&undo_id, cx);
         let started = Instant::now();
         let fail = |tool: &str, error: ToolError| Execution {
@@ -290,8 +291,8 @@ impl Executor {
 
     /// Fills in the context: the call id, a correlation id when none was given, and the
     /// toolset's state.
-    pub(crate) fn context(&self, call_id: &str, mut cx: CallContext) -> CallContext {
-        cx.call_id = call_id.to_owned();
+    pub(crate) fn context(&self, call_id: &SharedId, mut cx: CallContext) -> CallContext {
+        cx.call_id = call_id.clone();
         if cx.correlation_id.is_empty() {
             cx.correlation_id = cx.call_id.clone();
         }
@@ -579,7 +580,7 @@ impl Executor {
     ) {
         let Some(inverse) = inverse else { return };
         let entry = JournalEntry {
-            call_id: cx.call_id.clone(),
+            call_id: cx.call_id.to_string(),
             tool: def.name.to_string(),
             inverse,
             created_ms: now_ms(),

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::definition::Safety;
 use crate::error::ToolError;
+use crate::id::SharedId;
 
 /// How a call ended, as it is sent back to the model.
 ///
@@ -139,7 +140,7 @@ pub enum Decision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preview {
     /// The call this is about.
-    pub call_id: String,
+    pub call_id: SharedId,
     /// The tool.
     pub tool: String,
     /// The tool's intent template filled in with the arguments, or a generic sentence.
@@ -174,7 +175,7 @@ pub struct FirstUse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Execution {
     /// The call id.
-    pub call_id: String,
+    pub call_id: SharedId,
     /// The tool.
     pub tool: String,
     /// What goes back to the model.

@@ -15,14 +15,16 @@ pub use parse::{Arguments, Limits, Repair, check_limits, check_value_limits, rep
 
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
+use crate::id::SharedId;
 use crate::tool::CallContext;
 use crate::toolset::Entry;
 
 /// A call as decoded from a provider's response, before hydration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The provider's call id, or a generated stable one.
-    pub id: String,
+    /// The provider's call id, or a generated stable one. Shared, not copied, by every record
+    /// the call leads to.
+    pub id: SharedId,
     /// The tool the model asked for.
     pub name: String,
     /// The arguments as sent.
@@ -32,7 +34,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call.
     pub fn new(
-        id: impl Into<String>,
+        id: impl Into<SharedId>,
         name: impl Into<String>,
         arguments: impl Into<Arguments>,
     ) -> Self {
@@ -46,7 +48,7 @@ impl ToolCall {
 
 /// A hydrated call: validated, typed arguments bound to their tool, ready for the executor.
 pub struct ToolInstance {
-    pub(crate) call_id: String,
+    pub(crate) call_id: SharedId,
     pub(crate) entry: Arc<Entry>,
     /// The validated arguments as JSON, made from `typed` on first use: most calls on the fast
     /// path never need it, and when they do it costs one serialization of an already valid value.
@@ -68,7 +70,7 @@ impl std::fmt::Debug for ToolInstance {
 
 impl ToolInstance {
     /// The call id.
-    pub fn call_id(&self) -> &str {
+    pub fn call_id(&self) -> &SharedId {
         &self.call_id
     }
 

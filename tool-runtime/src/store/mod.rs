@@ -28,6 +28,7 @@ pub use redis_store::RedisStore;
 pub use sqlite::SqliteStore;
 
 use crate::executor::{ActivityQuery, AuditRecord, Outcome, Preview};
+use crate::id::SharedId;
 use crate::tool::Initiator;
 
 /// A call parked until a person approves or denies it.
@@ -36,7 +37,7 @@ pub struct PendingOperation {
     /// The operation's id (`op-` and 32 hex digits).
     pub id: String,
     /// The call it stands for.
-    pub call_id: String,
+    pub call_id: SharedId,
     /// The tool.
     pub tool: String,
     /// The validated arguments, as the tool will receive them (not redacted: they are needed to
@@ -45,7 +46,7 @@ pub struct PendingOperation {
     /// What the person is shown.
     pub preview: Preview,
     /// The call's correlation id.
-    pub correlation_id: String,
+    pub correlation_id: SharedId,
     /// The call's session.
     pub session: Option<String>,
     /// Who started the call.

@@ -228,7 +228,7 @@ impl Store for SqliteStore {
         self.conn()
             .execute(
                 "INSERT OR REPLACE INTO journal (call_id, undone, data) VALUES (?1, ?2, ?3)",
-                params![entry.call_id, entry.undone, to_json(entry)?],
+                params![entry.call_id.as_str(), entry.undone, to_json(entry)?],
             )
             .map_err(err)?;
         Ok(())
@@ -282,7 +282,7 @@ impl Store for SqliteStore {
                 params![
                     r.timestamp_ms as i64,
                     r.tool,
-                    r.correlation_id,
+                    r.correlation_id.as_str(),
                     initiator.as_str().unwrap_or_default(),
                     r.session,
                     to_json(r)?

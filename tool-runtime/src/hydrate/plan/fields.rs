@@ -219,9 +219,15 @@ pub struct Fields<'a, 'de, M: MapAccess<'de>> {
 }
 
 impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
-    /// The next key as sent (escapes decoded), `None` at the end of the object.
-    pub fn next_key(&mut self) -> Result<Option<KeyText<'de>>, M::Error> {
-        self.map.next_key()
+    /// The next key as the index `index_of` gives it (the field's index, or anything past the
+    /// last field for a key that is no field), `None` at the end of the object. The key is
+    /// matched where serde hands it over, borrowed or decoded, and never kept.
+    #[inline]
+    pub fn next_field<F: Fn(&str) -> usize>(
+        &mut self,
+        index_of: F,
+    ) -> Result<Option<usize>, M::Error> {
+        self.map.next_key_seed(FieldSeed(index_of))
     }
 
     /// Reads the value of field `index` into `slot`, checked against the field's schema node;
@@ -281,6 +287,32 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
     /// value, exactly as serde's derive asks it (`None` for an `Option`, an error otherwise).
     pub fn missing<T: DeserializeOwned>(&mut self) -> Result<T, M::Error> {
         T::deserialize(Missing).map_err(|_| refused())
+    }
+}
+
+/// A key, matched to a field index as it is read (serde's derive reads its field identifiers
+/// the same way).
+struct FieldSeed<F>(F);
+
+impl<'de, F: Fn(&str) -> usize> DeserializeSeed<'de> for FieldSeed<F> {
+    type Value = usize;
+
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<usize, D::Error> {
+        de.deserialize_identifier(self)
+    }
+}
+
+impl<F: Fn(&str) -> usize> de::Visitor<'_> for FieldSeed<F> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
+        Ok((self.0)(key))
     }
 }
 
