@@ -1,7 +1,7 @@
 //! Small helpers for reading provider JSON with precise errors.
 
 use serde_json::{Map, Value};
-use tool_runtime::{Arguments, ToolCall};
+use tool_runtime::{Arguments, SharedId, ToolCall};
 
 use super::{CodecError, Provider};
 
@@ -87,17 +87,18 @@ pub(crate) fn call(
     name: &str,
     arguments: Arguments,
 ) -> ToolCall {
-    let id = match id {
-        Some(id) if !id.is_empty() => id.to_owned(),
+    let id: SharedId = match id {
+        Some(id) if !id.is_empty() => id.into(),
         _ => super::ids::stable_id(
             provider.as_str(),
             position,
             name,
             &arguments_text(&arguments),
-        ),
+        )
+        .into(),
     };
     ToolCall {
-        id: id.into(),
+        id,
         name: name.to_owned(),
         arguments,
     }
