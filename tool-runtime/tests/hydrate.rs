@@ -28,13 +28,16 @@ fn call(name: &str, args: impl Into<Arguments>) -> ToolCall {
 fn valid_text_hydrates_on_the_fast_path_into_the_typed_arguments() {
     let set = set();
     assert!(set.has_fast_path("search_notes"));
-    let inst = set.hydrate(&call("search_notes", VALID)).unwrap();
+    let sent = call("search_notes", VALID);
+    let inst = set.hydrate(&sent).unwrap();
     let args = inst.args::<SearchArgs>().unwrap();
     assert_eq!(args.limit, 10);
     assert_eq!(args.filter.author.as_deref(), Some("ana"));
     assert!(inst.repairs().is_empty());
     assert!(inst.validated());
     assert_eq!(inst.call_id(), "call_1");
+    // the instance shares the call's id instead of copying it
+    assert!(std::ptr::eq(inst.call_id().as_str(), sent.id.as_str()));
     // arguments() is the typed value as JSON, made on demand
     assert_eq!(
         inst.arguments(),
@@ -456,4 +459,20 @@ fn no_schema_tools_follow_their_mode() {
     let inst = set.hydrate(&call("free_reader", r#"{"any": 1}"#)).unwrap();
     assert!(!inst.validated());
     assert_eq!(inst.arguments(), &json!({"any": 1}));
+}
+
+#[test]
+fn a_generated_reader_matches_escaped_keys_and_refuses_one_sent_twice() {
+    let set = ToolSet::new().with::<common::SearchNotesTool>().unwrap();
+    let plain = set.hydrate_fast_only("search_notes", VALID).unwrap();
+    // `\u0071uery` is `query`: serde hands the decoded key over, and the reader matches it
+    let escaped = VALID.replacen(r#""query""#, r#""\u0071uery""#, 1);
+    let read = set.hydrate_fast_only("search_notes", &escaped).unwrap();
+    assert_eq!(
+        read.downcast_ref::<common::SearchNotesTool>(),
+        plain.downcast_ref::<common::SearchNotesTool>()
+    );
+    // the same key once plain and once escaped is a repeated key: the fast path refuses it
+    let twice = VALID.replacen('{', r#"{"\u0071uery":"other","#, 1);
+    assert!(set.hydrate_fast_only("search_notes", &twice).is_none());
 }
