@@ -8,6 +8,8 @@
 use std::sync::{Arc, Mutex};
 
 use examples::research::{self, Db, DoiService};
+mod support;
+
 use examples::setup;
 use futures::FutureExt;
 use tool_providers::agent::{Agent, AgentConfig, TranscriptEntry};
@@ -81,36 +83,19 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
         .await
         .expect("the local server answered");
 
-    let created: Vec<_> = report
+    let ran = support::confirmed_calls(&report, "create_note", &asked.lock().unwrap());
+    let refused = report
         .audit
         .iter()
-        .filter(|r| r.tool == "create_note")
-        .collect();
-    let ran: Vec<_> = created
-        .iter()
-        .filter(|r| r.status == Status::Success)
-        .collect();
-    assert!(
-        !ran.is_empty(),
-        "the model made a valid create_note call: {:#?}",
-        report.transcript
-    );
-    for refused in created.iter().filter(|r| r.status != Status::Success) {
-        // Anything else was refused before it ran and before anyone was asked: unparsable
-        // JSON or arguments that do not fit the schema, decided by policy.
-        assert_eq!(refused.decided_by, Decider::Policy, "{refused:#?}");
-        assert_eq!(refused.attempts, 0, "{refused:#?}");
+        .filter(|r| r.tool == "create_note" && r.status != Status::Success);
+    for refused in refused {
+        // what policy refuses here: unparsable JSON or arguments that do not fit the schema
         let code = refused.error_code.as_deref().unwrap_or_default();
         assert!(
             code == "INVALID_JSON" || code == "INVALID_ARGUMENTS",
             "{refused:#?}"
         );
     }
-    // A person confirmed each call that ran, and only those.
-    let asked = asked.lock().unwrap();
-    assert_eq!(asked.len(), ran.len(), "{created:#?}");
-    assert!(asked.iter().all(|q| q.preview.tool == "create_note"));
-    assert!(ran.iter().all(|r| r.decided_by == Decider::User));
 
     // The database has exactly the notes that ran, as the model asked for them.
     let after = db.all_notes().unwrap();

@@ -7,6 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
+mod support;
+
 use examples::setup;
 use examples::tasks::{self, TaskDb};
 use futures::FutureExt;
@@ -101,31 +103,7 @@ async fn the_model_creates_a_task_after_the_user_confirms_it() {
             Err(e) => panic!("{CONVERSATIONS} conversations without a valid call: {e:?}"),
         };
 
-        let created: Vec<_> = report
-            .audit
-            .iter()
-            .filter(|r| r.tool == "create_task")
-            .collect();
-        let ran: Vec<_> = created
-            .iter()
-            .filter(|r| r.status == Status::Success)
-            .collect();
-        assert!(
-            !ran.is_empty(),
-            "the model made a valid create_task call: {:#?}",
-            report.transcript
-        );
-        for refused in created.iter().filter(|r| r.status != Status::Success) {
-            // Anything else was refused before it ran and before anyone was asked.
-            assert_eq!(refused.decided_by, Decider::Policy, "{refused:#?}");
-            assert_eq!(refused.attempts, 0, "{refused:#?}");
-        }
-        // A person confirmed each call that ran, and only those: invalid ones never reach the
-        // user.
-        let asked = asked.lock().unwrap();
-        assert_eq!(asked.len(), ran.len(), "{created:#?}");
-        assert!(asked.iter().all(|q| q.preview.tool == "create_task"));
-        assert!(ran.iter().all(|r| r.decided_by == Decider::User));
+        let ran = support::confirmed_calls(&report, "create_task", &asked.lock().unwrap());
 
         // The database has exactly the tasks that ran, as the model asked for them, pending.
         let after = db.all().unwrap();
