@@ -29,8 +29,9 @@ hydrate_object serde_valid 4000
 serde_invalid - 4000
 hydrate_invalid serde_invalid 4000"
 cases_registration="jsonschema_1000 - 3
+typed_first_derived jsonschema_1000 1
 typed_first jsonschema_1000 1
-typed_derived jsonschema_1000 3
+typed_again jsonschema_1000 3
 catalog_plannable jsonschema_1000 3
 catalog_mixed10 jsonschema_1000 3
 catalog_none jsonschema_1000 3

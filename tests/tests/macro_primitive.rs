@@ -1,5 +1,6 @@
-//! `Tool::SCHEMA_JSON` for functions whose arguments are all primitives: computed by the macro
-//! at compile time, and equal to what schemars derives at run time.
+//! `Tool::SCHEMA_JSON` for functions whose arguments are primitives (or vectors of them):
+//! computed by the macro at compile time, and equal to what schemars derives at run time. Nested
+//! types are covered by `macro_written.rs`.
 
 use serde_json::Value;
 use tool_runtime::{Tool, tool};
@@ -40,9 +41,15 @@ fn nothing_in() -> u8 {
     0
 }
 
-/// A non-primitive argument: no constant, the definition is derived at run time.
+/// A vector of primitives: written at compile time too.
 #[tool(read_only)]
 fn with_vec(items: Vec<String>) -> usize {
+    items.len()
+}
+
+/// A map argument: no constant, the definition is derived at run time.
+#[tool(read_only)]
+fn with_map(items: std::collections::HashMap<String, u8>) -> usize {
     items.len()
 }
 
@@ -61,9 +68,13 @@ fn the_compile_time_schema_equals_the_derived_one() {
         <nothing_in as Tool>::SCHEMA_JSON,
         nothing_in::definition().parameters_value(),
     );
+    assert_same(
+        <with_vec as Tool>::SCHEMA_JSON,
+        with_vec::definition().parameters_value(),
+    );
 }
 
 #[test]
-fn non_primitive_arguments_have_no_constant() {
-    assert!(<with_vec as Tool>::SCHEMA_JSON.is_none());
+fn unwritten_arguments_have_no_constant() {
+    assert!(<with_map as Tool>::SCHEMA_JSON.is_none());
 }

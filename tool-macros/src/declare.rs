@@ -40,7 +40,7 @@ fn parameters(input: &Input, c: &Checked) -> Option<(String, Value)> {
         // what `DefinitionBuilder::no_schema` stores
         Schema::None(_) => Some((r#"{"type":"object"}"#.to_owned(), json!({"type": "object"}))),
         Schema::Derived => {
-            let text = crate::primitive::schema_json(input, c)?;
+            let text = crate::written::schema_json(input, c)?;
             let value = serde_json::from_str(&text).ok()?;
             Some((text, value))
         }

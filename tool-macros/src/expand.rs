@@ -61,12 +61,23 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
     let item = input.item_tokens();
     let ident = &input.ident;
     let definition = crate::declare::with_prebuilt(input, c, definition(input, c));
+    let written = crate::written::for_tool(input, c);
+    // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
+    let written_impl = match (&written, &input.kind) {
+        (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site())),
+        (Some(m), Kind::Struct { .. }) if !input.derives.tool_args => m.expand(&input.ident),
+        _ => TokenStream::new(),
+    };
     let schema_json = match &c.schema {
         Schema::Verbatim(v) => {
             let text = schema_text(v);
             quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
         }
-        _ => match crate::primitive::schema_json(input, c) {
+        _ => match written
+            .as_ref()
+            .filter(|_| !c.strict)
+            .and_then(|m| m.constant())
+        {
             Some(text) => {
                 quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
             }
@@ -90,6 +101,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
                 const _: () = {
                     #args_struct
                     #reader
+                    #written_impl
 
                     #[automatically_derived]
                     impl #rt::Tool for #ident {
@@ -130,6 +142,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
 
                 const _: () = {
                     #reader
+                    #written_impl
 
                     #[automatically_derived]
                     impl #rt::Tool for #ident {
@@ -192,7 +205,11 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
         Kind::Struct { .. } => quote!(#ident),
     };
     let schema = match &c.schema {
-        Schema::Derived => quote!(.derived::<#args_ty>()),
+        Schema::Derived => quote!(.written::<#args_ty>({
+            #[allow(unused_imports)]
+            use #rt::schema::written::{NotWritten as _, ViaWritten as _};
+            (&&#rt::schema::written::Probe::<#args_ty>::NEW).written()
+        })),
         Schema::Verbatim(v) => {
             let text = schema_text(v);
             quote!(.verbatim(#text))
@@ -362,9 +379,34 @@ fn struct_derives(input: &Input, c: &Checked) -> TokenStream {
     out
 }
 
-/// The hidden args struct of a function tool: one field per argument, carrying the parameter's
-/// docs (schemars turns them into descriptions) and serde/schemars attributes.
+/// The hidden args struct of a function tool, with the functions of its `#[arg(default = ..)]`s.
 fn args_struct(input: &Input, c: &Checked) -> TokenStream {
+    let defaults = default_fns(input, c);
+    let item = args_struct_item(input, c);
+    quote! {
+        #defaults
+
+        #item
+    }
+}
+
+/// The argument type exactly as serde's and schemars' derives will see it: a struct tool with
+/// its missing derives and its `#[arg]`s turned into serde/schemars attributes, or a function
+/// tool's args struct.
+pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
+    match &input.kind {
+        Kind::Fn(_) => args_struct_item(input, c),
+        Kind::Struct { item, .. } => {
+            let derives = struct_derives(input, c);
+            let item = struct_item(input, c, item);
+            quote!(#derives #item)
+        }
+    }
+}
+
+/// One field per argument, carrying the parameter's docs (schemars turns them into
+/// descriptions) and serde/schemars attributes.
+fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
     let mut fields = Vec::new();
     for (i, p) in input.params.iter().enumerate() {
         if !p.is_argument() {
@@ -388,7 +430,6 @@ fn args_struct(input: &Input, c: &Checked) -> TokenStream {
             pub #ident: #ty
         });
     }
-    let defaults = default_fns(input, c);
     let (schema_derive, schema_crate) = if derived(c) {
         (
             quote!(, ::tool_runtime::__private::schemars::JsonSchema),
@@ -398,8 +439,6 @@ fn args_struct(input: &Input, c: &Checked) -> TokenStream {
         (TokenStream::new(), TokenStream::new())
     };
     quote! {
-        #defaults
-
         #[doc(hidden)]
         #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::serde::Serialize #schema_derive)]
         #[serde(crate = "::tool_runtime::__private::serde")]

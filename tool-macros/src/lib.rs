@@ -15,6 +15,7 @@ mod reader;
 mod toolset;
 mod valid;
 mod verbatim;
+mod written;
 
 use proc_macro::TokenStream;
 

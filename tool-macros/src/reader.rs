@@ -103,7 +103,15 @@ pub fn derive(input: syn::DeriveInput) -> TokenStream {
              not unions",
         )),
     };
-    result.unwrap_or_else(|e| e.to_compile_error())
+    match result {
+        Ok(reader) => {
+            // its schema too, when it can be written (the tool that nests it refers to it)
+            let written =
+                crate::written::model(&input, &Default::default()).map(|m| m.expand(&input.ident));
+            quote!(#reader #written)
+        }
+        Err(e) => e.to_compile_error(),
+    }
 }
 
 fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenStream> {

@@ -511,9 +511,15 @@ impl tool_runtime::Run for ReadRecord {
     }
 }
 
-/// A function with a non-primitive argument: its schema is only known at run time.
+/// A vector argument: written at compile time (since stop 13), so its declarations are too.
 #[tool_runtime::tool(read_only)]
 fn count_items(items: Vec<String>) -> usize {
+    items.len()
+}
+
+/// A map argument: its schema is only known at run time (schemars derives it).
+#[tool_runtime::tool(read_only)]
+fn count_keys(items: std::collections::BTreeMap<String, u32>) -> usize {
     items.len()
 }
 
@@ -561,7 +567,8 @@ fn compile_time_declarations_equal_the_runtime_ones_byte_for_byte() {
         set_code::definition(),
         &["anthropic", "ollama", "gemini", "mcp"],
     );
-    assert!(count_items::definition().prebuilt.is_none());
+    assert_prebuilt(count_items::definition(), &ALL_VIEWS);
+    assert!(count_keys::definition().prebuilt.is_none());
 
     // the strict constant is the strict view; the refused one is refused at run time as before
     let book = Provider::OpenAiChat

@@ -25,8 +25,11 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use serde_json::{Value, json};
+use tool_runtime::definition::DefinitionBuilder;
 use tool_runtime::validate::Validator;
-use tool_runtime::{CallContext, Prepare, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, Prepare, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
+};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -34,17 +37,30 @@ mod common;
 mod instr;
 use common::{SearchArgs, definition_once, derived_definition};
 
-/// One of 1,000 distinct typed tools sharing the realistic argument type.
-struct Numbered<const N: usize>;
+/// One of 1,000 distinct typed tools sharing the realistic argument type. `WRITTEN`: its
+/// definition is built as `#[tool]` builds it since stop 13, from the schema the macros wrote at
+/// compile time (`DefinitionBuilder::written`, output schema included); otherwise as before,
+/// derived by schemars at run time (the previous approach, kept as the baseline).
+struct Numbered<const N: usize, const WRITTEN: bool>;
 
-impl<const N: usize> Tool for Numbered<N> {
+impl<const N: usize, const WRITTEN: bool> Tool for Numbered<N, WRITTEN> {
     type Args = SearchArgs;
     type Output = u32;
 
     fn definition() -> &'static ToolDefinition {
         definition_once::<Self>(|| {
             let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
-            derived_definition::<SearchArgs>(name, "Search the notes.")
+            if WRITTEN {
+                #[allow(unused_imports, clippy::needless_borrow)]
+                use tool_runtime::schema::written::{NotWritten as _, Probe, ViaWritten as _};
+                DefinitionBuilder::new(name, "Search the notes.")
+                    .written::<SearchArgs>((&&Probe::<SearchArgs>::NEW).written())
+                    .output::<u32>()
+                    .safety(Safety::ReadOnly)
+                    .build()
+            } else {
+                derived_definition::<SearchArgs>(name, "Search the notes.")
+            }
         })
     }
 
@@ -54,72 +70,91 @@ impl<const N: usize> Tool for Numbered<N> {
 }
 
 macro_rules! register_units {
-    ($set:ident, $h:literal, $t:literal) => {
-        register_units!(@ $set, $h, $t, 0 1 2 3 4 5 6 7 8 9)
+    ($set:ident, $w:literal, $h:literal, $t:literal) => {
+        register_units!(@ $set, $w, $h, $t, 0 1 2 3 4 5 6 7 8 9)
     };
-    (@ $set:ident, $h:literal, $t:literal, $($u:literal)*) => {
-        $( $set.register::<Numbered<{ $h * 100 + $t * 10 + $u }>>().unwrap(); )*
+    (@ $set:ident, $w:literal, $h:literal, $t:literal, $($u:literal)*) => {
+        $( $set.register::<Numbered<{ $h * 100 + $t * 10 + $u }, $w>>().unwrap(); )*
     };
 }
 macro_rules! register_tens {
-    ($set:ident, $h:literal) => {
-        register_tens!(@ $set, $h, 0 1 2 3 4 5 6 7 8 9)
+    ($set:ident, $w:literal, $h:literal) => {
+        register_tens!(@ $set, $w, $h, 0 1 2 3 4 5 6 7 8 9)
     };
-    (@ $set:ident, $h:literal, $($t:literal)*) => {
-        $( register_units!($set, $h, $t); )*
+    (@ $set:ident, $w:literal, $h:literal, $($t:literal)*) => {
+        $( register_units!($set, $w, $h, $t); )*
     };
+}
+macro_rules! register_1000 {
+    ($w:literal) => {{
+        let mut set = ToolSet::new();
+        register_tens!(set, $w, 0);
+        register_tens!(set, $w, 1);
+        register_tens!(set, $w, 2);
+        register_tens!(set, $w, 3);
+        register_tens!(set, $w, 4);
+        register_tens!(set, $w, 5);
+        register_tens!(set, $w, 6);
+        register_tens!(set, $w, 7);
+        register_tens!(set, $w, 8);
+        register_tens!(set, $w, 9);
+        set
+    }};
 }
 
 macro_rules! prepare_tens {
-    ($h:literal) => {
-        prepare_tens!(@ $h, 0 1 2 3 4 5 6 7 8 9)
+    ($w:literal, $h:literal) => {
+        prepare_tens!(@ $w, $h, 0 1 2 3 4 5 6 7 8 9)
     };
-    (@ $h:literal, $($t:literal)*) => {
-        [$( prepare_units!($h, $t) ),*]
+    (@ $w:literal, $h:literal, $($t:literal)*) => {
+        [$( prepare_units!($w, $h, $t) ),*]
     };
 }
 macro_rules! prepare_units {
-    ($h:literal, $t:literal) => {
-        prepare_units!(@ $h, $t, 0 1 2 3 4 5 6 7 8 9)
+    ($w:literal, $h:literal, $t:literal) => {
+        prepare_units!(@ $w, $h, $t, 0 1 2 3 4 5 6 7 8 9)
     };
-    (@ $h:literal, $t:literal, $($u:literal)*) => {
-        [$( Prepare::of::<Numbered<{ $h * 100 + $t * 10 + $u }>>() ),*]
+    (@ $w:literal, $h:literal, $t:literal, $($u:literal)*) => {
+        [$( Prepare::of::<Numbered<{ $h * 100 + $t * 10 + $u }, $w>>() ),*]
+    };
+}
+macro_rules! prepare_1000 {
+    ($w:literal) => {
+        [
+            prepare_tens!($w, 0),
+            prepare_tens!($w, 1),
+            prepare_tens!($w, 2),
+            prepare_tens!($w, 3),
+            prepare_tens!($w, 4),
+            prepare_tens!($w, 5),
+            prepare_tens!($w, 6),
+            prepare_tens!($w, 7),
+            prepare_tens!($w, 8),
+            prepare_tens!($w, 9),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect::<Vec<Prepare>>()
     };
 }
 
 /// The registration work of the 1,000 typed tools, as `toolset!` hands it to `ToolSet::prepare`.
-fn prepare_1000_typed() -> Vec<Prepare> {
-    [
-        prepare_tens!(0),
-        prepare_tens!(1),
-        prepare_tens!(2),
-        prepare_tens!(3),
-        prepare_tens!(4),
-        prepare_tens!(5),
-        prepare_tens!(6),
-        prepare_tens!(7),
-        prepare_tens!(8),
-        prepare_tens!(9),
-    ]
-    .into_iter()
-    .flatten()
-    .flatten()
-    .collect()
+fn prepare_1000_typed(written: bool) -> Vec<Prepare> {
+    if written {
+        prepare_1000!(true)
+    } else {
+        prepare_1000!(false)
+    }
 }
 
-fn register_1000_typed() -> ToolSet {
-    let mut set = ToolSet::new();
-    register_tens!(set, 0);
-    register_tens!(set, 1);
-    register_tens!(set, 2);
-    register_tens!(set, 3);
-    register_tens!(set, 4);
-    register_tens!(set, 5);
-    register_tens!(set, 6);
-    register_tens!(set, 7);
-    register_tens!(set, 8);
-    register_tens!(set, 9);
-    set
+/// The 1,000 typed tools, with written schemas (as `#[tool]` defines them) or derived ones.
+fn register_1000_typed(written: bool) -> ToolSet {
+    if written {
+        register_1000!(true)
+    } else {
+        register_1000!(false)
+    }
 }
 
 /// Which of the three keywords the plan cannot express tool `i` uses, if any: every
@@ -243,25 +278,26 @@ fn empty_calls() -> Vec<ToolCall> {
 /// Set in the child process that measures a first registration.
 const COLD_CHILD: &str = "REGISTRATION_COLD_CHILD";
 
-/// In the child: the first registration of the 1,000 typed tools in this process, derivation
-/// included, printed in nanoseconds; `prepared`: with the work prepared first on every core, as
-/// `toolset!` does.
-fn cold_child(prepared: bool) {
-    let tools = prepare_1000_typed();
+/// In the child: the first registration of the 1,000 typed tools in this process, definitions
+/// included, printed in nanoseconds. The mode names how: `written` or `derived` schemas, and
+/// with `-prepared`, the work prepared first on every core, as `toolset!` does.
+fn cold_child(mode: &str) {
+    let written = mode.starts_with("written");
+    let tools = prepare_1000_typed(written);
     let start = Instant::now();
-    if prepared {
+    if mode.ends_with("-prepared") {
         ToolSet::prepare(black_box(&tools));
     }
-    let set = black_box(register_1000_typed());
+    let set = black_box(register_1000_typed(written));
     let elapsed = start.elapsed();
     assert_eq!(set.len(), 1000);
     println!("{}", elapsed.as_nanos());
 }
 
 /// Runs one child process and reads its measurement.
-fn cold_once(prepared: bool) -> Duration {
+fn cold_once(mode: &str) -> Duration {
     let out = Command::new(std::env::current_exe().unwrap())
-        .env(COLD_CHILD, if prepared { "prepared" } else { "1" })
+        .env(COLD_CHILD, mode)
         .output()
         .unwrap();
     assert!(
@@ -274,9 +310,16 @@ fn cold_once(prepared: bool) -> Duration {
 }
 
 fn registration(c: &mut Criterion) {
-    let set = register_1000_typed();
-    assert_eq!(set.len(), 1000);
-    assert!(set.has_fast_path("search_999"));
+    for written in [true, false] {
+        let set = register_1000_typed(written);
+        assert_eq!(set.len(), 1000);
+        assert!(set.has_fast_path("search_999"));
+    }
+    // both ways define the same schema
+    assert_eq!(
+        Numbered::<7, true>::definition().parameters.get(),
+        Numbered::<7, false>::definition().parameters.get()
+    );
     let plannable = catalog(0);
     let mixed = catalog(10);
     let none = catalog(1);
@@ -284,16 +327,30 @@ fn registration(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("register 1000");
     g.sample_size(10);
-    g.bench_function(
-        "typed tools, first registration (derivation included)",
-        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once(false)).sum()),
-    );
-    g.bench_function(
-        "typed tools, first registration, prepared on every core (as toolset! does)",
-        |b| b.iter_custom(|iters| (0..iters).map(|_| cold_once(true)).sum()),
-    );
-    g.bench_function("typed tools, definitions already derived", |b| {
-        b.iter(register_1000_typed)
+    for (mode, what) in [
+        (
+            "written",
+            "typed tools, first registration, schemas written at compile time",
+        ),
+        (
+            "written-prepared",
+            "typed tools, first registration, written, prepared on every core (as toolset! does)",
+        ),
+        (
+            "derived",
+            "typed tools, first registration, schemas derived by schemars (previous approach)",
+        ),
+        (
+            "derived-prepared",
+            "typed tools, first registration, derived, prepared on every core",
+        ),
+    ] {
+        g.bench_function(what, |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| cold_once(mode)).sum())
+        });
+    }
+    g.bench_function("typed tools, definitions already made", |b| {
+        b.iter(|| register_1000_typed(true))
     });
     g.bench_function("catalog, every schema plan-expressible", |b| {
         b.iter(|| register_catalog(black_box(&plannable.json)))
@@ -346,10 +403,13 @@ fn instr_cases() -> Vec<instr::Case> {
     vec![
         // counted from the first call: run it with INSTR_ITERS=1
         Case::cold("typed_first", || {
-            black_box(register_1000_typed());
+            black_box(register_1000_typed(true));
         }),
-        Case::warm("typed_derived", || {
-            black_box(register_1000_typed());
+        Case::cold("typed_first_derived", || {
+            black_box(register_1000_typed(false));
+        }),
+        Case::warm("typed_again", || {
+            black_box(register_1000_typed(true));
         }),
         Case::warm("catalog_plannable", move || {
             black_box(register_catalog(&plannable));
@@ -377,8 +437,8 @@ fn instr_cases() -> Vec<instr::Case> {
 }
 
 fn main() {
-    if let Some(mode) = std::env::var_os(COLD_CHILD) {
-        cold_child(mode == "prepared");
+    if let Ok(mode) = std::env::var(COLD_CHILD) {
+        cold_child(&mode);
         return;
     }
     if instr::run_if_requested(instr_cases) {

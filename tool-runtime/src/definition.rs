@@ -284,6 +284,40 @@ impl DefinitionBuilder {
         self
     }
 
+    /// The argument schema `#[tool]` wrote for `A` at compile time (see
+    /// [`crate::schema::written`]): the same text schemars derives, without deriving it. Without
+    /// one (`None`), or when a type nested in `A` has none, it is derived by schemars.
+    ///
+    /// Debug builds derive it with schemars too and compare. On a difference, which would be a
+    /// bug in the macros or a schemars release that prints schemas differently, they keep
+    /// schemars' text and log a warning naming the tool.
+    pub fn written<A: schemars::JsonSchema>(
+        mut self,
+        written: Option<&'static crate::schema::written::Written>,
+    ) -> Self {
+        let Some(text) = written.and_then(crate::schema::written::compose) else {
+            return self.derived::<A>();
+        };
+        if cfg!(debug_assertions) {
+            let derived = raw(&crate::schema::derive::<A>());
+            if derived.get() != text {
+                tracing::warn!(
+                    tool = %self.def.name,
+                    written = %text,
+                    derived = %derived.get(),
+                    "the schema #[tool] wrote differs from schemars'; using schemars'"
+                );
+                self.def.parameters = derived;
+                self.def.schema_origin = SchemaOrigin::Derived;
+                return self;
+            }
+        }
+        self.def.parameters = RawValue::from_string(text)
+            .expect("the macros write whole JSON texts, and serde_json the defaults");
+        self.def.schema_origin = SchemaOrigin::Derived;
+        self
+    }
+
     /// A verbatim schema, stored byte-for-byte.
     ///
     /// # Panics

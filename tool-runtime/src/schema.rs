@@ -1,6 +1,8 @@
 //! Derived schemas: JSON Schema (draft 2020-12) from the argument type with schemars, cleaned of
 //! the noise providers do not need.
 
+pub mod written;
+
 use schemars::JsonSchema;
 use serde_json::Value;
 
