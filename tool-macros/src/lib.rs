@@ -93,6 +93,13 @@ use proc_macro::TokenStream;
 /// reads it. Nested structs and unit enums get the same with `#[derive(ToolArgs)]`; other types
 /// are read through the guard every argument type gets.
 ///
+/// The derived schema is written at compile time, exactly as schemars would print it, when the
+/// tokens tell all of it: named fields of primitives, `String`, `Option<T>`, `Vec<T>` and nested
+/// `#[derive(ToolArgs)]` types, doc comments, and literal `rename`, `rename_all`, `default`,
+/// `deny_unknown_fields`, `length`, `range` and `regex(pattern)` options. Registering the tool
+/// then runs no schemars (`Tool::SCHEMA_JSON` holds the text when nothing nested is left to
+/// join). Anything else is derived by schemars at run time, as before.
+///
 /// # Checked at compile time
 ///
 /// A missing description, an invalid name, intent placeholders and `sensitive` names that match
@@ -110,7 +117,10 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Hydration then reads the type like a `#[tool]`'s own fields (keys matched by index, values
 /// checked against the schema as they are read) instead of through the guard that any
-/// `Deserialize` type gets. Only serde's `rename`, `rename_all`, `default` and
+/// `Deserialize` type gets, and the type's schema is written at compile time where `#[tool]`'s
+/// would be (see there), so the tools that nest it register without schemars. The written schema
+/// assumes `JsonSchema` is derived too, from the same tokens: with a hand-written `JsonSchema`,
+/// debug builds notice the difference and warn, and schemars' text is used. Only serde's `rename`, `rename_all`, `default` and
 /// `deny_unknown_fields` are read; any other serde attribute is a compile error here, because a
 /// reader that ignored it would read the type differently from serde.
 #[proc_macro_derive(ToolArgs)]
