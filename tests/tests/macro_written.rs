@@ -241,3 +241,47 @@ fn what_is_not_written_is_derived_by_schemars() {
     assert!(written_of!(Titled).is_none());
     assert!(written_of!(Foreign).is_none());
 }
+
+/// A `ToolArgs` type whose `JsonSchema` is written by hand, and says more than its tokens: the
+/// written schema (from the tokens) and schemars' differ.
+#[derive(Debug, Clone, Deserialize, Serialize, ToolArgs)]
+pub struct Email {
+    pub address: String,
+}
+
+impl JsonSchema for Email {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Email".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {"address": {"type": "string", "format": "email"}},
+            "required": ["address"]
+        })
+    }
+}
+
+/// Sends a message.
+#[tool(external)]
+async fn send(to: Email) -> usize {
+    to.address.len()
+}
+
+/// Debug builds compare the written schema with schemars' when the definition is made, and keep
+/// schemars' on a difference: the hand-written `format` survives.
+#[cfg(debug_assertions)]
+#[test]
+fn a_written_schema_that_differs_from_schemars_gives_way_in_debug_builds() {
+    assert!(
+        written_of!(Email).is_some(),
+        "the derive wrote one from the tokens"
+    );
+    let def = send::definition();
+    assert_eq!(def.parameters.get(), derived_of_tool::<send>());
+    assert_eq!(
+        def.parameters_value()["$defs"]["Email"]["properties"]["address"]["format"],
+        "email"
+    );
+}

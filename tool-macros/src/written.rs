@@ -44,7 +44,6 @@ impl Model {
     /// The whole text of the root schema, when nothing is left to run time.
     pub fn constant(&self) -> Option<String> {
         match self.pieces.as_slice() {
-            [] => Some("}".to_owned()),
             [Out::Text(t)] => Some(format!("{t}}}")),
             _ => None,
         }
@@ -266,7 +265,6 @@ fn harmless(a: &Attribute) -> bool {
     ]
     .iter()
     .any(|i| p.is_ident(i))
-        || p.segments.last().is_some_and(|s| s.ident == "ToolArgs")
 }
 
 fn lit_str(m: &syn::meta::ParseNestedMeta) -> syn::Result<String> {
