@@ -269,8 +269,10 @@ async fn send(to: Email) -> usize {
     to.address.len()
 }
 
-/// Debug builds compare the written schema with schemars' when the definition is made, and keep
-/// schemars' on a difference: the hand-written `format` survives.
+/// Debug builds compare the written schema with schemars' when the definition is made: they
+/// keep schemars' on a difference (the hand-written `format` survives), or panic when
+/// `TOOL_RUNTIME_STRICT_WRITTEN` is set, as this workspace's `.cargo/config.toml` sets it so
+/// that every tool of its tests and examples is a differential test too.
 #[cfg(debug_assertions)]
 #[test]
 fn a_written_schema_that_differs_from_schemars_gives_way_in_debug_builds() {
@@ -278,6 +280,16 @@ fn a_written_schema_that_differs_from_schemars_gives_way_in_debug_builds() {
         written_of!(Email).is_some(),
         "the derive wrote one from the tokens"
     );
+    let strict =
+        std::env::var("TOOL_RUNTIME_STRICT_WRITTEN").is_ok_and(|v| !v.is_empty() && v != "0");
+    if strict {
+        let panic = std::panic::catch_unwind(|| send::definition().parameters.get().len())
+            .expect_err("strict: a difference panics");
+        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("\"send\""), "{message}");
+        assert!(message.contains("\"format\":\"email\""), "{message}");
+        return;
+    }
     let def = send::definition();
     assert_eq!(def.parameters.get(), derived_of_tool::<send>());
     assert_eq!(

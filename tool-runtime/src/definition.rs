@@ -149,6 +149,11 @@ pub struct ToolDefinition {
 
 /// `value` as JSON text, serialized straight into the `RawValue` (a `Value` always serializes to
 /// valid JSON, so the text is not parsed again to be checked).
+/// Whether a written schema that differs from schemars' panics (debug builds only).
+pub(crate) fn strict_written() -> bool {
+    std::env::var("TOOL_RUNTIME_STRICT_WRITTEN").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 fn raw(value: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).expect("a serde_json::Value always serializes")
 }
@@ -289,8 +294,11 @@ impl DefinitionBuilder {
     /// one (`None`), or when a type nested in `A` has none, it is derived by schemars.
     ///
     /// Debug builds derive it with schemars too and compare. On a difference, which would be a
-    /// bug in the macros or a schemars release that prints schemas differently, they keep
-    /// schemars' text and log a warning naming the tool.
+    /// bug in the macros, a hand-written `JsonSchema` on a `#[derive(ToolArgs)]` type, or a
+    /// schemars release that prints schemas differently, they keep schemars' text and log a
+    /// warning naming the tool; with the environment variable `TOOL_RUNTIME_STRICT_WRITTEN` set
+    /// to anything but `0` (this workspace sets it for its own tests and examples in
+    /// `.cargo/config.toml`) they panic instead, so that a test suite fails on it.
     pub fn written<A: schemars::JsonSchema>(
         mut self,
         written: Option<&'static crate::schema::written::Written>,
@@ -301,6 +309,14 @@ impl DefinitionBuilder {
         if cfg!(debug_assertions) {
             let derived = raw(&crate::schema::derive::<A>());
             if derived.get() != text {
+                if strict_written() {
+                    panic!(
+                        "tool {:?}: the schema #[tool] wrote differs from schemars'\n  written: \
+                         {text}\n  derived: {}",
+                        self.def.name,
+                        derived.get()
+                    );
+                }
                 tracing::warn!(
                     tool = %self.def.name,
                     written = %text,
