@@ -12,8 +12,10 @@
 //! give up, and the definition is derived by schemars as before.
 //!
 //! Debug builds check every composed schema against schemars' (see
-//! `DefinitionBuilder::written`), so a divergence shows in the test suites of this workspace and
-//! of its users instead of in a provider's request.
+//! [`DefinitionBuilder::written`](crate::definition::DefinitionBuilder::written)): a difference
+//! is logged and schemars' text kept, or, with `TOOL_RUNTIME_STRICT_WRITTEN` set as this
+//! workspace sets it for its own tests, a panic, so a divergence shows in a test suite instead of
+//! in a provider's request.
 
 use std::marker::PhantomData;
 
