@@ -20,9 +20,15 @@ use crate::ast::{Input, Kind, last_segment};
 use crate::valid::{Checked, Schema};
 
 /// `definition` (an expression building the `ToolDefinition`) with the constant table attached,
-/// or `definition` unchanged when the schema is only known at run time.
-pub fn with_prebuilt(input: &Input, c: &Checked, definition: TokenStream) -> TokenStream {
-    let Some(table) = table(input, c) else {
+/// or `definition` unchanged when the schema is only known at run time. `derived`: a derived
+/// schema's whole text, when it was written at compile time (`Tool::SCHEMA_JSON`).
+pub fn with_prebuilt(
+    input: &Input,
+    c: &Checked,
+    derived: Option<&str>,
+    definition: TokenStream,
+) -> TokenStream {
+    let Some(table) = table(input, c, derived) else {
         return definition;
     };
     quote! {{
@@ -34,21 +40,21 @@ pub fn with_prebuilt(input: &Input, c: &Checked, definition: TokenStream) -> Tok
 }
 
 /// The stored parameters text (exactly what the definition will hold) and its parsed value.
-fn parameters(input: &Input, c: &Checked) -> Option<(String, Value)> {
+fn parameters(c: &Checked, derived: Option<&str>) -> Option<(String, Value)> {
     match &c.schema {
         Schema::Verbatim(v) => Some((v.text.clone(), v.value.clone())),
         // what `DefinitionBuilder::no_schema` stores
         Schema::None(_) => Some((r#"{"type":"object"}"#.to_owned(), json!({"type": "object"}))),
         Schema::Derived => {
-            let text = crate::written::schema_json(input, c)?;
-            let value = serde_json::from_str(&text).ok()?;
-            Some((text, value))
+            let text = derived?;
+            let value = serde_json::from_str(text).ok()?;
+            Some((text.to_owned(), value))
         }
     }
 }
 
-fn table(input: &Input, c: &Checked) -> Option<TokenStream> {
-    let (text, value) = parameters(input, c)?;
+fn table(input: &Input, c: &Checked, derived: Option<&str>) -> Option<TokenStream> {
+    let (text, value) = parameters(c, derived)?;
     let category = category_name(c.safety)?;
     // `Some(None)`: no output schema; `None`: only known at run time (struct form, or a type
     // whose schema only schemars knows)

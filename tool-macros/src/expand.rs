@@ -60,8 +60,14 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
     let rt = rt();
     let item = input.item_tokens();
     let ident = &input.ident;
-    let definition = crate::declare::with_prebuilt(input, c, definition(input, c));
     let written = crate::written::for_tool(input, c);
+    // the whole text, when nothing is left to run time and `strict` does not rewrite it
+    let constant = written
+        .as_ref()
+        .filter(|_| !c.strict)
+        .and_then(|m| m.constant());
+    let definition =
+        crate::declare::with_prebuilt(input, c, constant.as_deref(), definition(input, c));
     // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
     let written_impl = match (&written, &input.kind) {
         (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site())),
@@ -73,11 +79,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
             let text = schema_text(v);
             quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
         }
-        _ => match written
-            .as_ref()
-            .filter(|_| !c.strict)
-            .and_then(|m| m.constant())
-        {
+        _ => match &constant {
             Some(text) => {
                 quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
             }

@@ -104,15 +104,6 @@ pub fn for_tool(input: &crate::ast::Input, c: &crate::valid::Checked) -> Option<
     model(&item, &known)
 }
 
-/// The whole argument schema text of a `#[tool]` (`Tool::SCHEMA_JSON`), when it is known at
-/// compile time: written, with nothing left to run time, and not brought into strict form.
-pub fn schema_json(input: &crate::ast::Input, c: &crate::valid::Checked) -> Option<String> {
-    if c.strict {
-        return None;
-    }
-    for_tool(input, c)?.constant()
-}
-
 /// The written schema of `item` (a struct or enum exactly as schemars' derive will see it), or
 /// `None` when only schemars knows it. `known_defaults`: default functions whose value is a
 /// literal (the ones `#[arg(default = ..)]` generates), by name.
@@ -217,37 +208,44 @@ fn container(attrs: &[Attribute]) -> Option<Container> {
         rename_all: None,
         deny_unknown_fields: false,
     };
+    read_attrs(attrs, |of, m| {
+        match of {
+            Of::Serde if m.path.is_ident("rename_all") => c.rename_all = Some(lit_str(m)?),
+            Of::Serde if m.path.is_ident("deny_unknown_fields") => c.deny_unknown_fields = true,
+            _ if m.path.is_ident("crate") => {
+                lit_str(m)?;
+            }
+            _ => return Err(m.error("not written")),
+        }
+        Ok(())
+    })?;
+    Some(c)
+}
+
+/// Whose attribute an option is in.
+enum Of {
+    Serde,
+    Schemars,
+}
+
+/// Hands every option of the `#[serde(..)]` and `#[schemars(..)]` attributes to `read`. `None`
+/// when `read` refuses one (it is not written) or another attribute may change what schemars
+/// prints.
+fn read_attrs(
+    attrs: &[Attribute],
+    mut read: impl FnMut(Of, &syn::meta::ParseNestedMeta) -> syn::Result<()>,
+) -> Option<()> {
     for a in attrs {
         let p = a.path();
         if p.is_ident("serde") {
-            a.parse_nested_meta(|m| {
-                if m.path.is_ident("rename_all") {
-                    c.rename_all = Some(lit_str(&m)?);
-                } else if m.path.is_ident("deny_unknown_fields") {
-                    c.deny_unknown_fields = true;
-                } else if m.path.is_ident("crate") {
-                    lit_str(&m)?;
-                } else {
-                    return Err(m.error("not written"));
-                }
-                Ok(())
-            })
-            .ok()?;
+            a.parse_nested_meta(|m| read(Of::Serde, &m)).ok()?;
         } else if p.is_ident("schemars") {
-            a.parse_nested_meta(|m| {
-                if m.path.is_ident("crate") {
-                    lit_str(&m)?;
-                    Ok(())
-                } else {
-                    Err(m.error("not written"))
-                }
-            })
-            .ok()?;
+            a.parse_nested_meta(|m| read(Of::Schemars, &m)).ok()?;
         } else if !harmless(a) {
             return None;
         }
     }
-    Some(c)
+    Some(())
 }
 
 /// Attributes that change nothing schemars prints.
@@ -287,61 +285,45 @@ struct FieldAttrs {
 
 fn field_attrs(attrs: &[Attribute]) -> Option<FieldAttrs> {
     let mut f = FieldAttrs::default();
-    for a in attrs {
-        let p = a.path();
-        if p.is_ident("serde") {
-            a.parse_nested_meta(|m| {
-                if m.path.is_ident("rename") {
-                    f.rename = Some(lit_str(&m)?);
-                } else if m.path.is_ident("default") {
-                    f.default = Some(if m.input.peek(syn::Token![=]) {
-                        Some(lit_str(&m)?)
-                    } else {
-                        None
-                    });
+    read_attrs(attrs, |of, m| {
+        let is = |i: &str| m.path.is_ident(i);
+        match of {
+            Of::Serde if is("rename") => f.rename = Some(lit_str(m)?),
+            Of::Serde if is("default") => {
+                f.default = Some(if m.input.peek(syn::Token![=]) {
+                    Some(lit_str(m)?)
                 } else {
-                    return Err(m.error("not written"));
+                    None
+                });
+            }
+            Of::Schemars if is("length") || is("range") => {
+                let length = is("length");
+                m.parse_nested_meta(|b| {
+                    let v: Expr = b.value()?.parse()?;
+                    let v = literal(&v).ok_or_else(|| b.error("not a literal"))?;
+                    let slot = match (length, b.path.get_ident().map(|i| i.to_string())) {
+                        (true, Some(k)) if k == "min" => &mut f.min_length,
+                        (true, Some(k)) if k == "max" => &mut f.max_length,
+                        (false, Some(k)) if k == "min" => &mut f.minimum,
+                        (false, Some(k)) if k == "max" => &mut f.maximum,
+                        _ => return Err(b.error("not written")),
+                    };
+                    *slot = Some(v);
+                    Ok(())
+                })?;
+            }
+            Of::Schemars if is("regex") => m.parse_nested_meta(|b| {
+                if !b.path.is_ident("pattern") {
+                    return Err(b.error("not written"));
                 }
+                let s: syn::LitStr = b.value()?.parse()?;
+                f.pattern = Some(s.value());
                 Ok(())
-            })
-            .ok()?;
-        } else if p.is_ident("schemars") {
-            a.parse_nested_meta(|m| {
-                let is = |i: &str| m.path.is_ident(i);
-                if is("length") || is("range") {
-                    let length = is("length");
-                    m.parse_nested_meta(|b| {
-                        let v: Expr = b.value()?.parse()?;
-                        let v = literal(&v).ok_or_else(|| b.error("not a literal"))?;
-                        let slot = match (length, b.path.get_ident().map(|i| i.to_string())) {
-                            (true, Some(k)) if k == "min" => &mut f.min_length,
-                            (true, Some(k)) if k == "max" => &mut f.max_length,
-                            (false, Some(k)) if k == "min" => &mut f.minimum,
-                            (false, Some(k)) if k == "max" => &mut f.maximum,
-                            _ => return Err(b.error("not written")),
-                        };
-                        *slot = Some(v);
-                        Ok(())
-                    })
-                } else if is("regex") {
-                    m.parse_nested_meta(|b| {
-                        if b.path.is_ident("pattern") {
-                            let s: syn::LitStr = b.value()?.parse()?;
-                            f.pattern = Some(s.value());
-                            Ok(())
-                        } else {
-                            Err(b.error("not written"))
-                        }
-                    })
-                } else {
-                    Err(m.error("not written"))
-                }
-            })
-            .ok()?;
-        } else if !harmless(a) {
-            return None;
+            })?,
+            _ => return Err(m.error("not written")),
         }
-    }
+        Ok(())
+    })?;
     Some(f)
 }
 
@@ -435,21 +417,13 @@ fn enum_schema(e: &syn::DataEnum, c: &Container) -> Option<Map<String, Value>> {
             return None;
         }
         let mut rename = None;
-        for a in &v.attrs {
-            if a.path().is_ident("serde") {
-                a.parse_nested_meta(|m| {
-                    if m.path.is_ident("rename") {
-                        rename = Some(lit_str(&m)?);
-                        Ok(())
-                    } else {
-                        Err(m.error("not written"))
-                    }
-                })
-                .ok()?;
-            } else if !harmless(a) {
-                return None;
+        read_attrs(&v.attrs, |of, m| match of {
+            Of::Serde if m.path.is_ident("rename") => {
+                rename = Some(lit_str(m)?);
+                Ok(())
             }
-        }
+            _ => Err(m.error("not written")),
+        })?;
         let base = v.ident.to_string().trim_start_matches("r#").to_owned();
         let name =
             rename.unwrap_or_else(|| crate::names::rename_variant(&base, c.rename_all.as_deref()));
