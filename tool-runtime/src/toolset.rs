@@ -19,7 +19,7 @@ use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_too
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
 use crate::hydrate::plan::fields::Layout;
-use crate::hydrate::plan::tree::{Borrowed, Tree, remote_ref};
+use crate::hydrate::plan::tree::{Tape, Tree, remote_ref};
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
     parse_arguments,
@@ -265,13 +265,17 @@ impl Check {
             SchemaOrigin::None(_) => Check::None,
             SchemaOrigin::Derived => {
                 // a derived schema is valid by construction and needs no `Value`: the plan is
-                // compiled from the text read into borrowed slices (see `plan::tree`); only a
-                // schema the plan cannot express is read again, for its validator
+                // compiled from the text read onto a tape (see `plan::tree`); only a schema the
+                // plan cannot express is read again, for its validator
                 let text = definition.parameters.get();
-                let tree: Borrowed = serde_json::from_str(text)
-                    .expect("parameters is a RawValue and therefore valid JSON");
-                registrable(&name, &tree)?;
-                match Plan::compile_tree(&tree) {
+                // a valid text serde_json still cannot read (nested deeper than its recursion
+                // limit) is refused here, where a `Value` would panic later
+                let tape = Tape::parse(text).map_err(|e| RegistrationError::InvalidSchema {
+                    name: name.clone(),
+                    error: SchemaError(format!("the schema cannot be read: {e}")),
+                })?;
+                registrable(&name, tape.root())?;
+                match Plan::compile_tree(tape.root()) {
                     Ok(plan) => Check::Plan {
                         plan,
                         fast: true,
@@ -313,7 +317,7 @@ impl Check {
 
 /// What registration asks of any argument schema, whichever tree it was read into: an object at
 /// the top, and no `$ref` outside the document.
-fn registrable<J: Tree>(name: &str, schema: &J) -> Result<(), RegistrationError> {
+fn registrable<'t, J: Tree<'t>>(name: &str, schema: J) -> Result<(), RegistrationError> {
     if schema.get("type").and_then(Tree::as_str) != Some("object") {
         return Err(RegistrationError::NotAnObject(name.to_owned()));
     }

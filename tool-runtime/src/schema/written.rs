@@ -56,9 +56,14 @@ pub trait HasWritten {
 /// nested types under `$defs` in the order schemars first meets them. `None` when a nested type
 /// has no written schema, refers back to the root, or shares its name with another.
 pub fn compose(root: &'static Written) -> Option<String> {
-    let mut out = String::with_capacity(512);
+    let mut body = String::with_capacity(1024);
     let mut defs: Vec<(&'static Written, String)> = Vec::new();
-    write_body(root, root, &mut out, &mut defs)?;
+    write_body(root, root, &mut body, &mut defs)?;
+    // the definition keeps this text for the life of the process: allocate it once, at its
+    // exact size, rather than leave the slack of a grown buffer behind
+    let defs_len: usize = defs.iter().map(|(w, t)| w.name.len() + t.len() + 4).sum();
+    let mut out = String::with_capacity(body.len() + defs_len + ",\"$defs\":{}}".len());
+    out.push_str(&body);
     if !defs.is_empty() {
         out.push_str(",\"$defs\":{");
         for (i, (w, text)) in defs.iter().enumerate() {

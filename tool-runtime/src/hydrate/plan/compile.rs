@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Number, Value};
 
 use super::tree::Tree;
-use super::{Checks, Key, Limit, Node, NodeId, Plan, TypeSet};
+use super::{Bounds, Checks, Key, Limit, Node, NodeId, Plan, TypeSet};
 use crate::validate::Validator;
 
 /// Why a schema cannot be checked by a [`Plan`]; the tool then uses the jsonschema validator.
@@ -82,12 +82,12 @@ fn is_validation_keyword(key: &str) -> bool {
 }
 
 struct Compiler<'a, J> {
-    root: &'a J,
+    root: J,
     nodes: Vec<Node>,
     /// Pointer of each `$ref` target compiled (the root as `""`) → its node, so that references,
     /// even recursive ones, compile once. Subschemas reached structurally are not recorded: a
     /// reference to one compiles it again, which checks the same.
-    by_pointer: HashMap<&'a str, NodeId>,
+    by_pointer: HashMap<&'a str, NodeId, foldhash::fast::FixedState>,
 }
 
 /// Where a subschema is, for messages: built into a JSON pointer only when one is printed, so
@@ -114,43 +114,61 @@ impl std::fmt::Display for Path<'_> {
 
 /// Compiles `schema` (the canonical argument schema) into a plan. The plan checks arguments as
 /// they were sent (a `Value`, or text while it is deserialized), so every key is visible to it.
-pub(crate) fn compile<J: Tree>(schema: &J) -> Result<Plan, Unsupported> {
+pub(crate) fn compile<'a, J: Tree<'a>>(schema: J) -> Result<Plan, Unsupported> {
+    // Nodes are built in a buffer kept per thread and copied out at their exact number: growing
+    // a fresh vector for every tool would leave its discarded smaller copies, and its slack, on
+    // the heap of a process that registers a thousand tools at once.
+    thread_local! {
+        static SCRATCH: std::cell::Cell<Vec<Node>> = const { std::cell::Cell::new(Vec::new()) };
+    }
     let mut c = Compiler {
         root: schema,
-        nodes: Vec::new(),
-        by_pointer: HashMap::new(),
+        nodes: SCRATCH.take(),
+        by_pointer: HashMap::default(),
     };
-    let root = c.node_at("", schema)?;
-    // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
-    for start in 0..c.nodes.len() {
-        let mut id = start;
-        for _ in 0..=c.nodes.len() {
-            match c.nodes[id] {
-                Node::Alias(next) | Node::Nullable(next) => id = next,
-                _ => break,
-            }
-        }
-        if matches!(c.nodes[id], Node::Alias(_) | Node::Nullable(_)) {
-            return Err(Unsupported("a cycle of $ref without any schema".into()));
-        }
-    }
-    let any = c.push(Node::Any);
-    Ok(Plan {
-        nodes: c.nodes,
+    c.nodes.clear();
+    let result = c.compile_root(schema);
+    let mut nodes = c.nodes;
+    let plan = result.map(|(root, any)| Plan {
+        nodes: nodes.drain(..).collect(),
         root,
         any,
         layouts: std::sync::OnceLock::new(),
-    })
+    });
+    nodes.clear();
+    SCRATCH.set(nodes);
+    plan
 }
 
-impl<'a, J: Tree> Compiler<'a, J> {
+impl<'a, J: Tree<'a>> Compiler<'a, J> {
+    /// Compiles the whole schema into `self.nodes`: the root's node and the `true` node.
+    fn compile_root(&mut self, schema: J) -> Result<(NodeId, NodeId), Unsupported> {
+        let c = self;
+        let root = c.node_at("", schema)?;
+        // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
+        for start in 0..c.nodes.len() {
+            let mut id = start;
+            for _ in 0..=c.nodes.len() {
+                match c.nodes[id] {
+                    Node::Alias(next) | Node::Nullable(next) => id = next,
+                    _ => break,
+                }
+            }
+            if matches!(c.nodes[id], Node::Alias(_) | Node::Nullable(_)) {
+                return Err(Unsupported("a cycle of $ref without any schema".into()));
+            }
+        }
+        let any = c.push(Node::Any);
+        Ok((root, any))
+    }
+
     fn push(&mut self, node: Node) -> NodeId {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
 
     /// The node of the `$ref` target (or root) at `pointer`, compiled on first use.
-    fn node_at(&mut self, pointer: &'a str, schema: &'a J) -> Result<NodeId, Unsupported> {
+    fn node_at(&mut self, pointer: &'a str, schema: J) -> Result<NodeId, Unsupported> {
         if let Some(&id) = self.by_pointer.get(pointer) {
             return Ok(id);
         }
@@ -163,14 +181,14 @@ impl<'a, J: Tree> Compiler<'a, J> {
     }
 
     /// The node of a subschema reached structurally (properties, items, ...).
-    fn node(&mut self, schema: &'a J, pointer: &Path<'_>) -> Result<NodeId, Unsupported> {
+    fn node(&mut self, schema: J, pointer: &Path<'_>) -> Result<NodeId, Unsupported> {
         let id = self.push(Node::Any);
         let node = self.build(schema, pointer)?;
         self.nodes[id] = node;
         Ok(id)
     }
 
-    fn build(&mut self, schema: &'a J, pointer: &Path<'_>) -> Result<Node, Unsupported> {
+    fn build(&mut self, schema: J, pointer: &Path<'_>) -> Result<Node, Unsupported> {
         if let Some(b) = schema.as_bool() {
             return Ok(if b { Node::Any } else { Node::Never });
         }
@@ -184,7 +202,7 @@ impl<'a, J: Tree> Compiler<'a, J> {
         }
         // the keywords with their values, in one pass: later lookups scan this short list
         // instead of looking into the schema's map
-        let validation: Vec<(&str, &'a J)> =
+        let validation: Vec<(&str, J)> =
             entries.filter(|(k, _)| is_validation_keyword(k)).collect();
         let get = |key: &str| validation.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
         if validation.is_empty() {
@@ -218,15 +236,16 @@ impl<'a, J: Tree> Compiler<'a, J> {
                     "{pointer}: anyOf beside other validation keywords"
                 )));
             }
-            let branches = any_of
-                .as_array()
-                .ok_or_else(|| Unsupported(format!("{pointer}: anyOf is not an array")))?;
-            let is_null = |v: &J| {
+            let branches: Vec<J> = any_of
+                .items()
+                .ok_or_else(|| Unsupported(format!("{pointer}: anyOf is not an array")))?
+                .collect();
+            let is_null = |v: J| {
                 v.get("type").and_then(J::as_str) == Some("null")
                     && v.entries()
                         .is_some_and(|e| e.filter(|(k, _)| is_validation_keyword(k)).count() == 1)
             };
-            return match branches {
+            return match branches[..] {
                 [a, b] if is_null(b) || is_null(a) => {
                     let (i, other) = if is_null(b) { (0, a) } else { (1, b) };
                     let inner = self.node(other, &Path::Index(&Path::Key(pointer, "anyOf"), i))?;
@@ -240,8 +259,12 @@ impl<'a, J: Tree> Compiler<'a, J> {
 
         // `allOf: [T]` with nothing else
         if let Some(all_of) = get("allOf") {
-            return match all_of.as_array() {
-                Some([only]) if validation.len() == 1 => {
+            let mut branches = all_of.items();
+            let only = branches
+                .as_mut()
+                .and_then(|b| if b.len() == 1 { b.next() } else { None });
+            return match only {
+                Some(only) if validation.len() == 1 => {
                     let inner = self.node(only, &Path::Index(&Path::Key(pointer, "allOf"), 0))?;
                     Ok(Node::Alias(inner))
                 }
@@ -250,6 +273,8 @@ impl<'a, J: Tree> Compiler<'a, J> {
         }
 
         let mut checks = Checks::default();
+        let mut allowed: Option<Vec<Value>> = None;
+        let mut bounds = Bounds::default();
         let mut properties: Vec<(Box<str>, NodeId)> = Vec::new();
         let mut required: Vec<Box<str>> = Vec::new();
         for &(keyword, value) in &validation {
@@ -257,35 +282,26 @@ impl<'a, J: Tree> Compiler<'a, J> {
                 "type" => checks.types = Some(types(value, pointer)?),
                 "enum" => {
                     let values = value
-                        .as_array()
+                        .items()
                         .ok_or_else(|| Unsupported(format!("{pointer}: enum is not an array")))?;
-                    intersect(&mut checks.allowed, scalars(values, pointer)?);
+                    intersect(&mut allowed, scalars(values, pointer)?);
                 }
-                "const" => intersect(
-                    &mut checks.allowed,
-                    scalars(std::slice::from_ref(value), pointer)?,
-                ),
-                "oneOf" => intersect(&mut checks.allowed, one_of_consts(value, pointer)?),
-                "minimum" => checks.minimum = Some(Limit::of(&number(value, pointer, keyword)?)),
-                "maximum" => checks.maximum = Some(Limit::of(&number(value, pointer, keyword)?)),
+                "const" => intersect(&mut allowed, scalars(std::iter::once(value), pointer)?),
+                "oneOf" => intersect(&mut allowed, one_of_consts(value, pointer)?),
+                "minimum" => bounds.minimum = Some(Limit::of(&number(value, pointer, keyword)?)),
+                "maximum" => bounds.maximum = Some(Limit::of(&number(value, pointer, keyword)?)),
                 "exclusiveMinimum" => {
-                    checks.exclusive_minimum = Some(Limit::of(&number(value, pointer, keyword)?))
+                    bounds.exclusive_minimum = Some(Limit::of(&number(value, pointer, keyword)?))
                 }
                 "exclusiveMaximum" => {
-                    checks.exclusive_maximum = Some(Limit::of(&number(value, pointer, keyword)?))
+                    bounds.exclusive_maximum = Some(Limit::of(&number(value, pointer, keyword)?))
                 }
-                "minLength" => checks.min_length = Some(count(value, pointer, keyword)?),
-                "maxLength" => checks.max_length = Some(count(value, pointer, keyword)?),
-                "minItems" => checks.min_items = Some(count(value, pointer, keyword)?),
-                "maxItems" => checks.max_items = Some(count(value, pointer, keyword)?),
-                "minProperties" | "maxProperties" => {
-                    let n = count(value, pointer, keyword)?;
-                    if keyword == "minProperties" {
-                        checks.min_properties = Some(n);
-                    } else {
-                        checks.max_properties = Some(n);
-                    }
-                }
+                "minLength" => checks.length.min = count(value, pointer, keyword)?,
+                "maxLength" => checks.length.max = count(value, pointer, keyword)?,
+                "minItems" => checks.item_count.min = count(value, pointer, keyword)?,
+                "maxItems" => checks.item_count.max = count(value, pointer, keyword)?,
+                "minProperties" => checks.property_count.min = count(value, pointer, keyword)?,
+                "maxProperties" => checks.property_count.max = count(value, pointer, keyword)?,
                 "uniqueItems" => {
                     // the plan has no uniqueness check; `false` asks for none
                     if value.as_bool() != Some(false) {
@@ -310,7 +326,7 @@ impl<'a, J: Tree> Compiler<'a, J> {
                     }
                 }
                 "required" => {
-                    let names = value.as_array().ok_or_else(|| {
+                    let names = value.items().ok_or_else(|| {
                         Unsupported(format!("{pointer}: required is not an array"))
                     })?;
                     for n in names {
@@ -339,7 +355,15 @@ impl<'a, J: Tree> Compiler<'a, J> {
             }
         }
         if get("pattern").is_some() || get("multipleOf").is_some() {
-            checks.delegate = Some(delegate(schema, pointer)?);
+            checks.delegate = Some(Box::new(delegate(schema, pointer)?));
+        }
+        checks.allowed = allowed.map(Vec::into_boxed_slice);
+        if bounds.minimum.is_some()
+            || bounds.maximum.is_some()
+            || bounds.exclusive_minimum.is_some()
+            || bounds.exclusive_maximum.is_some()
+        {
+            checks.bounds = Some(Box::new(bounds));
         }
         let bit = |name: &str| {
             required
@@ -348,26 +372,31 @@ impl<'a, J: Tree> Compiler<'a, J> {
                 .map_or(0, |i| 1u64 << i)
         };
         checks.required_count = required.len() as u32;
-        checks.keys = properties
+        let required_only = required
             .iter()
-            .map(|(name, node)| Key {
-                required: bit(name),
-                name: name.clone(),
-                node: Some(*node),
-            })
-            .collect();
-        for name in &required {
-            if !properties.iter().any(|(p, _)| p == name) {
-                checks.keys.push(Key {
-                    required: bit(name),
-                    name: name.clone(),
+            .filter(|name| !properties.iter().any(|(p, _)| p == *name))
+            .count();
+        // `properties` order, then the keys only `required` names; the names are moved, not copied
+        let mut keys = Vec::with_capacity(properties.len() + required_only);
+        keys.extend(properties.into_iter().map(|(name, node)| Key {
+            required: bit(&name),
+            name,
+            node: Some(node),
+        }));
+        let listed = keys.len();
+        for (i, name) in required.into_iter().enumerate() {
+            if !keys[..listed].iter().any(|k: &Key| k.name == name) {
+                keys.push(Key {
+                    required: 1 << i,
+                    name,
                     node: None,
                 });
             }
         }
+        checks.keys = keys;
         // JSON Schema: an object instance needs every required key whether or not `type` says
         // object; the plan sees objects only through their serialized keys, which is that.
-        Ok(Node::Checks(Box::new(checks)))
+        Ok(Node::Checks(checks))
     }
 }
 
@@ -375,8 +404,8 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-fn types<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
-    let one = |v: &J| -> Result<TypeSet, Unsupported> {
+fn types<'a, J: Tree<'a>>(value: J, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {
+    let one = |v: J| -> Result<TypeSet, Unsupported> {
         Ok(match v.as_str() {
             Some("null") => TypeSet::NULL,
             Some("boolean") => TypeSet::BOOLEAN,
@@ -393,26 +422,29 @@ fn types<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<TypeSet, Unsupported>
             }
         })
     };
-    match value.as_array() {
-        Some(items) => items
-            .iter()
-            .try_fold(TypeSet(0), |acc, v| Ok(acc | one(v)?)),
+    match value.items() {
+        Some(mut items) => items.try_fold(TypeSet(0), |acc, v| Ok(acc | one(v)?)),
         None => one(value),
     }
 }
 
 /// Enum and const values the plan compares: scalars only (objects and arrays would need the
 /// whole sub-value).
-fn scalars<J: Tree>(values: &[J], pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
-    if values
-        .iter()
-        .any(|v| v.as_array().is_some() || v.entries().is_some())
-    {
-        return Err(Unsupported(format!(
-            "{pointer}: enum or const with an object or array"
-        )));
-    }
-    Ok(values.iter().map(J::to_value).collect())
+fn scalars<'a, J: Tree<'a>>(
+    values: impl Iterator<Item = J>,
+    pointer: &Path<'_>,
+) -> Result<Vec<Value>, Unsupported> {
+    values
+        .map(|v| {
+            if v.is_compound() {
+                Err(Unsupported(format!(
+                    "{pointer}: enum or const with an object or array"
+                )))
+            } else {
+                Ok(v.to_value())
+            }
+        })
+        .collect()
 }
 
 fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
@@ -426,9 +458,9 @@ fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
 }
 
 /// `oneOf` whose branches each accept distinct constants (schemars' documented unit enums).
-fn one_of_consts<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
+fn one_of_consts<'a, J: Tree<'a>>(value: J, pointer: &Path<'_>) -> Result<Vec<Value>, Unsupported> {
     let branches = value
-        .as_array()
+        .items()
         .ok_or_else(|| Unsupported(format!("{pointer}: oneOf is not an array")))?;
     let mut out: Vec<Value> = Vec::new();
     for b in branches {
@@ -442,10 +474,10 @@ fn one_of_consts<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<Vec<Value>, U
         let mut ty: Option<TypeSet> = None;
         for (k, v) in m {
             match k {
-                "const" => intersect(&mut accepted, scalars(std::slice::from_ref(v), pointer)?),
+                "const" => intersect(&mut accepted, scalars(std::iter::once(v), pointer)?),
                 "enum" => intersect(
                     &mut accepted,
-                    scalars(v.as_array().unwrap_or(&[]), pointer)?,
+                    scalars(v.items().into_iter().flatten(), pointer)?,
                 ),
                 "type" => ty = Some(types(v, pointer)?),
                 k if is_validation_keyword(k) => {
@@ -472,13 +504,17 @@ fn one_of_consts<J: Tree>(value: &J, pointer: &Path<'_>) -> Result<Vec<Value>, U
     Ok(out)
 }
 
-fn number<J: Tree>(value: &J, pointer: &Path<'_>, keyword: &str) -> Result<Number, Unsupported> {
+fn number<'a, J: Tree<'a>>(
+    value: J,
+    pointer: &Path<'_>,
+    keyword: &str,
+) -> Result<Number, Unsupported> {
     value
         .as_number()
         .ok_or_else(|| Unsupported(format!("{pointer}: {keyword} is not a number")))
 }
 
-fn count<J: Tree>(value: &J, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupported> {
+fn count<'a, J: Tree<'a>>(value: J, pointer: &Path<'_>, keyword: &str) -> Result<u64, Unsupported> {
     // jsonschema accepts 2.0 where a count is expected
     match value.as_number() {
         Some(n) => n
@@ -495,7 +531,7 @@ fn count<J: Tree>(value: &J, pointer: &Path<'_>, keyword: &str) -> Result<u64, U
 
 /// `pattern` and `multipleOf` are checked by a validator compiled from just those keywords, so
 /// that regular-expression dialect and decimal arithmetic are exactly the validator's.
-fn delegate<J: Tree>(schema: &J, pointer: &Path<'_>) -> Result<Validator, Unsupported> {
+fn delegate<'a, J: Tree<'a>>(schema: J, pointer: &Path<'_>) -> Result<Validator, Unsupported> {
     let mut sub = Map::new();
     for k in ["pattern", "multipleOf"] {
         if let Some(v) = schema.get(k) {

@@ -122,8 +122,7 @@ impl Layout {
         };
         if c.types.is_some_and(|t| !t.has(super::TypeSet::OBJECT))
             || c.allowed.is_some()
-            || c.min_properties.is_some()
-            || c.max_properties.is_some()
+            || !c.property_count.is_any()
             || c.delegate.is_some()
         {
             return None;

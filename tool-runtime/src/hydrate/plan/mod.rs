@@ -32,7 +32,7 @@ type NodeId = usize;
 
 /// A compiled set of checks equivalent to one JSON Schema, for the keywords it supports.
 pub struct Plan {
-    nodes: Vec<Node>,
+    nodes: Box<[Node]>,
     root: NodeId,
     /// A `true` node: what unconstrained places are walked with when only depth is counted.
     any: NodeId,
@@ -55,9 +55,9 @@ impl Plan {
         compile::compile(schema)
     }
 
-    /// Compiles a schema from any [`tree::Tree`] (registration reads derived schemas into the
-    /// cheaper borrowed one).
-    pub(crate) fn compile_tree<J: tree::Tree>(schema: &J) -> Result<Plan, Unsupported> {
+    /// Compiles a schema from any [`tree::Tree`] (registration reads derived schemas onto the
+    /// cheaper [`tree::Tape`]).
+    pub(crate) fn compile_tree<'t, J: tree::Tree<'t>>(schema: J) -> Result<Plan, Unsupported> {
         compile::compile(schema)
     }
 
@@ -111,35 +111,74 @@ enum Node {
     Alias(NodeId),
     /// `anyOf: [T, {"type": "null"}]`.
     Nullable(NodeId),
-    Checks(Box<Checks>),
+    /// Kept inline: a plan is one allocation of nodes, which matters when a process registers
+    /// a thousand tools at start-up (each fresh heap page costs a page fault).
+    Checks(Checks),
 }
 
 /// The checks of one subschema. Type-specific checks apply only to instances of that type, as in
-/// JSON Schema.
+/// JSON Schema. Laid out small (the rare ones boxed, counts as spans without `Option`), because
+/// every node of every registered tool holds one.
 #[derive(Default)]
 struct Checks {
     types: Option<TypeSet>,
+    /// How many keys are required (the bits set across `keys`).
+    required_count: u32,
+    /// `minLength`/`maxLength`.
+    length: Span,
+    /// `minItems`/`maxItems`.
+    item_count: Span,
+    /// `minProperties`/`maxProperties`.
+    property_count: Span,
+    items: Option<NodeId>,
+    additional: Option<NodeId>,
+    /// Every key `properties` or `required` names, in `properties` order then the required-only
+    /// ones: one scan finds a key's schema and its required bit.
+    keys: Vec<Key>,
     /// `enum`, `const` and constant `oneOf`s, intersected.
-    allowed: Option<Vec<Value>>,
+    allowed: Option<Box<[Value]>>,
+    /// `minimum`, `maximum` and their exclusive forms.
+    bounds: Option<Box<Bounds>>,
+    /// `pattern` and `multipleOf`, checked by the validator itself for exact semantics.
+    delegate: Option<Box<Validator>>,
+}
+
+/// The numeric bounds of a subschema.
+#[derive(Default)]
+struct Bounds {
     minimum: Option<Limit>,
     maximum: Option<Limit>,
     exclusive_minimum: Option<Limit>,
     exclusive_maximum: Option<Limit>,
-    min_length: Option<u64>,
-    max_length: Option<u64>,
-    min_items: Option<u64>,
-    max_items: Option<u64>,
-    min_properties: Option<u64>,
-    max_properties: Option<u64>,
-    items: Option<NodeId>,
-    /// Every key `properties` or `required` names, in `properties` order then the required-only
-    /// ones: one scan finds a key's schema and its required bit.
-    keys: Vec<Key>,
-    /// How many keys are required (the bits set across `keys`).
-    required_count: u32,
-    additional: Option<NodeId>,
-    /// `pattern` and `multipleOf`, checked by the validator itself for exact semantics.
-    delegate: Option<Validator>,
+}
+
+/// An inclusive range of counts; `0..=u64::MAX`, which no count can leave, stands for no limit,
+/// so a missing keyword needs no `Option`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    min: u64,
+    max: u64,
+}
+
+impl Span {
+    const ANY: Span = Span {
+        min: 0,
+        max: u64::MAX,
+    };
+
+    fn is_any(self) -> bool {
+        self == Span::ANY
+    }
+
+    fn admits(self, n: u64) -> bool {
+        self.min <= n && n <= self.max
+    }
+}
+
+impl Default for Span {
+    fn default() -> Span {
+        Span::ANY
+    }
 }
 
 /// A numeric bound, converted once from the schema's number: an integer bound is compared
@@ -279,6 +318,65 @@ mod tests {
         }))
         .unwrap_err();
         assert!(err.0.starts_with("/$defs/T/anyOf/1: "), "{err}");
+    }
+
+    #[test]
+    fn a_plan_read_from_a_tape_decides_as_one_read_from_a_value() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "q": {"type": "string", "minLength": 2, "pattern": "^[a-z\\\"]+$"},
+                "n": {"type": ["integer", "null"], "minimum": -1, "exclusiveMaximum": 10.5},
+                "kind": {"oneOf": [{"const": "a", "description": "A"}, {"enum": ["b"], "type": "string"}]},
+                "tags": {"type": "array", "items": {"enum": ["a", 1, null]}, "maxItems": 2},
+                "opt": {"anyOf": [{"$ref": "#/$defs/In~1ner"}, {"type": "null"}]},
+                "all": {"allOf": [{"$ref": "#/properties/q"}]}
+            },
+            "required": ["q", "extra"],
+            "additionalProperties": {"type": "integer"},
+            "$defs": {"In/ner": {"type": "object", "properties": {"x": {"multipleOf": 3}}}}
+        });
+        let from_value = Plan::compile(&schema).unwrap();
+        let text = schema.to_string();
+        let tape = tree::Tape::parse(&text).unwrap();
+        let from_tape = Plan::compile_tree(tape.root()).unwrap();
+        let cases = [
+            json!({"q": "ab", "extra": 1}),
+            json!({"q": "a\"b", "extra": 1, "n": null, "kind": "b", "tags": [1, null]}),
+            json!({"q": "ab", "extra": 1, "opt": {"x": 9}, "all": "cd"}),
+            json!({"q": "ab", "extra": 1, "n": -2}),
+            json!({"q": "ab", "extra": 1, "n": 10.5}),
+            json!({"q": "ab", "extra": 1, "n": 2.5}),
+            json!({"q": "ab", "extra": 1, "kind": "c"}),
+            json!({"q": "ab", "extra": 1, "tags": ["a", "b"]}),
+            json!({"q": "ab", "extra": 1, "tags": ["a", 1, null]}),
+            json!({"q": "ab", "extra": 1, "opt": {"x": 4}}),
+            json!({"q": "ab", "extra": 1, "all": "c"}),
+            json!({"q": "AB", "extra": 1}),
+            json!({"q": "ab"}),
+            json!({"q": "ab", "extra": 1, "other": "x"}),
+        ];
+        let decisions: Vec<bool> = cases.iter().map(|c| from_value.accepts(c)).collect();
+        assert_eq!(
+            decisions,
+            cases
+                .iter()
+                .map(|c| from_tape.accepts(c))
+                .collect::<Vec<_>>()
+        );
+        // and the cases are not all decided alike, so the comparison can fail
+        assert_eq!(
+            decisions,
+            [
+                true, true, true, false, false, false, false, false, false, false, false, false,
+                false, false
+            ]
+        );
+        // a keyword twice is visible on a tape only, and refused there
+        let twice = r#"{"type":"object","properties":{"a":{"type":"string","type":"integer"}}}"#;
+        let tape = tree::Tape::parse(twice).unwrap();
+        let err = Plan::compile_tree(tape.root()).unwrap_err();
+        assert!(err.0.contains("appears twice"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use serde::ser::{self, Serialize};
 use serde_json::{Number, Value};
 
-use super::{Checks, Limit, Node, NodeId, Plan, TypeSet};
+use super::{Checks, Limit, Node, NodeId, Plan, Span, TypeSet};
 
 /// The value does not satisfy the plan. Carries nothing: the validator explains.
 #[derive(Debug)]
@@ -138,10 +138,11 @@ impl<'p> Walker<'p> {
         match s {
             Scalar::I(_) | Scalar::U(_) | Scalar::F(_) => {
                 let cmp = |limit: Option<Limit>| limit.map(|l| compare_limit(s, l));
-                if cmp(c.minimum).is_some_and(Ordering::is_lt)
-                    || cmp(c.exclusive_minimum).is_some_and(Ordering::is_le)
-                    || cmp(c.maximum).is_some_and(Ordering::is_gt)
-                    || cmp(c.exclusive_maximum).is_some_and(Ordering::is_ge)
+                if let Some(b) = c.bounds.as_deref()
+                    && (cmp(b.minimum).is_some_and(Ordering::is_lt)
+                        || cmp(b.exclusive_minimum).is_some_and(Ordering::is_le)
+                        || cmp(b.maximum).is_some_and(Ordering::is_gt)
+                        || cmp(b.exclusive_maximum).is_some_and(Ordering::is_ge))
                 {
                     return Err(Reject);
                 }
@@ -150,20 +151,14 @@ impl<'p> Walker<'p> {
                 // The length in characters lies between a quarter of the byte length and the
                 // byte length (UTF-8): count only when those bounds leave a limit undecided.
                 let (fewest, most) = ((text.len() as u64).div_ceil(4), text.len() as u64);
-                let undecided = |min: Option<u64>, max: Option<u64>| {
-                    min.is_some_and(|m| fewest < m && most >= m)
-                        || max.is_some_and(|m| most > m && fewest <= m)
-                };
-                if c.min_length.is_some_and(|m| most < m)
-                    || c.max_length.is_some_and(|m| fewest > m)
-                {
+                // with no limit, `min` is 0 and `max` u64::MAX, which decide every length
+                let Span { min, max } = c.length;
+                if most < min || fewest > max {
                     return Err(Reject);
                 }
-                if undecided(c.min_length, c.max_length) {
-                    let n = text.chars().count() as u64;
-                    if c.min_length.is_some_and(|m| n < m) || c.max_length.is_some_and(|m| n > m) {
-                        return Err(Reject);
-                    }
+                let undecided = (fewest < min && most >= min) || (most > max && fewest <= max);
+                if undecided && !c.length.admits(text.chars().count() as u64) {
+                    return Err(Reject);
                 }
             }
             Scalar::Null | Scalar::Bool(_) => {}
@@ -324,8 +319,7 @@ impl<'p> ObjectWalker<'p> {
 
     /// Whether the object counts its keys (`minProperties`/`maxProperties`).
     pub(super) fn counts_keys(&self) -> bool {
-        self.checks
-            .is_some_and(|c| c.min_properties.is_some() || c.max_properties.is_some())
+        self.checks.is_some_and(|c| !c.property_count.is_any())
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Reject> {
@@ -340,8 +334,7 @@ impl<'p> ObjectWalker<'p> {
             return Ok(());
         };
         if self.seen_required.count_ones() != c.required_count
-            || c.min_properties.is_some_and(|m| self.count < m)
-            || c.max_properties.is_some_and(|m| self.count > m)
+            || !c.property_count.admits(self.count)
         {
             return Err(Reject);
         }
@@ -433,12 +426,7 @@ impl<'p> SeqWalker<'p> {
 
     pub(super) fn finish(self) -> Result<(), Reject> {
         match self.checks {
-            Some(c)
-                if c.min_items.is_some_and(|m| self.count < m)
-                    || c.max_items.is_some_and(|m| self.count > m) =>
-            {
-                Err(Reject)
-            }
+            Some(c) if !c.item_count.admits(self.count) => Err(Reject),
             _ => Ok(()),
         }
     }
