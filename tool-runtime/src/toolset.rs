@@ -573,8 +573,10 @@ impl ToolSet {
                 return Err(RegistrationError::DuplicateName(name.to_owned()));
             }
         }
-        for def in defs {
-            staged.push(Entry::build(def, Box::new(Dynamic(None)))?);
+        // each definition's check (its meta-schema check, its plan or its validator) is
+        // compiled on every core; the first refusal in the catalog's order is the one reported
+        for entry in prepare::spread(defs, |def| Entry::build(def, Box::new(Dynamic(None)))) {
+            staged.push(entry?);
         }
         for entry in staged {
             self.push(entry);

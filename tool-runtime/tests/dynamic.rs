@@ -183,6 +183,43 @@ fn a_catalog_is_registered_all_or_nothing() {
 }
 
 #[test]
+fn a_large_catalog_is_checked_over_every_core_and_reports_its_first_refusal_in_order() {
+    // enough definitions that registration spreads them over threads (16 or more per thread)
+    let catalog = |broken: &[usize]| {
+        let defs: Vec<Value> = (0..200)
+            .map(|i| {
+                let ty = if broken.contains(&i) {
+                    "string"
+                } else {
+                    "object"
+                };
+                json!({"name": format!("t{i}"), "parameters": {
+                    "type": ty, "properties": {"n": {"type": "integer", "maximum": i}}}})
+            })
+            .collect();
+        Value::Array(defs).to_string()
+    };
+    let mut set = ToolSet::new();
+    for _ in 0..5 {
+        let err = set.register_catalog(&catalog(&[170, 41, 120])).unwrap_err();
+        assert_eq!(err, RegistrationError::NotAnObject("t41".into()));
+        assert!(set.is_empty(), "a refused catalog registers nothing");
+    }
+    set.register_catalog(&catalog(&[])).unwrap();
+    // every tool, in the catalog's order, each with its own check
+    let names: Vec<String> = set.definitions().map(|d| d.name.to_string()).collect();
+    assert_eq!(names, (0..200).map(|i| format!("t{i}")).collect::<Vec<_>>());
+    for i in [0, 57, 199] {
+        let call = |n: usize| ToolCall::new("c", format!("t{i}"), format!(r#"{{"n": {n}}}"#));
+        assert!(set.hydrate(&call(i)).is_ok());
+        assert!(
+            set.hydrate(&call(i + 1)).is_err(),
+            "t{i} keeps its own maximum"
+        );
+    }
+}
+
+#[test]
 fn schemas_the_fast_path_cannot_express_still_validate_through_jsonschema() {
     let mut set = ToolSet::new();
     set.register_dynamic(

@@ -1,5 +1,6 @@
-//! Registration work done ahead, on every core: deriving typed tools' definitions and compiling
-//! their checks.
+//! Registration work spread over every core: typed tools' definitions derived and checks
+//! compiled ahead ([`ToolSet::prepare`]), and a catalog's checks compiled
+//! ([`ToolSet::register_catalog`]).
 //!
 //! Both are done once per process and kept (see `typed_check`), so whichever thread does them
 //! first does them for every set. A process that registers many typed tools at start-up can
@@ -7,7 +8,7 @@
 //! registration finding its check ready. `toolset!` does this for the tools it lists.
 
 use std::num::NonZeroUsize;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,8 +39,8 @@ fn prepare<T: Tool>() {
     drop(typed_check::<T>());
 }
 
-/// Below this many tools per thread, starting a thread costs more than it saves (a typed tool
-/// takes tens of microseconds to prepare, a thread about as long to start).
+/// Below this many tools per thread, starting a thread costs more than it saves (a tool takes
+/// tens of microseconds to prepare, a thread about as long to start).
 const TOOLS_PER_THREAD: usize = 16;
 
 impl ToolSet {
@@ -64,34 +65,46 @@ impl ToolSet {
     /// assert!(set.has_fast_path("add"));
     /// ```
     pub fn prepare(tools: &[Prepare]) {
-        let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        let threads = cores.min(tools.len() / TOOLS_PER_THREAD);
-        if threads <= 1 {
-            tools.iter().for_each(|t| (t.run)());
-            return;
-        }
-        // tools take unequal time: each thread takes the next one left
-        let next = AtomicUsize::new(0);
-        let panicked = Mutex::new(None);
-        let work = || {
-            while let Some(tool) = tools.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(tool.run)) {
-                    next.store(tools.len(), Ordering::Relaxed);
-                    panicked
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(payload);
-                }
-            }
-        };
-        std::thread::scope(|s| {
-            for _ in 1..threads {
-                s.spawn(work);
-            }
-            work();
-        });
-        if let Some(payload) = panicked.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            panic::resume_unwind(payload);
-        }
+        spread(tools.to_vec(), |tool| (tool.run)());
     }
+}
+
+/// `f` applied to every item, the items spread over the cores this process may use, the results
+/// in the items' order. A panic in `f` is resumed on the calling thread once every thread has
+/// stopped.
+pub(crate) fn spread<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let threads = cores.min(items.len() / TOOLS_PER_THREAD);
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    // items take unequal time: each thread takes the next one left
+    let slots: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = slots.get(i) else {
+                return done;
+            };
+            let item = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(item) = item {
+                done.push((i, f(item)));
+            }
+        }
+    };
+    let mut results = std::thread::scope(|s| {
+        let others: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mut all = work();
+        for thread in others {
+            match thread.join() {
+                Ok(done) => all.extend(done),
+                Err(payload) => panic::resume_unwind(payload),
+            }
+        }
+        all
+    });
+    results.sort_unstable_by_key(|&(i, _)| i);
+    results.into_iter().map(|(_, r)| r).collect()
 }

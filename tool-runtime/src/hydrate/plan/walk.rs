@@ -147,11 +147,11 @@ impl<'p> Walker<'p> {
                     return Err(Reject);
                 }
             }
-            Scalar::Str(text) => {
+            Scalar::Str(text) if !c.length.is_any() => {
                 // The length in characters lies between a quarter of the byte length and the
                 // byte length (UTF-8): count only when those bounds leave a limit undecided.
                 let (fewest, most) = ((text.len() as u64).div_ceil(4), text.len() as u64);
-                // with no limit, `min` is 0 and `max` u64::MAX, which decide every length
+                // with only one limit, the other (`0` or `u64::MAX`) decides every length
                 let Span { min, max } = c.length;
                 if most < min || fewest > max {
                     return Err(Reject);
@@ -161,7 +161,7 @@ impl<'p> Walker<'p> {
                     return Err(Reject);
                 }
             }
-            Scalar::Null | Scalar::Bool(_) => {}
+            Scalar::Str(_) | Scalar::Null | Scalar::Bool(_) => {}
         }
         if let Some(d) = &c.delegate
             && !d.is_valid(&s.to_value())
