@@ -2,10 +2,11 @@
 //! compiled ahead ([`ToolSet::prepare`]), and a catalog's checks compiled
 //! ([`ToolSet::register_catalog`]).
 //!
-//! Both are done once per process and kept (see `typed_check`), so whichever thread does them
-//! first does them for every set. A process that registers many typed tools at start-up can
-//! therefore spread that work over the machine's cores and then register as usual, each
-//! registration finding its check ready. `toolset!` does this for the tools it lists.
+//! A typed tool's definition and check are made once per process and kept (see `typed_check`),
+//! so whichever thread makes them first makes them for every set. A process that registers many
+//! typed tools at start-up can therefore spread that work over the machine's cores and then
+//! register as usual, each registration finding its check ready. `toolset!` does this for the
+//! tools it lists.
 
 use std::num::NonZeroUsize;
 use std::panic;
