@@ -126,7 +126,6 @@ pub(crate) fn compile<'a, J: Tree<'a>>(schema: J) -> Result<Plan, Unsupported> {
         nodes: SCRATCH.take(),
         by_pointer: HashMap::default(),
     };
-    c.nodes.clear();
     let result = c.compile_root(schema);
     let mut nodes = c.nodes;
     let plan = result.map(|(root, any)| Plan {
@@ -143,22 +142,21 @@ pub(crate) fn compile<'a, J: Tree<'a>>(schema: J) -> Result<Plan, Unsupported> {
 impl<'a, J: Tree<'a>> Compiler<'a, J> {
     /// Compiles the whole schema into `self.nodes`: the root's node and the `true` node.
     fn compile_root(&mut self, schema: J) -> Result<(NodeId, NodeId), Unsupported> {
-        let c = self;
-        let root = c.node_at("", schema)?;
+        let root = self.node_at("", schema)?;
         // a chain of references that never reaches a schema (`A: {$ref: B}, B: {$ref: A}`)
-        for start in 0..c.nodes.len() {
+        for start in 0..self.nodes.len() {
             let mut id = start;
-            for _ in 0..=c.nodes.len() {
-                match c.nodes[id] {
+            for _ in 0..=self.nodes.len() {
+                match self.nodes[id] {
                     Node::Alias(next) | Node::Nullable(next) => id = next,
                     _ => break,
                 }
             }
-            if matches!(c.nodes[id], Node::Alias(_) | Node::Nullable(_)) {
+            if matches!(self.nodes[id], Node::Alias(_) | Node::Nullable(_)) {
                 return Err(Unsupported("a cycle of $ref without any schema".into()));
             }
         }
-        let any = c.push(Node::Any);
+        let any = self.push(Node::Any);
         Ok((root, any))
     }
 

@@ -145,7 +145,7 @@ impl<'a> Tape<'a> {
         // compiling, so a generous guess costs nothing that lasts
         let mut tokens = Vec::with_capacity(text.len() / 8 + 4);
         let mut de = serde_json::Deserializer::from_str(text);
-        Build(&mut tokens).deserialize(&mut de)?;
+        Build::value(&mut tokens).deserialize(&mut de)?;
         de.end()?;
         Ok(Tape { tokens })
     }
@@ -315,24 +315,40 @@ impl<'t, 'a: 't> Tree<'t> for At<'t, 'a> {
     }
 }
 
-/// Appends one value's tokens to the tape.
-struct Build<'v, 'a>(&'v mut Vec<Token<'a>>);
-
-impl<'a> DeserializeSeed<'a> for Build<'_, 'a> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'a>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_any(self)
-    }
+/// Appends one value's tokens to the tape; with `key`, an object's key.
+struct Build<'v, 'a> {
+    tokens: &'v mut Vec<Token<'a>>,
+    key: bool,
 }
 
-impl<'a> Build<'_, 'a> {
-    fn push(self, token: Token<'a>) {
-        self.0.push(token);
+impl<'v, 'a> Build<'v, 'a> {
+    fn value(tokens: &'v mut Vec<Token<'a>>) -> Self {
+        Build { tokens, key: false }
     }
 
-    /// The token at `at`, an array or object opened before its contents, closed now.
-    fn close<E: de::Error>(tokens: &mut [Token<'a>], at: usize, n: usize) -> Result<(), E> {
+    fn key(tokens: &'v mut Vec<Token<'a>>) -> Self {
+        Build { tokens, key: true }
+    }
+
+    fn string(self, s: Cow<'a, str>) {
+        self.tokens.push(if self.key {
+            Token::Key(s)
+        } else {
+            Token::Str(s)
+        });
+    }
+
+    /// An array or object: `open` pushed, its contents read by `fill` (which counts them), and
+    /// `open` then told how many there were and where they end.
+    fn nest<E: de::Error>(
+        self,
+        open: Token<'a>,
+        fill: impl FnOnce(&mut Vec<Token<'a>>) -> Result<usize, E>,
+    ) -> Result<(), E> {
+        let tokens = self.tokens;
+        let at = tokens.len();
+        tokens.push(open);
+        let n = fill(tokens)?;
         let too_big = || E::custom("a schema too large to compile");
         let (len, end) = (
             u32::try_from(n).map_err(|_| too_big())?,
@@ -348,6 +364,18 @@ impl<'a> Build<'_, 'a> {
     }
 }
 
+impl<'a> DeserializeSeed<'a> for Build<'_, 'a> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'a>>(self, de: D) -> Result<(), D::Error> {
+        if self.key {
+            de.deserialize_str(self)
+        } else {
+            de.deserialize_any(self)
+        }
+    }
+}
+
 impl<'a> Visitor<'a> for Build<'_, 'a> {
     type Value = ();
 
@@ -355,85 +383,56 @@ impl<'a> Visitor<'a> for Build<'_, 'a> {
         f.write_str("a JSON value")
     }
     fn visit_unit<E>(self) -> Result<(), E> {
-        self.push(Token::Null);
+        self.tokens.push(Token::Null);
         Ok(())
     }
     fn visit_bool<E>(self, v: bool) -> Result<(), E> {
-        self.push(Token::Bool(v));
+        self.tokens.push(Token::Bool(v));
         Ok(())
     }
     fn visit_i64<E>(self, v: i64) -> Result<(), E> {
-        self.push(Token::Number(v.into()));
+        self.tokens.push(Token::Number(v.into()));
         Ok(())
     }
     fn visit_u64<E>(self, v: u64) -> Result<(), E> {
-        self.push(Token::Number(v.into()));
+        self.tokens.push(Token::Number(v.into()));
         Ok(())
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
         let n = Number::from_f64(v).ok_or_else(|| E::custom("a number that is not finite"))?;
-        self.push(Token::Number(n));
+        self.tokens.push(Token::Number(n));
         Ok(())
     }
     fn visit_borrowed_str<E>(self, v: &'a str) -> Result<(), E> {
-        self.push(Token::Str(Cow::Borrowed(v)));
+        self.string(Cow::Borrowed(v));
         Ok(())
     }
     fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.push(Token::Str(Cow::Owned(v.to_owned())));
+        self.string(Cow::Owned(v.to_owned()));
         Ok(())
     }
     fn visit_string<E>(self, v: String) -> Result<(), E> {
-        self.push(Token::Str(Cow::Owned(v)));
+        self.string(Cow::Owned(v));
         Ok(())
     }
     fn visit_seq<S: SeqAccess<'a>>(self, mut seq: S) -> Result<(), S::Error> {
-        let tokens = self.0;
-        let at = tokens.len();
-        tokens.push(Token::Array { len: 0, end: 0 });
-        let mut n = 0;
-        while seq.next_element_seed(Build(tokens))?.is_some() {
-            n += 1;
-        }
-        Self::close(tokens, at, n)
+        self.nest(Token::Array { len: 0, end: 0 }, |tokens| {
+            let mut n = 0;
+            while seq.next_element_seed(Build::value(tokens))?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        })
     }
     fn visit_map<M: MapAccess<'a>>(self, mut map: M) -> Result<(), M::Error> {
-        let tokens = self.0;
-        let at = tokens.len();
-        tokens.push(Token::Object { len: 0, end: 0 });
-        let mut n = 0;
-        while map.next_key_seed(Key(tokens))?.is_some() {
-            map.next_value_seed(Build(tokens))?;
-            n += 1;
-        }
-        Self::close(tokens, at, n)
-    }
-}
-
-/// Appends an object's key to the tape.
-struct Key<'v, 'a>(&'v mut Vec<Token<'a>>);
-
-impl<'a> DeserializeSeed<'a> for Key<'_, 'a> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'a>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_str(self)
-    }
-}
-
-impl<'a> Visitor<'a> for Key<'_, 'a> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an object key")
-    }
-    fn visit_borrowed_str<E>(self, v: &'a str) -> Result<(), E> {
-        self.0.push(Token::Key(Cow::Borrowed(v)));
-        Ok(())
-    }
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.0.push(Token::Key(Cow::Owned(v.to_owned())));
-        Ok(())
+        self.nest(Token::Object { len: 0, end: 0 }, |tokens| {
+            let mut n = 0;
+            while map.next_key_seed(Build::key(tokens))?.is_some() {
+                map.next_value_seed(Build::value(tokens))?;
+                n += 1;
+            }
+            Ok(n)
+        })
     }
 }
 
