@@ -127,11 +127,10 @@ impl<T: Tool> Handler for Typed<T> {
     ) -> Option<Box<dyn Any + Send + Sync>> {
         // the text itself is checked as it is read, never the typed value: serde may accept
         // more than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        let args: T::Args = match (layout, &T::__READER) {
+        Some(match (layout, &T::__READER) {
             (Some(layout), Some(reader)) => (reader.read)(text, plan, layout, max_depth)?,
-            _ => plan.from_str(text, max_depth).ok()?,
-        };
-        Some(Box::new(args))
+            _ => Box::new(plan.from_str::<T::Args>(text, max_depth).ok()?),
+        })
     }
 
     fn fast_value(&self, args: &Value, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {

@@ -58,7 +58,8 @@ pub struct ReaderOf<A> {
     /// [`Reader::FIELDS`].
     pub fields: &'static [&'static str],
     /// Reads JSON text into the arguments, `None` when refused (the slow path then explains).
-    pub read: fn(&str, &Plan, &Layout, usize) -> Option<A>,
+    /// Boxed where they are made, so that the value is not copied again on its way out.
+    pub read: fn(&str, &Plan, &Layout, usize) -> Option<Box<A>>,
 }
 
 impl<A> fmt::Debug for ReaderOf<A> {
@@ -160,14 +161,14 @@ impl Layout {
     }
 }
 
-fn read<A: Reader>(text: &str, plan: &Plan, layout: &Layout, max_depth: usize) -> Option<A> {
+fn read<A: Reader>(text: &str, plan: &Plan, layout: &Layout, max_depth: usize) -> Option<Box<A>> {
     // the root object is one level; its values get what is left
     let depth = u32::try_from(max_depth)
         .unwrap_or(super::walk::UNLIMITED - 1)
         .checked_sub(1)?;
     let mut de = serde_json::Deserializer::from_str(text);
     let value = de
-        .deserialize_map(Root::<A> {
+        .deserialize_map(Root::<A, Boxed> {
             plan,
             layout,
             depth,
@@ -178,21 +179,48 @@ fn read<A: Reader>(text: &str, plan: &Plan, layout: &Layout, max_depth: usize) -
     Some(value)
 }
 
-struct Root<'a, A> {
+/// What [`Root`] hands back: the value itself (a nested struct, stored in its parent) or the
+/// value boxed (the arguments, which leave as a box). Boxing where the value is made keeps a
+/// struct of a hundred bytes or more from being copied through every frame on its way out.
+trait Output<A> {
+    type Value;
+    fn wrap(value: A) -> Self::Value;
+}
+
+struct Unboxed;
+struct Boxed;
+
+impl<A> Output<A> for Unboxed {
+    type Value = A;
+    #[inline]
+    fn wrap(value: A) -> A {
+        value
+    }
+}
+
+impl<A> Output<A> for Boxed {
+    type Value = Box<A>;
+    #[inline]
+    fn wrap(value: A) -> Box<A> {
+        Box::new(value)
+    }
+}
+
+struct Root<'a, A, O> {
     plan: &'a Plan,
     layout: &'a Layout,
     depth: u32,
-    _args: PhantomData<fn() -> A>,
+    _args: PhantomData<fn() -> (A, O)>,
 }
 
-impl<'de, A: Reader> de::Visitor<'de> for Root<'_, A> {
-    type Value = A;
+impl<'de, A: Reader, O: Output<A>> de::Visitor<'de> for Root<'_, A, O> {
+    type Value = O::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the arguments object")
     }
 
-    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<A, M::Error> {
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<O::Value, M::Error> {
         let mut fields = Fields {
             map,
             plan: self.plan,
@@ -201,7 +229,7 @@ impl<'de, A: Reader> de::Visitor<'de> for Root<'_, A> {
             present: 0,
             _de: PhantomData,
         };
-        A::read(&mut fields)
+        A::read(&mut fields).map(O::wrap)
     }
 }
 
@@ -231,6 +259,7 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
 
     /// Reads the value of field `index` into `slot`, checked against the field's schema node;
     /// `kind` says how (see [`Probe`]). A field sent twice is refused.
+    #[inline]
     pub fn value<T, K: Kind<T>>(
         &mut self,
         index: usize,
@@ -342,6 +371,7 @@ impl<'p> Place<'p> {
     }
 
     /// The layout of a nested reader with `fields` at this place, made once per node.
+    #[inline]
     fn layout(&self, fields: &'static [&'static str]) -> Option<&'p Layout> {
         let plan = self.0.plan;
         let slots = plan.layouts.get_or_init(|| {
@@ -373,7 +403,7 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
     let Ok(depth) = place.0.open() else {
         return Err(refused());
     };
-    de.deserialize_map(Root::<A> {
+    de.deserialize_map(Root::<A, Unboxed> {
         plan: place.0.plan,
         layout,
         depth,
@@ -383,6 +413,7 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
 
 /// Reads the name of a unit variant at `place`: a JSON string, checked against the place's
 /// schema (its `enum`).
+#[inline]
 pub fn variant<'de, D: Deserializer<'de>>(
     de: D,
     place: Place<'_>,
@@ -470,6 +501,7 @@ pub trait Leaf: Sized {
 }
 
 impl Leaf for String {
+    #[inline]
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
         let s = String::deserialize(de)?;
         place.check(Scalar::Str(&s))?;
@@ -478,6 +510,7 @@ impl Leaf for String {
 }
 
 impl Leaf for bool {
+    #[inline]
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
         let b = bool::deserialize(de)?;
         place.check(Scalar::Bool(b))?;
@@ -488,6 +521,7 @@ impl Leaf for bool {
 macro_rules! integer_leaf {
     ($($ty:ty => $scalar:ident as $wide:ty),* $(,)?) => {$(
         impl Leaf for $ty {
+            #[inline]
             fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
                 // serde reads only a JSON integer that fits: the value is the number sent
                 let v = <$ty>::deserialize(de)?;
@@ -546,6 +580,7 @@ impl de::Visitor<'_> for SentVisitor {
 macro_rules! float_leaf {
     ($($ty:ty => $method:ident),* $(,)?) => {$(
         impl Leaf for $ty {
+            #[inline]
             fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
                 let sent = de.$method(SentVisitor)?;
                 place.check(sent.scalar())?;
@@ -563,6 +598,7 @@ macro_rules! float_leaf {
 float_leaf!(f32 => deserialize_f32, f64 => deserialize_f64);
 
 impl<T: Leaf> Leaf for Option<T> {
+    #[inline]
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
         struct OptionVisitor<'p, T>(Place<'p>, PhantomData<fn() -> T>);
 
@@ -604,15 +640,16 @@ impl<T: Leaf> Leaf for Vec<T> {
 
             fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Vec<T>, S::Error> {
                 let mut items = self.0.0.seq().map_err(|_| refused::<S::Error>())?;
+                // every element has the same place (its node and depth do not depend on its
+                // index); one with nothing to check and no depth to count still has its type's
+                // own checks (there are none below a leaf's element type)
+                let place = Place(items.item().unwrap_or(Walker {
+                    plan: self.0.0.plan,
+                    node: self.0.0.plan.any,
+                    depth: super::walk::UNLIMITED,
+                }));
                 let mut out = Vec::new();
                 loop {
-                    // an element with nothing to check and no depth to count still has its
-                    // type's own checks (there are none below a leaf's element type)
-                    let place = Place(items.item().unwrap_or(Walker {
-                        plan: self.0.0.plan,
-                        node: self.0.0.plan.any,
-                        depth: super::walk::UNLIMITED,
-                    }));
                     let seed = KindSeed {
                         kind: AsLeaf::<T>(PhantomData),
                         place,

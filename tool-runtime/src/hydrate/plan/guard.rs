@@ -307,6 +307,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         let mut walker = self.walker.seq().map_err(|_| refused::<A::Error>())?;
         let out = self.visitor.visit_seq(GuardSeq {
             seq,
+            item: walker.item(),
             walker: &mut walker,
         })?;
         walker.finish().map_err(|_| refused::<A::Error>())?;
@@ -362,6 +363,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariant<V> {
 
 struct GuardSeq<'w, 'p, A> {
     seq: A,
+    /// Every element's walker: its node and depth do not depend on its index.
+    item: Option<Walker<'p>>,
     walker: &'w mut SeqWalker<'p>,
 }
 
@@ -372,7 +375,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for GuardSeq<'_, '_, A> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, A::Error> {
-        let out = match self.walker.item() {
+        let out = match self.item {
             Some(walker) => self.seq.next_element_seed(GuardSeed { walker, seed })?,
             None => self.seq.next_element_seed(seed)?,
         };

@@ -70,6 +70,7 @@ pub(crate) struct Walker<'p> {
 impl<'p> Walker<'p> {
     /// The walker for a place below this one, `None` when nothing there needs walking: no
     /// check, and no depth to count.
+    #[inline]
     fn below(plan: &'p Plan, node: Option<NodeId>, depth: u32) -> Option<Walker<'p>> {
         let walker = Walker {
             plan,
@@ -80,6 +81,7 @@ impl<'p> Walker<'p> {
     }
 
     /// The depth left to the children of an array or object opened here.
+    #[inline]
     pub(super) fn open(&self) -> Result<u32, Reject> {
         match self.depth {
             UNLIMITED => Ok(UNLIMITED),
@@ -172,6 +174,7 @@ impl<'p> Walker<'p> {
     }
 
     /// Entering an array or object: `None` when anything goes below this point.
+    #[inline]
     fn compound(&self, ty: TypeSet) -> Result<Option<&'p Checks>, Reject> {
         match self.resolve() {
             Target::Any => Ok(None),
@@ -198,6 +201,7 @@ impl<'p> Walker<'p> {
         })
     }
 
+    #[inline]
     pub(super) fn seq(self) -> Result<SeqWalker<'p>, Reject> {
         let checks = self.compound(TypeSet::ARRAY)?;
         Ok(SeqWalker {
@@ -408,10 +412,12 @@ pub(crate) struct SeqWalker<'p> {
 impl<'p> SeqWalker<'p> {
     /// The walker for the next element, `None` when nothing checks it; [`SeqWalker::counted`]
     /// is called once the element was there.
+    #[inline]
     pub(super) fn item(&self) -> Option<Walker<'p>> {
         Walker::below(self.plan, self.checks.and_then(|c| c.items), self.depth)
     }
 
+    #[inline]
     pub(super) fn counted(&mut self) {
         self.count += 1;
     }
@@ -424,6 +430,7 @@ impl<'p> SeqWalker<'p> {
         }
     }
 
+    #[inline]
     pub(super) fn finish(self) -> Result<(), Reject> {
         match self.checks {
             Some(c) if !c.item_count.admits(self.count) => Err(Reject),
