@@ -307,7 +307,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Checked<'_, V> {
         let mut walker = self.walker.seq().map_err(|_| refused::<A::Error>())?;
         let out = self.visitor.visit_seq(GuardSeq {
             seq,
-            item: walker.item(),
             walker: &mut walker,
         })?;
         walker.finish().map_err(|_| refused::<A::Error>())?;
@@ -363,8 +362,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariant<V> {
 
 struct GuardSeq<'w, 'p, A> {
     seq: A,
-    /// Every element's walker: its node and depth do not depend on its index.
-    item: Option<Walker<'p>>,
     walker: &'w mut SeqWalker<'p>,
 }
 
@@ -375,7 +372,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for GuardSeq<'_, '_, A> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, A::Error> {
-        let out = match self.item {
+        let out = match self.walker.item() {
             Some(walker) => self.seq.next_element_seed(GuardSeed { walker, seed })?,
             None => self.seq.next_element_seed(seed)?,
         };
