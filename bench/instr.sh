@@ -26,6 +26,8 @@ hydrate_valid_reader serde_valid_tool_type 4000
 hydrate_valid serde_valid 4000
 old_path_valid serde_valid 4000
 hydrate_object serde_valid 4000
+serde_object - 4000
+hydrate_object_reader serde_object 4000
 serde_invalid - 4000
 hydrate_invalid serde_invalid 4000"
 cases_registration="jsonschema_1000 - 3

@@ -1,7 +1,9 @@
 //! Hydration of a realistic call (six fields, one nested object, one array) against
 //! `serde_json::from_str` into the same type alone, in the same run, for the two fast paths: the
 //! reader `#[tool]` generates (`SearchNotesTool`, a `#[tool]` struct) and the guard any argument
-//! type gets (`SearchNotes`, a hand-written `Tool` impl over the same fields); the invalid-arguments path
+//! type gets (`SearchNotes`, a hand-written `Tool` impl over the same fields); arguments that
+//! arrived as an object (Anthropic, Ollama, Gemini, MCP) against serde reading the same type from
+//! that object by reference; the invalid-arguments path
 //! against the same baseline on the same (invalid) text; and the `Value` + jsonschema path
 //! hydration used to take, as the other baseline.
 //!
@@ -13,6 +15,7 @@
 use std::hint::black_box;
 
 use criterion::Criterion;
+use serde::Deserialize;
 use serde_json::Value;
 use tool_runtime::validate::Validator;
 use tool_runtime::{Tool, ToolCall, ToolSet};
@@ -31,6 +34,8 @@ struct Fixture {
     valid: ToolCall,
     invalid: ToolCall,
     as_object: ToolCall,
+    /// The valid arguments as the object an object-delivering provider hands over.
+    object: Value,
     validator: Validator,
 }
 
@@ -60,6 +65,12 @@ fn fixture() -> Fixture {
             .is_none()
     );
     assert_eq!(generated.hydrate(&invalid).unwrap_err().violations.len(), 3);
+    let object = serde_json::from_str::<Value>(VALID).unwrap();
+    assert!(
+        generated
+            .hydrate_fast_only_object("search_notes", &object)
+            .is_some()
+    );
     let validator = Validator::compile(&SearchNotes::definition().parameters_value()).unwrap();
     Fixture {
         set,
@@ -67,6 +78,7 @@ fn fixture() -> Fixture {
         valid,
         invalid,
         as_object,
+        object,
         validator,
     }
 }
@@ -106,6 +118,13 @@ fn hydrate(c: &mut Criterion) {
     g.bench_function("toolset.hydrate valid object (Anthropic)", |b| {
         b.iter(|| f.set.hydrate(black_box(&f.as_object)).unwrap())
     });
+    g.bench_function(
+        "SearchNotesTool::deserialize(&Value) (object baseline)",
+        |b| b.iter(|| SearchNotesTool::deserialize(black_box(&f.object)).unwrap()),
+    );
+    g.bench_function("toolset.hydrate valid object, generated reader", |b| {
+        b.iter(|| f.generated.hydrate(black_box(&f.as_object)).unwrap())
+    });
     g.bench_function("serde_json_from_str invalid text (baseline)", |b| {
         b.iter(|| serde_json::from_str::<SearchArgs>(black_box(INVALID)).unwrap())
     });
@@ -119,6 +138,7 @@ fn instr_cases() -> Vec<instr::Case> {
     use instr::Case;
     let f = std::rc::Rc::new(fixture());
     let (f1, f2, f3, f4, f5) = (f.clone(), f.clone(), f.clone(), f.clone(), f.clone());
+    let (f6, f7) = (f.clone(), f.clone());
     vec![
         Case::warm("serde_valid", || {
             black_box(serde_json::from_str::<SearchArgs>(black_box(VALID)).unwrap());
@@ -137,6 +157,12 @@ fn instr_cases() -> Vec<instr::Case> {
         }),
         Case::warm("hydrate_object", move || {
             black_box(f3.set.hydrate(black_box(&f3.as_object)).unwrap());
+        }),
+        Case::warm("serde_object", move || {
+            black_box(SearchNotesTool::deserialize(black_box(&f6.object)).unwrap());
+        }),
+        Case::warm("hydrate_object_reader", move || {
+            black_box(f7.generated.hydrate(black_box(&f7.as_object)).unwrap());
         }),
         Case::warm("serde_invalid", || {
             black_box(serde_json::from_str::<SearchArgs>(black_box(INVALID)).unwrap());

@@ -97,9 +97,15 @@ pub(crate) trait Handler: Send + Sync {
     ) -> Option<Box<dyn Any + Send + Sync>> {
         None
     }
-    /// Fast path for arguments that arrived as an object: the plan checks the object as sent,
-    /// then it becomes the typed arguments.
-    fn fast_value(&self, _args: &Value, _plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+    /// Fast path for arguments that arrived as an object: the plan checks the object as sent
+    /// as it becomes the typed arguments.
+    fn fast_value(
+        &self,
+        _args: &Value,
+        _plan: &Plan,
+        _layout: Option<&Layout>,
+        _max_depth: usize,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
         None
     }
     /// The typed arguments as JSON.
@@ -133,7 +139,16 @@ impl<T: Tool> Handler for Typed<T> {
         })
     }
 
-    fn fast_value(&self, args: &Value, plan: &Plan) -> Option<Box<dyn Any + Send + Sync>> {
+    fn fast_value(
+        &self,
+        args: &Value,
+        plan: &Plan,
+        layout: Option<&Layout>,
+        max_depth: usize,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
+        if let (Some(layout), Some(reader)) = (layout, &T::__READER) {
+            return Some((reader.read_value)(args, plan, layout, max_depth)?);
+        }
         if !plan.accepts(args) {
             return None;
         }
@@ -436,7 +451,8 @@ impl Entry {
             }
             Arguments::Json(value) if !value.is_string() => {
                 check_value_limits(value, limits)?;
-                self.handler.fast_value(value, plan)
+                self.handler
+                    .fast_value(value, plan, layout.as_ref(), limits.max_depth)
             }
             Arguments::Json(_) => None,
         })
@@ -768,6 +784,20 @@ impl ToolSet {
         let entry = self.lookup(name).ok()?;
         entry
             .fast(&Arguments::Text(text.to_owned()), &self.limits)
+            .ok()
+            .flatten()
+    }
+
+    /// [`ToolSet::hydrate_fast_only`] for arguments that arrived as an object.
+    #[doc(hidden)]
+    pub fn hydrate_fast_only_object(
+        &self,
+        name: &str,
+        object: &Value,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
+        let entry = self.lookup(name).ok()?;
+        entry
+            .fast(&Arguments::Json(object.clone()), &self.limits)
             .ok()
             .flatten()
     }

@@ -247,7 +247,7 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
         tame: false,
         aliases,
     };
-    let (mut fast_accepts, mut rejects) = (0, 0);
+    let (mut fast_accepts, mut object_fast_accepts, mut rejects) = (0, 0, 0);
     for i in 0..CASES {
         generator.tame = i % 2 == 0;
         let value = generator.value(&schema, 0);
@@ -309,7 +309,21 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
                 );
             }
         }
-        // arguments as an object (Anthropic) take the same decision
+        // arguments as an object (Anthropic) take the same decision, on the fast path as well
+        if let Some(typed) = set.hydrate_fast_only_object(name, &value) {
+            object_fast_accepts += 1;
+            assert!(
+                expected,
+                "case {i}: the object fast path accepted what the validator refuses: {text}"
+            );
+            let fast = serde_json::to_value(typed.downcast_ref::<T::Args>().unwrap()).unwrap();
+            let slow = serde_json::from_value::<T::Args>(value.clone()).unwrap();
+            assert_eq!(
+                fast,
+                serde_json::to_value(slow).unwrap(),
+                "case {i} as object: {text}"
+            );
+        }
         let hydrated = set.hydrate(&ToolCall::new("c", name, value.clone()));
         assert_eq!(hydrated.is_ok(), expected, "case {i} as object: {text}");
         if !expected {
@@ -327,6 +341,8 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
             fast_accepts > CASES / 10,
             "only {fast_accepts} fast accepts"
         );
+        // the object path is the same decision: it accepts on the fast path as often
+        assert_eq!(object_fast_accepts, fast_accepts, "{name}");
     }
     assert!(rejects > CASES / 10, "only {rejects} rejections");
 }

@@ -143,17 +143,38 @@ fn too_deep(limits: &Limits) -> ToolError {
 /// limits, with the same errors, as for text. The size is that of the value written as compact
 /// JSON, which is what the provider sent give or take whitespace.
 pub fn check_value_limits(v: &Value, limits: &Limits) -> Result<(), ToolError> {
-    let bytes = json_size(v, 1, limits).ok_or_else(|| too_deep(limits))?;
+    // Arguments are mostly far below the byte limit. A bound that costs the same for a number
+    // or a string of any length clears them (and checks the depth); only a value it cannot
+    // clear is measured exactly, which formats every number and scans every string.
+    let bound = json_size(v, 1, limits, Measure::Bound).ok_or_else(|| too_deep(limits))?;
+    if bound <= limits.max_bytes {
+        return Ok(());
+    }
+    let bytes = json_size(v, 1, limits, Measure::Exact).ok_or_else(|| too_deep(limits))?;
     if bytes > limits.max_bytes {
         return Err(too_large(bytes, limits));
     }
     Ok(())
 }
 
-/// The length of `v` as compact JSON (`serde_json::to_string`), computed without writing it;
-/// `None` as soon as arrays and objects nest deeper than the limit, so a hostile value never
-/// makes this recurse further than that.
-fn json_size(v: &Value, depth: usize, limits: &Limits) -> Option<usize> {
+/// How [`json_size`] counts strings and numbers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// As serde_json writes them.
+    Exact,
+    /// At least that: a string as if every byte were written `\u00XX`, a number at the longest
+    /// serde_json writes (24 bytes: `-1.7976931348623157e308`; an integer has at most 20).
+    Bound,
+}
+
+/// The length of `v` as compact JSON (`serde_json::to_string`), computed without writing it,
+/// exactly or as a bound; `None` as soon as arrays and objects nest deeper than the limit, so a
+/// hostile value never makes this recurse further than that.
+fn json_size(v: &Value, depth: usize, limits: &Limits, measure: Measure) -> Option<usize> {
+    let string = |s: &str| match measure {
+        Measure::Exact => string_size(s),
+        Measure::Bound => s.len().saturating_mul(6).saturating_add(2),
+    };
     Some(match v {
         Value::Null => 4,
         Value::Bool(b) => {
@@ -163,15 +184,18 @@ fn json_size(v: &Value, depth: usize, limits: &Limits) -> Option<usize> {
                 5
             }
         }
-        Value::Number(n) => number_size(n),
-        Value::String(s) => string_size(s),
+        Value::Number(n) => match measure {
+            Measure::Exact => number_size(n),
+            Measure::Bound => 24,
+        },
+        Value::String(s) => string(s),
         Value::Array(items) => {
             if depth > limits.max_depth {
                 return None;
             }
             let mut size = 2 + items.len().saturating_sub(1);
             for item in items {
-                size += json_size(item, depth + 1, limits)?;
+                size = size.saturating_add(json_size(item, depth + 1, limits, measure)?);
             }
             size
         }
@@ -182,7 +206,12 @@ fn json_size(v: &Value, depth: usize, limits: &Limits) -> Option<usize> {
             // a colon per entry, a comma between entries
             let mut size = 2 + map.len() + map.len().saturating_sub(1);
             for (key, value) in map {
-                size += string_size(key) + json_size(value, depth + 1, limits)?;
+                size = size.saturating_add(string(key)).saturating_add(json_size(
+                    value,
+                    depth + 1,
+                    limits,
+                    measure,
+                )?);
             }
             size
         }
@@ -311,9 +340,31 @@ mod tests {
             serde_json::json!("plain"),
             serde_json::json!([[[]], {"x": {"y": -0.0}}]),
         ] {
+            let written = serde_json::to_string(&v).unwrap().len();
             assert_eq!(
-                json_size(&v, 1, &roomy),
-                Some(serde_json::to_string(&v).unwrap().len()),
+                json_size(&v, 1, &roomy, Measure::Exact),
+                Some(written),
+                "{v}"
+            );
+            // the bound that clears most values never says less than the exact size
+            assert!(
+                json_size(&v, 1, &roomy, Measure::Bound).unwrap() >= written,
+                "{v}"
+            );
+        }
+        // the longest numbers serde_json writes, and strings that are all escapes
+        for v in [
+            serde_json::json!([
+                -f64::MAX,
+                f64::MIN_POSITIVE,
+                -1.2345678901234567e-300,
+                i64::MIN
+            ]),
+            serde_json::json!("\u{1}\u{2}\u{1f}"),
+        ] {
+            let written = serde_json::to_string(&v).unwrap().len();
+            assert!(
+                json_size(&v, 1, &roomy, Measure::Bound).unwrap() >= written,
                 "{v}"
             );
         }
@@ -331,6 +382,14 @@ mod tests {
             ErrorCode::NESTING_TOO_DEEP
         );
         assert!(check_value_limits(&serde_json::json!([[1]]), &tight).is_ok());
+        // exactly at the limit: the bound (3 * 24 + ...) does not clear it, the exact size does
+        let at_limit = Limits {
+            max_bytes: 10,
+            max_depth: 64,
+        };
+        assert!(check_value_limits(&serde_json::json!([1, 22, 333]), &at_limit).is_ok());
+        let err = check_value_limits(&serde_json::json!([1, 22, 3333]), &at_limit).unwrap_err();
+        assert_eq!(err.details["bytes"], 11);
     }
 
     #[test]

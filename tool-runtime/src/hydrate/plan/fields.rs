@@ -29,6 +29,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
+use serde_json::Value;
 
 use super::guard::{Guard, GuardSeed};
 use super::walk::{Scalar, Walker};
@@ -60,6 +61,9 @@ pub struct ReaderOf<A> {
     /// Reads JSON text into the arguments, `None` when refused (the slow path then explains).
     /// Boxed where they are made, so that the value is not copied again on its way out.
     pub read: fn(&str, &Plan, &Layout, usize) -> Option<Box<A>>,
+    /// The same for arguments that arrived as an object (Anthropic, Ollama, Gemini, MCP): the
+    /// same reader, over the object instead of the text.
+    pub read_value: fn(&Value, &Plan, &Layout, usize) -> Option<Box<A>>,
 }
 
 impl<A> fmt::Debug for ReaderOf<A> {
@@ -75,6 +79,7 @@ pub const fn reader<A: Reader>() -> ReaderOf<A> {
     ReaderOf {
         fields: A::FIELDS,
         read: read::<A>,
+        read_value: read_value::<A>,
     }
 }
 
@@ -162,21 +167,35 @@ impl Layout {
 }
 
 fn read<A: Reader>(text: &str, plan: &Plan, layout: &Layout, max_depth: usize) -> Option<Box<A>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = de.deserialize_map(root(plan, layout, max_depth)?).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
+/// A `serde_json::Value` is a deserializer too, which hands its visitors what the text's
+/// deserializer hands them for the same JSON (numbers by kind, strings, `null`, arrays and
+/// objects), so the reader checks an object exactly as it checks the text of that object.
+fn read_value<A: Reader>(
+    value: &Value,
+    plan: &Plan,
+    layout: &Layout,
+    max_depth: usize,
+) -> Option<Box<A>> {
+    value.deserialize_map(root(plan, layout, max_depth)?).ok()
+}
+
+fn root<'a, A>(plan: &'a Plan, layout: &'a Layout, max_depth: usize) -> Option<Root<'a, A, Boxed>> {
     // the root object is one level; its values get what is left
     let depth = u32::try_from(max_depth)
         .unwrap_or(super::walk::UNLIMITED - 1)
         .checked_sub(1)?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = de
-        .deserialize_map(Root::<A, Boxed> {
-            plan,
-            layout,
-            depth,
-            _args: PhantomData,
-        })
-        .ok()?;
-    de.end().ok()?;
-    Some(value)
+    Some(Root {
+        plan,
+        layout,
+        depth,
+        _args: PhantomData,
+    })
 }
 
 /// What [`Root`] hands back: the value itself (a nested struct, stored in its parent) or the
