@@ -9,7 +9,9 @@
 //! types whose deserialization is exactly known ([`Leaf`]: strings, booleans, numbers, and
 //! options and vectors of them) are deserialized by serde directly and checked as read; any
 //! other field type goes through the guard for its own subtree. So a reader sees the document
-//! the validator sees, like the guard, and never accepts what the guard would refuse.
+//! the validator sees, like the guard, and never accepts what the guard would refuse. The same
+//! reader reads arguments that arrived as text and arguments that arrived as an object (a
+//! `serde_json::Value` is a deserializer that hands visitors the same calls for the same JSON).
 //!
 //! What a reader relies on, and where each is enforced:
 //! - key matching is exact string equality on the decoded key, as serde's derived field visitor
