@@ -413,7 +413,7 @@ fn registration(c: &mut Criterion) {
 }
 
 fn instr_cases() -> Vec<instr::Case> {
-    use instr::Case;
+    use instr::{Case, keeping};
     let Catalog {
         json: plannable,
         schemas,
@@ -422,39 +422,38 @@ fn instr_cases() -> Vec<instr::Case> {
     let none = catalog(1).json;
     let mixed_forced = mixed.clone();
     let calls = empty_calls();
+    // like the timed rows, every case counts the registration and not the drop of what it built
     vec![
         // counted from the first call: run it with INSTR_ITERS=1
-        Case::cold("typed_first", || {
-            black_box(register_1000_typed(true));
-        }),
-        Case::cold("typed_first_derived", || {
-            black_box(register_1000_typed(false));
-        }),
-        Case::warm("typed_again", || {
-            black_box(register_1000_typed(true));
-        }),
-        Case::warm("catalog_plannable", move || {
-            black_box(register_catalog(&plannable));
-        }),
-        Case::warm("catalog_mixed10", move || {
-            black_box(register_catalog(&mixed));
-        }),
-        Case::warm("catalog_none", move || {
-            black_box(register_catalog(&none));
-        }),
-        Case::warm("catalog_mixed10_forced", move || {
-            let set = register_catalog(&mixed_forced);
-            refuse_every_tool(&set, &calls);
-            black_box(set);
-        }),
-        Case::warm("jsonschema_1000", move || {
-            black_box(
+        Case::cold("typed_first", keeping(|| register_1000_typed(true))),
+        Case::cold(
+            "typed_first_derived",
+            keeping(|| register_1000_typed(false)),
+        ),
+        Case::warm("typed_again", keeping(|| register_1000_typed(true))),
+        Case::warm(
+            "catalog_plannable",
+            keeping(move || register_catalog(&plannable)),
+        ),
+        Case::warm("catalog_mixed10", keeping(move || register_catalog(&mixed))),
+        Case::warm("catalog_none", keeping(move || register_catalog(&none))),
+        Case::warm(
+            "catalog_mixed10_forced",
+            keeping(move || {
+                let set = register_catalog(&mixed_forced);
+                refuse_every_tool(&set, &calls);
+                set
+            }),
+        ),
+        Case::warm(
+            "jsonschema_1000",
+            keeping(move || {
                 schemas
                     .iter()
                     .map(|s| Validator::compile(s).unwrap())
-                    .collect::<Vec<_>>(),
-            );
-        }),
+                    .collect::<Vec<_>>()
+            }),
+        ),
     ]
 }
 

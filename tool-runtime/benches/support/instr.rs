@@ -46,6 +46,14 @@ impl Case {
     }
 }
 
+/// `run`, keeping everything it returns until the case itself is dropped, after the count: for
+/// operations whose result's teardown is not part of what is measured (a registration, not the
+/// dropping of the set it built).
+pub fn keeping<T: 'static>(mut run: impl FnMut() -> T + 'static) -> impl FnMut() + 'static {
+    let mut kept = Vec::new();
+    move || kept.push(run())
+}
+
 /// The loop callgrind counts. Not mangled, never inlined, so `--toggle-collect` finds it by name.
 #[unsafe(no_mangle)]
 #[inline(never)]
