@@ -68,7 +68,7 @@ fn fixture() -> Fixture {
     let object = serde_json::from_str::<Value>(VALID).unwrap();
     assert!(
         generated
-            .hydrate_fast_only_object("search_notes", &object)
+            .hydrate_fast_only("search_notes", object.clone())
             .is_some()
     );
     let validator = Validator::compile(&SearchNotes::definition().parameters_value()).unwrap();

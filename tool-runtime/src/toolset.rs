@@ -19,7 +19,7 @@ use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_too
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
 use crate::hydrate::plan::fields::Layout;
-use crate::hydrate::plan::tree::{Tape, Tree, remote_ref};
+use crate::hydrate::plan::tree::{Tape, Tree};
 use crate::hydrate::{
     Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
     parse_arguments,
@@ -82,26 +82,22 @@ pub enum RegistrationError {
     Catalog(String),
 }
 
+/// Arguments as the fast path reads them: text, or an object a provider already parsed.
+#[derive(Clone, Copy)]
+pub(crate) enum Sent<'a> {
+    Text(&'a str),
+    Object(&'a Value),
+}
+
 /// Type-erased access to one registered tool.
 pub(crate) trait Handler: Send + Sync {
     /// Slow path: the arguments were validated as JSON; now make them typed.
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
-    /// Fast path: straight from the text into the typed arguments, the plan checking the text
+    /// Fast path: straight from what was sent into the typed arguments, the plan checking it
     /// as it is read. `None` sends the call down the slow path, which explains what is wrong.
-    fn fast_text(
+    fn fast(
         &self,
-        _text: &str,
-        _plan: &Plan,
-        _layout: Option<&Layout>,
-        _max_depth: usize,
-    ) -> Option<Box<dyn Any + Send + Sync>> {
-        None
-    }
-    /// Fast path for arguments that arrived as an object: the plan checks the object as sent
-    /// as it becomes the typed arguments.
-    fn fast_value(
-        &self,
-        _args: &Value,
+        _sent: Sent<'_>,
         _plan: &Plan,
         _layout: Option<&Layout>,
         _max_depth: usize,
@@ -124,36 +120,30 @@ pub(crate) trait Handler: Send + Sync {
 struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Tool> Handler for Typed<T> {
-    fn fast_text(
+    fn fast(
         &self,
-        text: &str,
+        sent: Sent<'_>,
         plan: &Plan,
         layout: Option<&Layout>,
         max_depth: usize,
     ) -> Option<Box<dyn Any + Send + Sync>> {
-        // the text itself is checked as it is read, never the typed value: serde may accept
-        // more than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        Some(match (layout, &T::__READER) {
-            (Some(layout), Some(reader)) => (reader.read)(text, plan, layout, max_depth)?,
-            _ => Box::new(plan.from_str::<T::Args>(text, max_depth).ok()?),
+        // what was sent is checked as it is read, never the typed value: serde may accept more
+        // than the schema (aliases, `deserialize_with`, a struct sent as an array)
+        Some(match (sent, layout, &T::__READER) {
+            (Sent::Text(text), Some(layout), Some(reader)) => {
+                (reader.read)(text, plan, layout, max_depth)?
+            }
+            (Sent::Object(object), Some(layout), Some(reader)) => {
+                (reader.read_value)(object, plan, layout, max_depth)?
+            }
+            (Sent::Text(text), ..) => Box::new(plan.from_str::<T::Args>(text, max_depth).ok()?),
+            (Sent::Object(object), ..) => {
+                if !plan.accepts(object) {
+                    return None;
+                }
+                Box::new(T::Args::deserialize(object).ok()?)
+            }
         })
-    }
-
-    fn fast_value(
-        &self,
-        args: &Value,
-        plan: &Plan,
-        layout: Option<&Layout>,
-        max_depth: usize,
-    ) -> Option<Box<dyn Any + Send + Sync>> {
-        if let (Some(layout), Some(reader)) = (layout, &T::__READER) {
-            return Some((reader.read_value)(args, plan, layout, max_depth)?);
-        }
-        if !plan.accepts(args) {
-            return None;
-        }
-        let args = T::Args::deserialize(args).ok()?;
-        Some(Box::new(args))
     }
 
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
@@ -335,7 +325,7 @@ fn registrable<'t, J: Tree<'t>>(name: &str, schema: J) -> Result<(), Registratio
     if schema.get("type").and_then(Tree::as_str) != Some("object") {
         return Err(RegistrationError::NotAnObject(name.to_owned()));
     }
-    if let Some(reference) = remote_ref(schema) {
+    if let Some(reference) = schema.remote_ref() {
         return Err(RegistrationError::RemoteRef {
             name: name.to_owned(),
             reference: reference.to_owned(),
@@ -441,21 +431,22 @@ impl Entry {
         else {
             return Ok(None);
         };
-        Ok(match arguments {
+        let sent = match arguments {
             Arguments::Text(text) => {
                 // Only the size is checked before reading: the plan counts the nesting as serde
                 // reads, and text too deep goes to the slow path, whose scan says so.
                 check_size(text, limits)?;
-                self.handler
-                    .fast_text(text, plan, layout.as_ref(), limits.max_depth)
+                Sent::Text(text)
             }
             Arguments::Json(value) if !value.is_string() => {
                 check_value_limits(value, limits)?;
-                self.handler
-                    .fast_value(value, plan, layout.as_ref(), limits.max_depth)
+                Sent::Object(value)
             }
-            Arguments::Json(_) => None,
-        })
+            Arguments::Json(_) => return Ok(None),
+        };
+        Ok(self
+            .handler
+            .fast(sent, plan, layout.as_ref(), limits.max_depth))
     }
 
     /// Every violation of the schema by `value`; empty when it is valid.
@@ -776,30 +767,18 @@ impl ToolSet {
         })
     }
 
-    /// Only the fast path, with no fallback: the typed arguments when it accepts `text`, `None`
-    /// when it refuses (where hydration would go on to the slow path). For the differential
-    /// tests, which must know that the fast path never accepts what the validator refuses.
+    /// Only the fast path, with no fallback: the typed arguments when it accepts `arguments`,
+    /// `None` when it refuses (where hydration would go on to the slow path). For the
+    /// differential tests, which must know that the fast path never accepts what the validator
+    /// refuses.
     #[doc(hidden)]
-    pub fn hydrate_fast_only(&self, name: &str, text: &str) -> Option<Box<dyn Any + Send + Sync>> {
-        let entry = self.lookup(name).ok()?;
-        entry
-            .fast(&Arguments::Text(text.to_owned()), &self.limits)
-            .ok()
-            .flatten()
-    }
-
-    /// [`ToolSet::hydrate_fast_only`] for arguments that arrived as an object.
-    #[doc(hidden)]
-    pub fn hydrate_fast_only_object(
+    pub fn hydrate_fast_only(
         &self,
         name: &str,
-        object: &Value,
+        arguments: impl Into<Arguments>,
     ) -> Option<Box<dyn Any + Send + Sync>> {
         let entry = self.lookup(name).ok()?;
-        entry
-            .fast(&Arguments::Json(object.clone()), &self.limits)
-            .ok()
-            .flatten()
+        entry.fast(&arguments.into(), &self.limits).ok().flatten()
     }
 
     fn lookup(&self, name: &str) -> Result<&Arc<Entry>, ToolError> {

@@ -116,7 +116,7 @@ fn message(e: &jsonschema::ValidationError<'_>) -> String {
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
 /// scheme), if any.
 pub fn find_remote_ref(schema: &Value) -> Option<&str> {
-    crate::hydrate::plan::tree::remote_ref(schema)
+    crate::hydrate::plan::tree::Tree::remote_ref(schema)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::any::Any;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
@@ -230,6 +232,21 @@ fn reference<A: DeserializeOwned>(validator: &Validator, value: &Value) -> bool 
     validator.is_valid(value) && serde_json::from_value::<A>(value.clone()).is_ok()
 }
 
+/// That the fast path's typed arguments are the value serde builds from the validated `value`.
+fn assert_builds_what_serde_builds<A: DeserializeOwned + Serialize + 'static>(
+    typed: &(dyn Any + Send + Sync),
+    value: &Value,
+    context: &str,
+) {
+    let fast = serde_json::to_value(typed.downcast_ref::<A>().unwrap()).unwrap();
+    let slow = serde_json::from_value::<A>(value.clone()).unwrap();
+    assert_eq!(
+        fast,
+        serde_json::to_value(slow).unwrap(),
+        "{context}: {value}"
+    );
+}
+
 /// `reader`: whether `#[tool]` must have generated a reader for `T` (see
 /// `tool_runtime::hydrate::plan::fields`) that stands for the plan; otherwise the guard reads.
 fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool) {
@@ -262,20 +279,14 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
             );
         }
         // the fast path as hydration takes it (the generated reader where there is one)
-        if let Some(typed) = set.hydrate_fast_only(name, &text) {
+        if let Some(typed) = set.hydrate_fast_only(name, text.as_str()) {
             fast_accepts += 1;
             assert!(
                 expected,
                 "case {i}: fast path accepted what the validator refuses: {text}"
             );
             // and it builds the very value serde builds from the validated arguments
-            let fast = serde_json::to_value(typed.downcast_ref::<T::Args>().unwrap()).unwrap();
-            let slow = serde_json::from_value::<T::Args>(value.clone()).unwrap();
-            assert_eq!(
-                fast,
-                serde_json::to_value(slow).unwrap(),
-                "case {i}: {text}"
-            );
+            assert_builds_what_serde_builds::<T::Args>(&*typed, &value, &format!("case {i}"));
         }
         let hydrated = set.hydrate(&ToolCall::new("c", name, text.as_str()));
         assert_eq!(
@@ -295,7 +306,7 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
                 let fewer = Value::Object(fewer);
                 let text = fewer.to_string();
                 let expected = reference::<T::Args>(&validator, &fewer);
-                if set.hydrate_fast_only(name, &text).is_some() {
+                if set.hydrate_fast_only(name, text.as_str()).is_some() {
                     assert!(
                         expected,
                         "case {i} without {key:?}: fast path accepted {text}"
@@ -310,18 +321,16 @@ fn differential_typed<T: Tool>(seed: u64, aliases: &[(&str, &str)], reader: bool
             }
         }
         // arguments as an object (Anthropic) take the same decision, on the fast path as well
-        if let Some(typed) = set.hydrate_fast_only_object(name, &value) {
+        if let Some(typed) = set.hydrate_fast_only(name, value.clone()) {
             object_fast_accepts += 1;
             assert!(
                 expected,
                 "case {i}: the object fast path accepted what the validator refuses: {text}"
             );
-            let fast = serde_json::to_value(typed.downcast_ref::<T::Args>().unwrap()).unwrap();
-            let slow = serde_json::from_value::<T::Args>(value.clone()).unwrap();
-            assert_eq!(
-                fast,
-                serde_json::to_value(slow).unwrap(),
-                "case {i} as object: {text}"
+            assert_builds_what_serde_builds::<T::Args>(
+                &*typed,
+                &value,
+                &format!("case {i} as object"),
             );
         }
         let hydrated = set.hydrate(&ToolCall::new("c", name, value.clone()));

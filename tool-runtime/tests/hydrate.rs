@@ -467,12 +467,17 @@ fn a_generated_reader_matches_escaped_keys_and_refuses_one_sent_twice() {
     let plain = set.hydrate_fast_only("search_notes", VALID).unwrap();
     // `\u0071uery` is `query`: serde hands the decoded key over, and the reader matches it
     let escaped = VALID.replacen(r#""query""#, r#""\u0071uery""#, 1);
-    let read = set.hydrate_fast_only("search_notes", &escaped).unwrap();
+    let read = set
+        .hydrate_fast_only("search_notes", escaped.as_str())
+        .unwrap();
     assert_eq!(
         read.downcast_ref::<common::SearchNotesTool>(),
         plain.downcast_ref::<common::SearchNotesTool>()
     );
     // the same key once plain and once escaped is a repeated key: the fast path refuses it
     let twice = VALID.replacen('{', r#"{"\u0071uery":"other","#, 1);
-    assert!(set.hydrate_fast_only("search_notes", &twice).is_none());
+    assert!(
+        set.hydrate_fast_only("search_notes", twice.as_str())
+            .is_none()
+    );
 }

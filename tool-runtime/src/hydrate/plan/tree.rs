@@ -441,12 +441,6 @@ fn is_local(reference: &str) -> bool {
     reference.starts_with('#')
 }
 
-/// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
-/// scheme), if any.
-pub(crate) fn remote_ref<'t, T: Tree<'t>>(schema: T) -> Option<&'t str> {
-    schema.remote_ref()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,8 +490,8 @@ mod tests {
         );
         let keys: Vec<&str> = root.entries().unwrap().map(|(k, _)| k).collect();
         assert_eq!(keys, ["a~b", "$defs", "z"]);
-        assert_eq!(remote_ref(&value), Some("http://x"));
-        assert_eq!(remote_ref(root), Some("http://x"));
+        assert_eq!((&value).remote_ref(), Some("http://x"));
+        assert_eq!(root.remote_ref(), Some("http://x"));
     }
 
     #[test]
