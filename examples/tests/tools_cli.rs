@@ -144,6 +144,57 @@ fn a_catalog_file_adds_tools_that_can_be_checked() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A catalog whose schema nests deeper than serde_json can read (here inside an unknown `x-`
+/// keyword) is refused with the structured error and exit 1, in every command that takes
+/// `--catalog`, never a panic.
+#[test]
+fn a_catalog_nested_too_deep_is_refused_with_exit_1_not_a_panic() {
+    let dir = tempfile_dir("deep");
+    let catalog = dir.join("deep.json");
+    let levels = 130;
+    std::fs::write(
+        &catalog,
+        format!(
+            r#"[{{"type": "function", "name": "deep", "description": "Deep.",
+                 "parameters": {{"type": "object", "x-deep": {}{}}}}}]"#,
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        ),
+    )
+    .unwrap();
+    let catalog = catalog.to_str().unwrap();
+    for args in [
+        vec!["--catalog", catalog, "list"],
+        vec!["--catalog", catalog, "schema", "--provider", "gemini"],
+        vec![
+            "--catalog",
+            catalog,
+            "--json",
+            "check",
+            "deep",
+            "--args",
+            "{}",
+        ],
+    ] {
+        let out = tools(&args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {all}");
+        assert!(all.contains("INVALID_DEFINITION"), "{args:?}: {all}");
+        assert!(all.contains("130 levels deep"), "{args:?}: {all}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn tempfile_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tools-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// `tools decode` as a process: the response on standard input (`-`, also the default), exit 0
 /// when every call hydrates and 1 when one does not, with the reason on stdout.
 #[test]

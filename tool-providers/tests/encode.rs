@@ -739,3 +739,52 @@ fn strict_refuses_an_open_object_without_properties() {
         json!({"type": "object", "description": "free-form"})
     );
 }
+
+/// A definition built without a `ToolSet` is not checked at registration: a schema nested past
+/// the limit (here past serde_json's own recursion limit) is refused by every codec with an error
+/// naming the tool, and one at the limit is declared by every codec, cached or not.
+#[test]
+fn schemas_nested_past_the_limit_are_refused_by_every_codec_and_never_panic() {
+    use tool_runtime::definition::MAX_SCHEMA_DEPTH;
+    let nested = |levels: usize| -> ToolDefinition {
+        let text = format!(
+            r#"{{"type": "function", "name": "deep", "description": "A deep schema.",
+                 "parameters": {{"type": "object", "x-deep": {}{}}}}}"#,
+            "[".repeat(levels - 1),
+            "]".repeat(levels - 1)
+        );
+        serde_json::from_str(&text).unwrap()
+    };
+    let cache = DeclarationCache::new();
+    for provider in Provider::ALL {
+        for levels in [MAX_SCHEMA_DEPTH + 1, 124, 125, 1_000] {
+            let def = nested(levels);
+            let err = provider
+                .codec()
+                .encode_tools(&[&def], &ToolConfig::default())
+                .unwrap_err();
+            assert!(
+                matches!(&err, CodecError::Schema { tool, .. } if tool == "deep"),
+                "{provider:?} {levels}: {err:?}"
+            );
+            assert!(
+                cache
+                    .encode_tools(provider.codec().as_ref(), &[&def], &ToolConfig::default())
+                    .is_err()
+            );
+        }
+        let def = nested(MAX_SCHEMA_DEPTH);
+        let fresh = provider
+            .codec()
+            .encode_tools(&[&def], &ToolConfig::default())
+            .unwrap_or_else(|e| panic!("{provider:?}: {e}"));
+        let cached = cache
+            .encode_tools(provider.codec().as_ref(), &[&def], &ToolConfig::default())
+            .unwrap();
+        assert_eq!(
+            fresh,
+            serde_json::from_str::<Value>(cached.get()).unwrap(),
+            "{provider:?}"
+        );
+    }
+}

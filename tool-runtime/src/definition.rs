@@ -200,9 +200,27 @@ impl ToolDefinition {
     }
 
     /// The argument schema parsed into a [`Value`].
+    ///
+    /// # Panics
+    ///
+    /// When the schema nests deeper than serde_json can read (128 levels), which registration
+    /// refuses (see [`MAX_SCHEMA_DEPTH`]): every definition a [`ToolSet`](crate::ToolSet) holds
+    /// can be read. For a definition that did not come from one, use
+    /// [`ToolDefinition::try_parameters_value`].
     pub fn parameters_value(&self) -> Value {
-        serde_json::from_str(self.parameters.get())
-            .expect("parameters is a RawValue and therefore valid JSON")
+        self.try_parameters_value()
+            .expect("registered schemas nest at most MAX_SCHEMA_DEPTH levels")
+    }
+
+    /// The argument schema parsed into a [`Value`], or why it is not read: it nests deeper than
+    /// [`MAX_SCHEMA_DEPTH`] levels.
+    pub fn try_parameters_value(&self) -> Result<Value, SchemaTooDeep> {
+        let text = self.parameters.get();
+        let depth = json_depth(text);
+        if depth > MAX_SCHEMA_DEPTH {
+            return Err(SchemaTooDeep { depth });
+        }
+        serde_json::from_str(text).map_err(|_| SchemaTooDeep { depth })
     }
 
     /// Whether the tool may run without a validated schema, and how.
@@ -505,6 +523,59 @@ pub fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// The deepest nesting of objects and arrays a tool's `parameters` schema may have, counted from
+/// the schema's own top level.
+///
+/// Real schemas stay under about ten levels (the Berkeley Function Calling Leaderboard's deepest
+/// is six). The limit is far below serde_json's recursion limit of 128 because every provider
+/// view wraps the schema in a few levels of its own (the declaration, the `tools` array, the
+/// request body) and the Gemini view rewrites it recursively: a schema accepted here can always
+/// be read, rewritten and sent without reaching that limit. Registration refuses deeper schemas
+/// ([`RegistrationError::SchemaTooDeep`](crate::RegistrationError::SchemaTooDeep)).
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// A schema nests deeper than [`MAX_SCHEMA_DEPTH`] levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the parameters schema nests {depth} levels deep, more than the {MAX_SCHEMA_DEPTH} allowed; \
+     flatten it or move repeated parts under \"$defs\" and refer to them with \"$ref\""
+)]
+pub struct SchemaTooDeep {
+    /// How deep the schema nests.
+    pub depth: usize,
+}
+
+/// How deeply objects and arrays nest in a JSON text (`0` for a scalar, `1` for `{}`), read in
+/// one pass without recursion, so that any depth is measured without exhausting the stack.
+///
+/// The text is expected to be valid JSON (a `RawValue`'s); on other text the count is still
+/// finite and means little.
+pub fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 mod duration_ms {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
@@ -525,6 +596,16 @@ mod duration_ms {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn depth_counts_containers_and_ignores_brackets_in_strings() {
+        assert_eq!(json_depth("1"), 0);
+        assert_eq!(json_depth("{}"), 1);
+        assert_eq!(json_depth(r#"{"a":[{"b":"[[[{{"}]}"#), 3);
+        assert_eq!(json_depth(r#"{"a":"\\\"[[["}"#), 1);
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(json_depth(&deep), 10_000);
+    }
 
     #[test]
     fn names_follow_provider_rules() {

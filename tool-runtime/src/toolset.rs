@@ -15,7 +15,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::definition::{NoSchemaMode, SchemaOrigin, ToolDefinition, is_valid_tool_name};
+use crate::definition::{
+    MAX_SCHEMA_DEPTH, NoSchemaMode, SchemaOrigin, SchemaTooDeep, ToolDefinition,
+    is_valid_tool_name, json_depth,
+};
 use crate::error::{ErrorCode, ToolError, Violation};
 use crate::hydrate::plan::Plan;
 use crate::hydrate::plan::fields::Layout;
@@ -80,6 +83,15 @@ pub enum RegistrationError {
     /// A catalog file could not be read.
     #[error("catalog: {0}")]
     Catalog(String),
+    /// The schema nests objects and arrays deeper than
+    /// [`MAX_SCHEMA_DEPTH`](crate::definition::MAX_SCHEMA_DEPTH) levels.
+    #[error("tool {name:?}: {error}")]
+    SchemaTooDeep {
+        /// The tool.
+        name: String,
+        /// How deep.
+        error: SchemaTooDeep,
+    },
 }
 
 /// Arguments as the fast path reads them: text, or an object a provider already parsed.
@@ -255,6 +267,15 @@ impl Check {
         let name = definition.name.to_string();
         if !is_valid_tool_name(&name) {
             return Err(RegistrationError::InvalidName(name));
+        }
+        // before anything reads the schema into a tree: past serde_json's recursion limit a
+        // `Value` cannot be made at all, and the provider views add levels of their own
+        let depth = json_depth(definition.parameters.get());
+        if depth > MAX_SCHEMA_DEPTH {
+            return Err(RegistrationError::SchemaTooDeep {
+                name,
+                error: SchemaTooDeep { depth },
+            });
         }
         if definition.kind != "function" {
             return Err(RegistrationError::InvalidDefinition {

@@ -325,3 +325,50 @@ fn a_claimed_schema_origin_cannot_switch_validation_off() {
         ));
     }
 }
+
+/// The text of a catalog of one tool whose `parameters` nest `levels` deep, the depth hidden in an
+/// unknown `x-` keyword that no validator reads.
+fn deep_catalog(levels: usize) -> String {
+    let inner = levels - 1;
+    format!(
+        r#"[{{"type": "function", "name": "deep", "description": "A deep schema.",
+             "parameters": {{"type": "object", "x-deep": {}{}}}}}]"#,
+        "[".repeat(inner),
+        "]".repeat(inner)
+    )
+}
+
+#[test]
+fn schemas_nested_past_the_limit_are_refused_at_registration_whatever_the_keyword() {
+    use tool_runtime::definition::MAX_SCHEMA_DEPTH;
+    // past serde_json's recursion limit, just under it, and one past the limit
+    for levels in [125, 200, 10_000, 121, MAX_SCHEMA_DEPTH + 1] {
+        let mut set = ToolSet::new();
+        let err = set.register_catalog(&deep_catalog(levels)).unwrap_err();
+        assert!(
+            matches!(&err, RegistrationError::SchemaTooDeep { name, error }
+                if name == "deep" && error.depth == levels),
+            "{levels}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("$defs"),
+            "says how to fix it: {err}"
+        );
+        assert!(set.is_empty());
+
+        // one definition at a time, too
+        let defs: Vec<ToolDefinition> = serde_json::from_str(&deep_catalog(levels)).unwrap();
+        let def = defs.into_iter().next().unwrap();
+        assert!(def.try_parameters_value().is_err());
+        let err = set.register_dynamic(def, None).unwrap_err();
+        assert!(
+            matches!(err, RegistrationError::SchemaTooDeep { .. }),
+            "{err:?}"
+        );
+    }
+    // at the limit, registered and readable
+    let mut set = ToolSet::new();
+    set.register_catalog(&deep_catalog(MAX_SCHEMA_DEPTH))
+        .unwrap();
+    assert!(set.get("deep").unwrap().try_parameters_value().is_ok());
+}

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -43,7 +44,7 @@ impl Codec for Anthropic {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         Ok(tool_wire::declare::anthropic(&spec_of(def, &parameters)))
     }
 

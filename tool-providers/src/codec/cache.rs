@@ -87,7 +87,7 @@ impl DeclarationCache {
         config: &ToolConfig,
     ) -> Result<Box<RawValue>, CodecError> {
         let text = self.encode_tools_text(codec, tools, config)?;
-        Ok(RawValue::from_string(text).expect("assembled from valid JSON pieces"))
+        RawValue::from_string(text).map_err(|e| CodecError::Assembly(e.to_string()))
     }
 
     /// The same fragment as the text of one JSON object, for splicing its fields straight into a

@@ -26,6 +26,7 @@ use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt};
 use super::outcome::ToolOutcome;
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -76,7 +77,7 @@ impl Codec for Gemini {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         tool_wire::declare::gemini(&spec_of(def, &parameters), self.schema_field).map_err(|e| {
             CodecError::Schema {
                 tool: def.name.to_string(),

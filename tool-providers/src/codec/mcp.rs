@@ -15,6 +15,7 @@ use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::json::{self, object, str_opt, str_req};
 use super::outcome::ToolOutcome;
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -88,7 +89,7 @@ impl Codec for Mcp {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         Ok(tool_wire::declare::mcp(&spec_of(def, &parameters)))
     }
 

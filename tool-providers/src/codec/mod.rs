@@ -309,7 +309,7 @@ pub trait Codec: Send + Sync {
             .map(|d| self.declare(d).map(|v| v.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         let text = assemble(self, &declarations.join(","), &choice.fields);
-        Ok(serde_json::from_str(&text).expect("assembled from valid JSON pieces"))
+        serde_json::from_str(&text).map_err(|e| CodecError::Assembly(e.to_string()))
     }
 
     /// Decodes a full (non-streamed) response body.
@@ -437,6 +437,10 @@ pub enum CodecError {
         /// Why.
         reason: String,
     },
+    /// The declarations did not join into one JSON document (a schema nested too deep to be
+    /// read once wrapped in the request).
+    #[error("the tool declarations cannot be assembled into a request: {0}")]
+    Assembly(String),
     /// A provider name the command line does not know.
     #[error(
         "unknown provider {0:?}; expected one of openai, openai-responses, anthropic, ollama, gemini, mcp"
@@ -463,6 +467,18 @@ impl CodecError {
             feature: feature.into(),
         }
     }
+}
+
+/// A tool's canonical schema as a [`Value`], refused when it nests deeper than
+/// [`MAX_SCHEMA_DEPTH`](tool_runtime::definition::MAX_SCHEMA_DEPTH) (registration refuses such a
+/// schema; a definition built without a `ToolSet` may still carry one).
+pub(crate) fn parameters_of(def: &ToolDefinition) -> Result<Value, CodecError> {
+    def.try_parameters_value().map_err(|e| CodecError::Schema {
+        tool: def.name.to_string(),
+        view: "any provider",
+        pointer: String::new(),
+        reason: e.to_string(),
+    })
 }
 
 /// The code of a provider response that could not be decoded.

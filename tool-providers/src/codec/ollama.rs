@@ -14,6 +14,7 @@ use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt, str_req};
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -69,7 +70,7 @@ impl Codec for Ollama {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         Ok(tool_wire::declare::ollama(&spec_of(def, &parameters)))
     }
 

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use tool_runtime::{ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt};
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -92,7 +93,7 @@ impl Codec for OpenAiChat {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         tool_wire::declare::openai_chat(&spec_of(def, &parameters), self.strict)
             .map_err(|e| strict_refusal(P, &def.name, e))
     }

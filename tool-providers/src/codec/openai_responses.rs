@@ -12,6 +12,7 @@ use tool_runtime::{Arguments, ToolCall, ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
 use super::openai_chat::{StrictPolicy, strict_refusal};
+use super::parameters_of;
 use super::stream::{Gathered, StreamAccumulator};
 use super::{
     ChoiceEncoding, Codec, CodecError, Decoded, Provider, StopReason, ToolChoice, ToolConfig,
@@ -94,7 +95,7 @@ impl Codec for OpenAiResponses {
     }
 
     fn declare(&self, def: &ToolDefinition) -> Result<Value, CodecError> {
-        let parameters = def.parameters_value();
+        let parameters = parameters_of(def)?;
         tool_wire::declare::openai_responses(&spec_of(def, &parameters), self.strict)
             .map_err(|e| strict_refusal(P, &def.name, e))
     }
