@@ -34,6 +34,10 @@ use crate::validate::{SchemaError, Validator};
 pub type DynHandler =
     Arc<dyn Fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
 
+/// The longest tool name any provider accepts, in characters: unknown names are compared and
+/// echoed only this far.
+const MAX_NAME_CHARS: usize = 64;
+
 /// Why a tool could not be registered.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RegistrationError {
@@ -807,9 +811,14 @@ impl ToolSet {
             return Ok(&self.entries[i]);
         }
         let suggestions = self.nearest_names(name, 3);
+        let shown = match name.char_indices().nth(MAX_NAME_CHARS) {
+            // the model gets its own name back, but not a megabyte of it
+            Some((end, _)) => format!("{:?}... ({} bytes)", &name[..end], name.len()),
+            None => format!("{name:?}"),
+        };
         let mut err = ToolError::new(
             ErrorCode::UNKNOWN_TOOL,
-            format!("there is no tool named {name:?}"),
+            format!("there is no tool named {shown}"),
         )
         .with_detail("available", self.by_name.len());
         err = if suggestions.is_empty() {
@@ -822,16 +831,22 @@ impl ToolSet {
     }
 
     /// The registered names nearest to `name`, best first.
+    ///
+    /// Only the first 64 characters of `name` are compared (no provider accepts a longer tool
+    /// name, and registered names are at most that long), so the work per registered tool is
+    /// bounded however long a name a model sends.
     pub fn nearest_names(&self, name: &str, max: usize) -> Vec<String> {
+        let probe: String = name
+            .chars()
+            .take(MAX_NAME_CHARS)
+            .collect::<String>()
+            .to_lowercase();
         let mut scored: Vec<(f64, &str)> = self
             .entries
             .iter()
             .map(|e| {
                 let n = e.definition.name.as_ref();
-                (
-                    strsim::jaro_winkler(&name.to_lowercase(), &n.to_lowercase()),
-                    n,
-                )
+                (strsim::jaro_winkler(&probe, &n.to_ascii_lowercase()), n)
             })
             .filter(|(s, _)| *s >= 0.75)
             .collect();

@@ -140,6 +140,29 @@ fn unknown_tools_suggest_the_nearest_names() {
     assert!(err.details.get("suggestions").is_none());
 }
 
+/// A name no provider would send (a megabyte long) is compared by its first 64 characters only,
+/// so the work per tool is bounded, and the error quotes that much of it with the full length.
+#[test]
+fn unknown_names_are_compared_and_echoed_only_up_to_64_characters() {
+    let huge = format!("search_notes{}", "x".repeat(1 << 20));
+    let err = set().hydrate(&call(&huge, "{}")).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UNKNOWN_TOOL);
+    assert!(err.message.len() < 200, "{}", err.message);
+    assert!(err.message.contains(&format!("({} bytes)", huge.len())));
+    // only the first 64 characters count: a long name that differs from a tool's by one letter
+    // there is still recognised, whatever follows
+    let name = format!("lookup_{}", "record_".repeat(8));
+    let long_typo = format!("lookup_{}s{}", "record_".repeat(7), "z".repeat(1 << 20));
+    let mut set = ToolSet::new();
+    set.register_dynamic(
+        ToolDefinition::new(name.clone(), "Look up.", &json!({"type": "object"})),
+        None,
+    )
+    .unwrap();
+    let err = set.hydrate(&call(&long_typo, "{}")).unwrap_err();
+    assert_eq!(err.details["suggestions"][0], name.as_str(), "{err:?}");
+}
+
 #[test]
 fn oversized_and_deeply_nested_arguments_are_refused_before_parsing() {
     let set = set().with_limits(Limits {
