@@ -231,6 +231,37 @@ async fn a_chain_passes_earlier_outputs_by_pointer_and_validates_each_step() {
     assert_eq!(r.error.unwrap().code, ErrorCode::INVALID_ARGUMENTS);
 }
 
+/// A chain longer than the limit is refused whole, before any step runs or is recorded; one at
+/// the limit runs every step.
+#[tokio::test]
+async fn a_chain_longer_than_the_limit_runs_nothing() {
+    use tool_runtime::executor::MAX_CHAIN_STEPS;
+    let (exec, _) = setup(&Person::default());
+    let steps = |n: usize| -> Vec<ChainStep> {
+        (0..n)
+            .map(|i| ChainStep {
+                id: format!("s{i}"),
+                tool: "create_note".into(),
+                arguments: json!({"title": format!("note {i}")}),
+            })
+            .collect()
+    };
+    for n in [MAX_CHAIN_STEPS + 1, 20_000] {
+        let r = exec.chain(&steps(n), CallContext::new("long")).await;
+        assert!(!r.completed);
+        assert!(r.steps.is_empty(), "nothing ran");
+        let err = r.error.expect("refused");
+        assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+        assert_eq!(err.details["limit"], MAX_CHAIN_STEPS);
+        assert!(err.message.contains(&n.to_string()), "{}", err.message);
+    }
+    let r = exec
+        .chain(&steps(MAX_CHAIN_STEPS), CallContext::new("full"))
+        .await;
+    assert!(r.completed, "{r:?}");
+    assert_eq!(r.steps.len(), MAX_CHAIN_STEPS);
+}
+
 #[tokio::test]
 async fn a_chain_stops_at_a_denied_step() {
     let person = Person::answering([Answer::No {

@@ -1,4 +1,4 @@
-//! Chaining (seed 003): steps whose arguments refer to earlier outputs.
+//! Chaining: steps whose arguments refer to earlier outputs.
 //!
 //! A reference is an object with the single key `"$ref"` whose value is `"<step id>#<JSON
 //! pointer>"` into that step's (full, untruncated) result; `"<step id>"` or `"<step id>#"` is the
@@ -53,12 +53,31 @@ pub struct ChainResult {
     pub error: Option<ToolError>,
 }
 
-/// Checks ids are unique and every reference names an earlier step.
+/// The most steps one chain may have. A chain is a plan a model or a person wrote out step by
+/// step; past a few dozen steps it is a batch job, and an unbounded one would let one request
+/// hold the executor (and its audit trail) for as long as its sender likes.
+pub const MAX_CHAIN_STEPS: usize = 64;
+
+/// Checks the chain's length, that ids are unique and that every reference names an earlier
+/// step.
 pub(crate) fn check(steps: &[ChainStep]) -> Result<(), ToolError> {
-    let mut seen: Vec<&str> = Vec::new();
+    if steps.len() > MAX_CHAIN_STEPS {
+        return Err(ToolError::new(
+            ErrorCode::INVALID_ARGUMENTS,
+            format!(
+                "the chain has {} steps, more than the {MAX_CHAIN_STEPS} allowed; nothing was run",
+                steps.len()
+            ),
+        )
+        .recover(format!(
+            "split the work into chains of at most {MAX_CHAIN_STEPS} steps"
+        ))
+        .with_detail("limit", MAX_CHAIN_STEPS));
+    }
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut violations = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        if seen.contains(&step.id.as_str()) {
+        if seen.contains(step.id.as_str()) {
             violations.push(Violation::new(
                 format!("/{i}/id"),
                 format!("the step id {:?} is used twice", step.id),
@@ -66,14 +85,14 @@ pub(crate) fn check(steps: &[ChainStep]) -> Result<(), ToolError> {
         }
         for (pointer, target) in references(&step.arguments, &format!("/{i}/arguments")) {
             let step_id = target.split('#').next().unwrap_or_default();
-            if !seen.contains(&step_id) {
+            if !seen.contains(step_id) {
                 violations.push(Violation::new(
                     pointer,
                     format!("{target:?} does not name an earlier step"),
                 ));
             }
         }
-        seen.push(&step.id);
+        seen.insert(&step.id);
     }
     if violations.is_empty() {
         Ok(())

@@ -45,7 +45,7 @@ pub use audit::{
 };
 pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
-pub use chain::{ChainResult, ChainStep, REF_KEY};
+pub use chain::{ChainResult, ChainStep, MAX_CHAIN_STEPS, REF_KEY};
 pub use config::{
     AuditMode, CacheConfig, ConfigError, ConfirmationMode, DEFAULT_REDIS_PREFIX, ENV_PREFIX,
     ExecutorConfig, RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
