@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod definition;
+pub mod display;
 pub mod error;
 pub mod executor;
 pub mod hydrate;

@@ -11,6 +11,7 @@ use tokio::sync::Mutex;
 
 use super::lines::{self, LineFeed};
 use super::{Answer, ConfirmationHandler, ConfirmationRequest};
+use crate::display::{self, visible, visible_lines, width};
 
 /// Width of the box, borders included.
 const WIDTH: usize = 72;
@@ -106,7 +107,7 @@ async fn ask(io: &mut Io, deadline: Instant, request: &ConfirmationRequest) -> O
                 return Some(Answer::No { reason });
             }
             "e" | "edit" => {
-                let current = request.preview.arguments.to_string();
+                let current = visible(&request.preview.arguments.to_string()).into_owned();
                 let _ = writeln!(io.output, "Current arguments: {current}");
                 loop {
                     let text =
@@ -202,21 +203,24 @@ pub(crate) fn render(request: &ConfirmationRequest) -> String {
     let inner = WIDTH - 4;
     let mut out = String::new();
     let rule = |l: char, r: char| format!("{l}{}{r}\n", "─".repeat(WIDTH - 2));
+    // everything in the box is made visible first (the arguments, the tool's name, the intent
+    // and the change all come from the model or a tool), and measured in columns, so no
+    // content can move the cursor, overwrite a line or push the border out of place
     let line = |out: &mut String, text: &str| {
-        for piece in wrap(text, inner) {
-            let pad = inner.saturating_sub(piece.chars().count());
+        for piece in wrap(&visible_lines(text), inner) {
+            let pad = inner.saturating_sub(width(&piece));
             out.push_str(&format!("│ {piece}{} │\n", " ".repeat(pad)));
         }
     };
     out.push('\n');
     out.push_str(&rule('┌', '┐'));
-    line(&mut out, &format!("Tool: {}", p.tool));
+    line(&mut out, &format!("Tool: {}", visible(&p.tool)));
     line(
         &mut out,
         &format!("Category: {}", p.category.as_str().to_uppercase()),
     );
     out.push_str(&rule('├', '┤'));
-    line(&mut out, &p.intent);
+    line(&mut out, &visible(&p.intent));
     if let Some(first) = &p.first_use {
         line(&mut out, "");
         line(&mut out, &first.message);
@@ -225,11 +229,13 @@ pub(crate) fn render(request: &ConfirmationRequest) -> String {
         line(&mut out, "");
         line(&mut out, "Parameters:");
         for (k, v) in args {
+            // one line per argument: a line break inside a value is shown, not followed, so
+            // a value cannot draw lines of its own that look like the box's
             let v = match v {
-                Value::String(s) => s.clone(),
-                v => v.to_string(),
+                Value::String(s) => visible(s).into_owned(),
+                v => visible(&v.to_string()).into_owned(),
             };
-            line(&mut out, &format!("  {k}: {v}"));
+            line(&mut out, &format!("  {}: {v}", visible(k)));
         }
     }
     if let Some(change) = &p.change {
@@ -274,16 +280,25 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         let mut cur = String::new();
         for word in body.split(' ') {
             let mut word = word.to_owned();
-            while word.chars().count() > width {
+            while display::width(&word) > width {
                 if !cur.is_empty() {
                     lines.push(std::mem::take(&mut cur));
                 }
-                let head: String = word.chars().take(width).collect();
-                word = word.chars().skip(width).collect();
-                lines.push(head);
+                // the longest head that fits, at least one character so that the loop ends
+                let (mut cols, mut cut) = (0, 0);
+                for (i, c) in word.char_indices() {
+                    let w = display::char_width(c);
+                    if cols + w > width && i > 0 {
+                        break;
+                    }
+                    cols += w;
+                    cut = i + c.len_utf8();
+                }
+                let rest = word.split_off(cut);
+                lines.push(std::mem::replace(&mut word, rest));
             }
             let extra = usize::from(!cur.is_empty());
-            if cur.chars().count() + extra + word.chars().count() > width {
+            if display::width(&cur) + extra + display::width(&word) > width {
                 lines.push(std::mem::take(&mut cur));
             }
             if !cur.is_empty() {
@@ -358,6 +373,40 @@ mod tests {
         assert!(text.contains("- note n1"));
         for l in text.lines().filter(|l| l.starts_with('│')) {
             assert_eq!(l.chars().count(), WIDTH, "{l:?}");
+        }
+    }
+
+    /// Content cannot rewrite the box: escape sequences, carriage returns, line breaks and wide
+    /// characters in the arguments, the tool's name and the intent are shown as escapes and
+    /// measured in columns, so every line keeps the border and the category is the real one.
+    #[test]
+    fn hostile_content_cannot_break_the_box_or_fake_its_lines() {
+        let mut r = request();
+        r.preview.category = Safety::External;
+        r.preview.tool = "send\u{1b}[1A\rmail".into();
+        r.preview.intent = "Send \u{1b}[2K\rCategory: READ_ONLY".into();
+        r.preview.arguments = json!({
+            "to": "a@b.c\u{1b}[1A\u{1b}[2K\r│ Category: READ_ONLY",
+            "body": "line one\nCategory: READ_ONLY\n\u{202e}txt.exe",
+            "note": "中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文中文"
+        });
+        let text = render(&r);
+        assert!(!text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{202e}'));
+        assert!(text.contains("Category: EXTERNAL"));
+        // the only line that starts with the category is the box's own
+        let categories: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start_matches("│ ").starts_with("Category:"))
+            .collect();
+        assert_eq!(categories.len(), 1, "{text}");
+        assert!(text.contains("\\u{1b}[1A\\u{1b}[2K\\r"), "{text}");
+        assert!(
+            text.contains("line one\\nCategory: READ_ONLY\\n\\u{202e}txt.exe"),
+            "{text}"
+        );
+        for l in text.lines().filter(|l| l.starts_with('│')) {
+            assert_eq!(display::width(l), WIDTH, "{l:?}");
+            assert!(l.ends_with('│'), "{l:?}");
         }
     }
 

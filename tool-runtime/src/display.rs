@@ -1,0 +1,127 @@
+//! Text from a model or a tool, made safe to show in a terminal.
+//!
+//! A terminal obeys what it prints: an escape sequence can move the cursor and rewrite a line
+//! already shown, a carriage return can print over the start of the current one, and Unicode
+//! direction overrides can make text read differently from what it is. Text a model controls
+//! (arguments, call ids, tool names, its answers) and text a tool returns must therefore never
+//! reach a terminal as it is: a confirmation box could show a category or an argument that is not
+//! the one that runs. Every such string goes through [`visible`] (one line) or [`visible_lines`]
+//! (prose that may span lines), which show each control character as an escape (`\u{1b}`,
+//! `\r`), so what the person reads is what the program holds.
+//!
+//! [`width`] is the number of terminal columns a visible string takes, for layouts (the
+//! confirmation box) that pad to a fixed width.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// `text` with every character that a terminal would act on, or that would hide or reorder
+/// text, written as an escape instead: C0 and C1 controls (newline and tab included), DEL,
+/// Unicode direction overrides and isolates, zero-width characters and the line and paragraph
+/// separators. Text without any is returned as it is, without copying.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Like [`visible`], but line breaks (`\n`) are kept, so that prose keeps its lines; a carriage
+/// return, which would let a later part of a line overwrite an earlier one, is still escaped.
+pub fn visible_lines(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let hidden = |c: char| is_hidden(c) && !(keep_newlines && c == '\n');
+    let Some(first) = text.find(hidden) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 8);
+    out.push_str(&text[..first]);
+    for c in text[first..].chars() {
+        if !hidden(c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a terminal would act on `c`, or `c` would hide or reorder the text around it.
+fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        // direction marks, embeddings, overrides and isolates
+        | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        // zero-width characters, the byte-order mark, soft hyphen
+        | '\u{ad}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+        // line and paragraph separators
+        | '\u{2028}' | '\u{2029}')
+}
+
+/// How many terminal columns `text` takes once made [`visible`]: two for East Asian wide and
+/// full-width characters and most emoji, none for combining marks, one otherwise.
+pub fn width(text: &str) -> usize {
+    text.chars().map(char_width).sum()
+}
+
+/// The columns one visible character takes (see [`width`]).
+pub fn char_width(c: char) -> usize {
+    match c {
+        '\u{300}'..='\u{36f}'
+        | '\u{1ab0}'..='\u{1aff}'
+        | '\u{1dc0}'..='\u{1dff}'
+        | '\u{20d0}'..='\u{20ff}'
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{fe20}'..='\u{fe2f}' => 0,
+        '\u{1100}'..='\u{115f}'
+        | '\u{2e80}'..='\u{303e}'
+        | '\u{3041}'..='\u{33ff}'
+        | '\u{3400}'..='\u{4dbf}'
+        | '\u{4e00}'..='\u{9fff}'
+        | '\u{a000}'..='\u{a4cf}'
+        | '\u{ac00}'..='\u{d7a3}'
+        | '\u{f900}'..='\u{faff}'
+        | '\u{fe30}'..='\u{fe4f}'
+        | '\u{ff00}'..='\u{ff60}'
+        | '\u{ffe0}'..='\u{ffe6}'
+        | '\u{1f300}'..='\u{1f64f}'
+        | '\u{1f900}'..='\u{1f9ff}'
+        | '\u{20000}'..='\u{3fffd}' => 2,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_shown_as_escapes_and_plain_text_is_not_copied() {
+        assert!(matches!(visible("plain text, é 中文"), Cow::Borrowed(_)));
+        assert_eq!(
+            visible("a\u{1b}[2K\rCategory: READ_ONLY\u{7}"),
+            "a\\u{1b}[2K\\rCategory: READ_ONLY\\u{7}"
+        );
+        assert_eq!(visible("x\ny\tz"), "x\\ny\\tz");
+        assert_eq!(visible_lines("x\ny\r"), "x\ny\\r");
+        // C1 CSI, a right-to-left override, a zero-width space
+        assert_eq!(
+            visible("\u{9b}2J \u{202e}exe.txt \u{200b}"),
+            "\\u{9b}2J \\u{202e}exe.txt \\u{200b}"
+        );
+    }
+
+    #[test]
+    fn width_counts_columns() {
+        assert_eq!(width("abc"), 3);
+        assert_eq!(width("中文"), 4);
+        assert_eq!(width("e\u{301}"), 1);
+    }
+}
