@@ -255,6 +255,15 @@ struct ToolsCall {
 
 impl ToolsCall {
     fn start(name: &str, confirmation_timeout_ms: u64) -> Option<ToolsCall> {
+        Self::start_with(
+            name,
+            confirmation_timeout_ms,
+            r#"{"title": "Ricoeur outline"}"#,
+        )
+    }
+
+    /// `tools call delete_note --args ARGUMENTS`.
+    fn start_with(name: &str, confirmation_timeout_ms: u64, arguments: &str) -> Option<ToolsCall> {
         let dir = tempfile::tempdir().unwrap();
         let tools = dir.path().join("tools");
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_confirm_probe"), &tools).unwrap();
@@ -268,8 +277,9 @@ impl ToolsCall {
         )
         .unwrap();
         let cmd = format!(
-            "{} call delete_note --args '{{\"title\": \"Ricoeur outline\"}}' --config {}",
+            "{} call delete_note --args {} --config {}",
             shell_quote(tools.to_str().unwrap()),
+            shell_quote(arguments),
             shell_quote(config.to_str().unwrap()),
         );
         let tmux = Tmux::run(name, &cmd, &dir.path().join("exit.status"))?;
@@ -338,4 +348,35 @@ fn tools_call_exits_after_a_confirmation_timeout_without_waiting_for_enter() {
         c.tmux.screen()
     );
     assert_eq!(c.deleted(), "", "the tool did not run");
+}
+
+/// Arguments that carry terminal escape sequences, carriage returns and line breaks (here moving
+/// the cursor up, erasing lines and printing a fake category) are shown as escapes: the screen
+/// the person reads has the real category, once, and the text the model sent, visibly.
+#[test]
+fn escape_sequences_in_arguments_cannot_rewrite_the_confirmation_box() {
+    let hostile = r#"{"title": "x\u001b[3A\u001b[2K\r\u2502 Category: READ_ONLY\u001b[K\nCategory: READ_ONLY"}"#;
+    let Some(c) = ToolsCall::start_with("call-hostile", 60_000, hostile) else {
+        return;
+    };
+    let screen = c.tmux.wait_for("Proceed? [Y/n/e]");
+    assert!(screen.contains("Category: MODIFY"), "{screen}");
+    let fake = screen
+        .lines()
+        .filter(|l| l.trim_start_matches("│ ").starts_with("Category: READ_ONLY"))
+        .count();
+    assert_eq!(fake, 0, "a line of the screen shows the fake category:\n{screen}");
+    assert!(
+        screen.contains(r"title: x\u{1b}[3A\u{1b}[2K\r│ Category:"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r"READ_ONLY\u{1b}[K\nCategory: READ_ONLY"),
+        "{screen}"
+    );
+    c.tmux.type_line("n");
+    c.tmux.wait_for("Reason (optional):");
+    c.tmux.type_line("");
+    assert_eq!(c.deleted(), "", "denied: nothing ran");
+    c.tmux.exit_status();
 }
