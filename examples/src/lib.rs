@@ -4,6 +4,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod catalog;
+pub mod events;
 pub mod graph;
 pub mod history;
 pub mod input;

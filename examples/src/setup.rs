@@ -91,7 +91,10 @@ pub fn local(url: &str) -> ModelChoice {
 /// stdout, so it can be piped.
 pub fn print_status(report: &RunReport) {
     match &report.status {
-        RunStatus::Answered => println!("{}", report.answer.as_deref().unwrap_or("")),
+        RunStatus::Answered => println!(
+            "{}",
+            tool_runtime::display::visible_lines(report.answer.as_deref().unwrap_or(""))
+        ),
         RunStatus::MaxIterations => println!(
             "(no final answer after {} model requests)",
             report.iterations

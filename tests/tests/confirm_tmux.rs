@@ -363,9 +363,15 @@ fn escape_sequences_in_arguments_cannot_rewrite_the_confirmation_box() {
     assert!(screen.contains("Category: MODIFY"), "{screen}");
     let fake = screen
         .lines()
-        .filter(|l| l.trim_start_matches("│ ").starts_with("Category: READ_ONLY"))
+        .filter(|l| {
+            l.trim_start_matches("│ ")
+                .starts_with("Category: READ_ONLY")
+        })
         .count();
-    assert_eq!(fake, 0, "a line of the screen shows the fake category:\n{screen}");
+    assert_eq!(
+        fake, 0,
+        "a line of the screen shows the fake category:\n{screen}"
+    );
     assert!(
         screen.contains(r"title: x\u{1b}[3A\u{1b}[2K\r│ Category:"),
         "{screen}"

@@ -9,8 +9,9 @@
 use std::sync::Arc;
 
 use examples::catalog;
+use examples::events::print_event;
 use examples::setup;
-use tool_providers::agent::{Agent, AgentConfig, AgentEvent, RunStatus};
+use tool_providers::agent::{Agent, AgentConfig, RunStatus};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::executor::{ApproveAll, ExecutorConfig};
@@ -25,24 +26,6 @@ fn usage() -> ! {
 fn fail(e: impl std::fmt::Display) -> ! {
     eprintln!("error: {e}");
     std::process::exit(1)
-}
-
-fn print_event(e: &AgentEvent) {
-    match e {
-        AgentEvent::CallStarted {
-            tool, arguments, ..
-        } => eprintln!("→ {tool} {arguments}"),
-        AgentEvent::CallFinished {
-            tool,
-            status,
-            result,
-            ..
-        } => {
-            let text: String = result.to_string().chars().take(400).collect();
-            eprintln!("← {tool} [{}] {text}", status.as_str());
-        }
-        _ => {}
-    }
 }
 
 #[tokio::main]

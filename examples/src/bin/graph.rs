@@ -18,9 +18,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use examples::events::print_event;
 use examples::graph::{self, GraphDb};
 use examples::setup;
-use tool_providers::agent::{Agent, AgentConfig, AgentEvent, RunState, RunStatus};
+use tool_providers::agent::{Agent, AgentConfig, RunState, RunStatus};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
@@ -99,24 +100,6 @@ fn fail(e: impl std::fmt::Display) -> ! {
 /// Where a suspended run waiting on `op` is saved.
 fn run_file(db: &Path, op: &str) -> PathBuf {
     db.with_extension("runs").join(format!("{op}.json"))
-}
-
-fn print_event(e: &AgentEvent) {
-    match e {
-        AgentEvent::CallStarted {
-            tool, arguments, ..
-        } => eprintln!("→ {tool} {arguments}"),
-        AgentEvent::CallFinished {
-            tool,
-            status,
-            result,
-            ..
-        } => {
-            let text: String = result.to_string().chars().take(400).collect();
-            eprintln!("← {tool} [{}] {text}", status.as_str());
-        }
-        _ => {}
-    }
 }
 
 fn agent(args: &Args, executor: Executor) -> Agent {

@@ -15,13 +15,12 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use examples::events::print_event;
 use examples::history::History;
 use examples::input::SharedInput;
 use examples::research::{self, Db, DoiService};
 use examples::setup;
-use tool_providers::agent::{
-    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, TranscriptEntry,
-};
+use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents, RunReport, TranscriptEntry};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::executor::Status;
@@ -82,28 +81,6 @@ fn parse() -> Args {
         }
     }
     a
-}
-
-fn print_event(e: &AgentEvent) {
-    match e {
-        AgentEvent::CallStarted {
-            tool, arguments, ..
-        } => eprintln!("→ {tool} {arguments}"),
-        AgentEvent::CallFinished {
-            tool,
-            status,
-            result,
-            call_id,
-        } => {
-            let mut text = result.to_string();
-            if text.len() > 300 {
-                text = format!("{}…", text.chars().take(300).collect::<String>());
-            }
-            eprintln!("← {tool} [{}] {text}   (call {call_id})", status.as_str());
-        }
-        AgentEvent::Suspended { operations } => eprintln!("⏸ waiting for approval: {operations:?}"),
-        _ => {}
-    }
 }
 
 #[tokio::main]

@@ -13,9 +13,10 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use examples::events::print_event;
 use examples::setup;
 use examples::tasks::{self, TaskDb};
-use tool_providers::agent::{Agent, AgentConfig, AgentEvent, ConfirmWithEvents};
+use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::CallContext;
@@ -74,24 +75,6 @@ fn parse() -> Args {
         }
     }
     a
-}
-
-fn print_event(e: &AgentEvent) {
-    match e {
-        AgentEvent::CallStarted {
-            tool, arguments, ..
-        } => eprintln!("→ {tool} {arguments}"),
-        AgentEvent::CallFinished {
-            tool,
-            status,
-            result,
-            ..
-        } => {
-            let text: String = result.to_string().chars().take(400).collect();
-            eprintln!("← {tool} [{}] {text}", status.as_str());
-        }
-        _ => {}
-    }
 }
 
 fn print_json(v: &impl serde::Serialize) {

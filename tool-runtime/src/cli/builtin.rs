@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::{Exit, Output, SchemaView};
 use crate::definition::{SchemaOrigin, ToolDefinition};
+use crate::display::{visible, visible_lines};
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, ToolCall};
 use crate::toolset::ToolSet;
@@ -60,17 +61,28 @@ pub(super) fn report(err: &ToolError, output: &mut Output<'_>) {
         let _ = writeln!(output.out, "{}", err.to_json());
         return;
     }
-    let _ = writeln!(output.err, "error[{}]: {}", err.code, err.message);
+    // messages quote what the model sent (names, values): shown, never obeyed
+    let _ = writeln!(
+        output.err,
+        "error[{}]: {}",
+        err.code,
+        visible_lines(&err.message)
+    );
     for v in &err.violations {
         let at = if v.pointer.is_empty() {
             "(root)"
         } else {
             &v.pointer
         };
-        let _ = writeln!(output.err, "  at {at}: {}", v.message);
+        let _ = writeln!(
+            output.err,
+            "  at {}: {}",
+            visible(at),
+            visible_lines(&v.message)
+        );
     }
     if let Some(action) = &err.recover_action {
-        let _ = writeln!(output.err, "  hint: {action}");
+        let _ = writeln!(output.err, "  hint: {}", visible_lines(action));
     }
 }
 
@@ -119,7 +131,8 @@ pub(super) fn list(toolset: &ToolSet, output: &mut Output<'_>) -> Exit {
         .max()
         .unwrap_or(4);
     for d in toolset.definitions() {
-        let summary = d.description.lines().next().unwrap_or("");
+        // a catalog's descriptions are somebody else's text
+        let summary = visible(d.description.lines().next().unwrap_or(""));
         let mut flags = String::new();
         if !toolset.is_runnable(&d.name) {
             flags.push_str(" [declared only]");

@@ -25,6 +25,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use futures::future::BoxFuture;
 
 use crate::cli::{Cli, CliCommand, Exit, Output};
+use crate::display::{visible, visible_lines};
 use crate::hydrate::{Arguments, ToolCall};
 use crate::store::PendingState;
 use crate::tool::{CallContext, Initiator};
@@ -296,14 +297,19 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
         let _ = writeln!(output.out, "no pending operations");
     }
     for op in waiting {
+        // what a person reads: secrets redacted, control characters shown, never obeyed
+        let arguments = match executor.toolset().get(&op.tool) {
+            Some(def) => super::audit::redact(&op.arguments, def),
+            None => super::audit::redact_with_keys(&op.arguments),
+        };
         let _ = writeln!(
             output.out,
             "{}  {}  [{}]  {}  {}",
             op.id,
-            op.tool,
+            visible(&op.tool),
             op.preview.category.as_str(),
-            op.preview.intent,
-            op.arguments
+            visible(&op.preview.intent),
+            visible(&arguments.to_string())
         );
     }
     let now = super::audit::now_ms();
@@ -318,9 +324,9 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
             output.out,
             "{}  {}  [{}]  {}  approved{since}, not completed: running, or interrupted",
             op.id,
-            op.tool,
+            visible(&op.tool),
             op.preview.category.as_str(),
-            op.preview.intent,
+            visible(&op.preview.intent),
         );
     }
     if !in_doubt.is_empty() {
@@ -351,21 +357,30 @@ fn print_execution(exec: &Execution, output: &mut Output<'_>) -> Exit {
                 );
             }
             Outcome::Error { error } => {
-                let _ = writeln!(output.err, "error {}: {}", error.code, error.message);
+                let _ = writeln!(
+                    output.err,
+                    "error {}: {}",
+                    error.code,
+                    visible_lines(&error.message)
+                );
                 if let Some(r) = &error.recover_action {
-                    let _ = writeln!(output.err, "  {r}");
+                    let _ = writeln!(output.err, "  {}", visible_lines(r));
                 }
             }
             Outcome::Denied { reason, by } => {
                 let by = serde_json::to_value(by).ok();
                 let by = by.as_ref().and_then(|v| v.as_str()).unwrap_or("user");
-                let _ = writeln!(output.out, "denied ({by}): {reason}");
+                let _ = writeln!(output.out, "denied ({by}): {}", visible_lines(reason));
             }
             Outcome::Pending {
                 operation_id,
                 preview,
             } => {
-                let _ = writeln!(output.out, "pending {operation_id}: {}", preview.intent);
+                let _ = writeln!(
+                    output.out,
+                    "pending {operation_id}: {}",
+                    visible(&preview.intent)
+                );
                 let _ = writeln!(
                     output.out,
                     "approve with `tools approve {operation_id}` or deny with `tools deny {operation_id}`"
@@ -383,7 +398,12 @@ fn print_error(error: &crate::error::ToolError, output: &mut Output<'_>) -> Exit
     if output.json {
         let _ = writeln!(output.out, "{}", error.to_json());
     } else {
-        let _ = writeln!(output.err, "error {}: {}", error.code, error.message);
+        let _ = writeln!(
+            output.err,
+            "error {}: {}",
+            error.code,
+            visible_lines(&error.message)
+        );
     }
     Exit::Refused
 }
