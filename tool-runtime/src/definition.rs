@@ -223,6 +223,45 @@ impl ToolDefinition {
         serde_json::from_str(text).map_err(|_| SchemaTooDeep { depth })
     }
 
+    /// The names of the properties the schema itself marks as secret, at any depth (nested
+    /// objects, array items, `$defs`): `"format": "password"`, `"writeOnly": true` or
+    /// `"x-sensitive": true`. Registration adds them to [`ToolDefinition::sensitive`], so the
+    /// audit trail, the previews and the stores redact them like names listed there.
+    pub fn schema_secret_names(&self) -> Vec<String> {
+        let text = self.parameters.get();
+        if !["password", "writeOnly", "x-sensitive"]
+            .iter()
+            .any(|marker| text.contains(marker))
+        {
+            return Vec::new();
+        }
+        fn walk(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(map) => {
+                    if let Some(Value::Object(props)) = map.get("properties") {
+                        for (name, prop) in props {
+                            let marked = prop.get("format").and_then(Value::as_str)
+                                == Some("password")
+                                || prop.get("writeOnly") == Some(&Value::Bool(true))
+                                || prop.get("x-sensitive") == Some(&Value::Bool(true));
+                            if marked && !out.contains(name) {
+                                out.push(name.clone());
+                            }
+                        }
+                    }
+                    map.values().for_each(|v| walk(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Ok(schema) = self.try_parameters_value() {
+            walk(&schema, &mut out);
+        }
+        out
+    }
+
     /// Whether the tool may run without a validated schema, and how.
     pub fn no_schema_mode(&self) -> Option<NoSchemaMode> {
         match self.schema_origin {

@@ -434,7 +434,7 @@ impl Entry {
     ) -> Result<Entry, RegistrationError> {
         let check = Arc::new(Check::of(&definition)?);
         Ok(Entry {
-            definition: Cow::Owned(definition),
+            definition: with_schema_secrets(Cow::Owned(definition)),
             check,
             handler,
         })
@@ -550,7 +550,7 @@ impl ToolSet {
         let definition = T::definition();
         self.ensure_new(&definition.name)?;
         let entry = Entry {
-            definition: Cow::Borrowed(definition),
+            definition: with_schema_secrets(Cow::Borrowed(definition)),
             check: typed_check::<T>()?,
             handler: Box::new(Typed::<T>(PhantomData)),
         };
@@ -857,6 +857,19 @@ impl ToolSet {
             .map(|(_, n)| n.to_owned())
             .collect()
     }
+}
+
+/// The definition with the properties its schema marks as secret added to its sensitive names
+/// (see [`ToolDefinition::schema_secret_names`]); borrowed as it is when there are none.
+fn with_schema_secrets(
+    mut definition: Cow<'static, ToolDefinition>,
+) -> Cow<'static, ToolDefinition> {
+    for name in definition.schema_secret_names() {
+        if !definition.sensitive.iter().any(|s| *s == name) {
+            definition.to_mut().sensitive.push(Cow::Owned(name));
+        }
+    }
+    definition
 }
 
 /// Makes a definition registered at run time a dynamic one. Its `schema_origin` came with the

@@ -154,24 +154,167 @@ impl ActivityQuery {
     }
 }
 
-/// Key fragments that mark a value as secret, matched case-insensitively anywhere in the key.
-const SECRET_KEYS: &[&str] = &[
+/// Fragments that mark a key as secret wherever they appear in it, once the key is normalised
+/// to `snake_case` (`privateKey`, `private-key` and `PRIVATE_KEY` all read `private_key`).
+const SECRET_FRAGMENTS: &[&str] = &[
     "password",
     "passwd",
-    "api_key",
-    "apikey",
-    "api-key",
+    "passphrase",
     "secret",
     "token",
-    "authorization",
-    "credential",
+    "api_key",
+    "apikey",
+    "access_key",
     "private_key",
+    "signing_key",
+    "encryption_key",
+    "credential",
+    "authorization",
+    "cookie",
+    "session_id",
+    "sessionid",
+    "session_key",
+    "credit_card",
+    "creditcard",
+    "card_number",
+    "cardnumber",
+    "connection_string",
+    "conn_str",
+    "database_url",
+    "db_url",
+    "security_code",
+    "social_security",
 ];
 
-/// Whether an argument key names a secret.
+/// Short names that mark a key as secret only as a whole word of it (`pin` and `user_pin`, not
+/// `spinner`; `auth` and `auth_header`, not `author`).
+const SECRET_WORDS: &[&str] = &[
+    "pwd", "pin", "otp", "totp", "ssn", "cvv", "cvc", "jwt", "dsn", "auth", "bearer", "iban",
+    "mfa", "2fa",
+];
+
+/// Whether an argument key names a secret: by fragment anywhere in the key, or by one of the
+/// short names as a whole word of it, in any of `snake_case`, `camelCase`, `kebab-case` or
+/// `SCREAMING_CASE`.
 pub fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    SECRET_KEYS.iter().any(|s| k.contains(s))
+    let normal = snake_case(key);
+    SECRET_FRAGMENTS.iter().any(|f| normal.contains(f))
+        || normal.split('_').any(|word| SECRET_WORDS.contains(&word))
+}
+
+/// `key` in lower `snake_case`: a word starts at each upper-case letter that follows a lower-case
+/// letter or digit, and at every character that is not a letter or digit.
+fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower {
+                out.push('_');
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            out.extend(c.to_lowercase());
+        } else {
+            if !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = false;
+        }
+    }
+    out
+}
+
+/// A string value whose shape gives it away as a credential, whatever its key: the value with
+/// the secret part replaced by [`REDACTED`], or `None` when nothing in it looks secret.
+///
+/// Recognised: an `Authorization`-style `Bearer`/`Basic` credential, the user-info of a URL
+/// (`postgres://user:password@host`), a PEM private key block, a JSON Web Token, and tokens with
+/// a well-known issuer prefix (OpenAI/Stripe `sk-`/`sk_live_`, GitHub `ghp_`/`github_pat_`,
+/// Slack `xoxb-`, AWS `AKIA`, GitLab `glpat-`, Google `AIza`).
+pub fn redact_shapes(text: &str) -> Option<String> {
+    if text.contains("PRIVATE KEY-----") {
+        return Some(REDACTED.to_owned());
+    }
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    let mut after_scheme = false;
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let lower = word.to_ascii_lowercase();
+        if after_scheme && !word.is_empty() {
+            out.push_str(REDACTED);
+            changed = true;
+            after_scheme = false;
+            continue;
+        }
+        after_scheme = lower == "bearer" || lower == "basic" || lower == "token";
+        if let Some(redacted) = url_user_info(word) {
+            out.push_str(&redacted);
+            changed = true;
+        } else if looks_like_token(word) {
+            out.push_str(REDACTED);
+            changed = true;
+        } else {
+            out.push_str(word);
+        }
+    }
+    changed.then_some(out)
+}
+
+/// `scheme://user:password@host...` with the user-info replaced.
+fn url_user_info(word: &str) -> Option<String> {
+    let scheme_end = word.find("://")?;
+    let rest = &word[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@')?;
+    if !rest[..at].contains(':') {
+        // a user name alone is not a secret
+        return None;
+    }
+    Some(format!(
+        "{}{REDACTED}{}",
+        &word[..scheme_end + 3],
+        &rest[at..]
+    ))
+}
+
+fn looks_like_token(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | '(' | ')'));
+    const PREFIXES: &[&str] = &[
+        "sk-",
+        "sk_live_",
+        "sk_test_",
+        "rk_live_",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xoxs-",
+        "glpat-",
+        "AIza",
+        "AKIA",
+        "ASIA",
+    ];
+    let long_enough = word.len() >= 16;
+    let token_chars = word
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'=' | b'/' | b'+'));
+    if long_enough && token_chars && PREFIXES.iter().any(|p| word.starts_with(p)) {
+        return true;
+    }
+    // a JSON Web Token: three base64url parts, the first two JSON objects (`eyJ` is `{"`)
+    let mut parts = word.split('.');
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some(h), Some(p), Some(_), None) if h.starts_with("eyJ") && p.starts_with("eyJ") && long_enough
+    )
 }
 
 /// The arguments with every secret value replaced by [`REDACTED`], at any depth: keys that look
@@ -203,6 +346,7 @@ fn redact_with(value: &Value, sensitive: &[Cow<'static, str>]) -> Value {
         Value::Array(items) => {
             Value::Array(items.iter().map(|v| redact_with(v, sensitive)).collect())
         }
+        Value::String(text) => Value::String(redact_shapes(text).unwrap_or_else(|| text.clone())),
         other => other.clone(),
     }
 }
@@ -421,16 +565,18 @@ mod tests {
         let args = json!({
             "query": "x",
             "password": "hunter2",
-            "auth": {"API_KEY": "k", "Bearer_Token": "t", "user": "bob"},
+            "login": {"API_KEY": "k", "Bearer_Token": "t", "user": "bob"},
+            "auth": {"user": "bob"},
             "items": [{"client_secret": "s"}],
             "ssn": "123"
         });
         let r = redact(&args, &def);
         assert_eq!(r["query"], "x");
         assert_eq!(r["password"], REDACTED);
-        assert_eq!(r["auth"]["API_KEY"], REDACTED);
-        assert_eq!(r["auth"]["Bearer_Token"], REDACTED);
-        assert_eq!(r["auth"]["user"], "bob");
+        assert_eq!(r["login"]["API_KEY"], REDACTED);
+        assert_eq!(r["login"]["Bearer_Token"], REDACTED);
+        assert_eq!(r["login"]["user"], "bob");
+        assert_eq!(r["auth"], REDACTED, "a secret key hides everything under it");
         assert_eq!(r["items"][0]["client_secret"], REDACTED);
         assert_eq!(r["ssn"], REDACTED);
         assert!(!r.to_string().contains("hunter2"));

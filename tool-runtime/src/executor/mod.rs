@@ -41,7 +41,7 @@ use serde_json::Value;
 
 pub use audit::{
     ActivityQuery, AuditRecord, AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED,
-    SUMMARY_CHARS, Secrets, is_secret_key, redact, summarize,
+    SUMMARY_CHARS, Secrets, is_secret_key, redact, redact_shapes, summarize,
 };
 pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
