@@ -556,3 +556,61 @@ async fn pre_selection_picks_before_every_request_from_the_index_built_with_the_
         .count();
     assert_eq!(selected, 3);
 }
+
+/// One response with more calls than the per-turn limit: the first `limit` run (and are
+/// audited), every other one gets a `TOO_MANY_CALLS` result the model can read, and nothing of
+/// them runs; the next request carries a result for every call, so the conversation stays valid.
+#[tokio::test]
+async fn calls_past_the_per_turn_limit_are_refused_with_a_structured_error() {
+    let calls: Vec<Value> = (0..300)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "type": "function",
+                   "function": {"name": "add", "arguments": format!(r#"{{"a":{i},"b":1}}"#)}})
+        })
+        .collect();
+    let many = json!({"choices":[{"index":0,"finish_reason":"tool_calls","message":{
+        "role":"assistant","content":null,"tool_calls": calls}}],
+        "usage":{"prompt_tokens":10,"completion_tokens":10}});
+    let (base, script) = serve(vec![many, answer("done")]).await;
+    let deleted = Deleted::default();
+    let executor = Executor::builder(toolset(&deleted)).build().unwrap();
+    let agent = Agent::new(
+        model(&base),
+        executor,
+        AgentConfig {
+            max_calls_per_turn: 128,
+            ..Default::default()
+        },
+    );
+    let report = agent.run("add them").await.unwrap();
+    assert_eq!(report.status, RunStatus::Answered);
+    assert_eq!(report.audit.len(), 128, "only the first 128 ran");
+
+    let requests = script.requests.lock().unwrap().clone();
+    let results: Vec<(String, Value)> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                serde_json::from_str(m["content"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(results.len(), 300, "every call has its result");
+    assert_eq!(results[0].0, "c0");
+    assert_eq!(results[127].1, json!(128));
+    assert_eq!(results[128].0, "c128");
+    let refused = &results[128].1["error"];
+    assert_eq!(refused["code"], "TOO_MANY_CALLS");
+    assert_eq!(refused["retryable"], true);
+    assert_eq!(refused["details"]["limit"], 128);
+    assert!(refused["message"].as_str().unwrap().contains("300"));
+    assert!(
+        results[128..]
+            .iter()
+            .all(|(_, r)| r["error"]["code"] == "TOO_MANY_CALLS")
+    );
+}

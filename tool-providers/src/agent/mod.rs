@@ -165,7 +165,19 @@ pub struct AgentConfig {
     /// refuses a request because of its native tool declarations (a model or server without
     /// function calling), and send that request again. Off by default.
     pub prompt_fallback: bool,
+    /// The most calls of one model response that run (default [`MAX_CALLS_PER_TURN`]). The
+    /// rest are not hydrated or run: each gets a [`TOO_MANY_CALLS`] error as its result, so the
+    /// conversation stays valid and the model can send them again next turn.
+    pub max_calls_per_turn: usize,
 }
+
+/// The default limit on calls run from one model response: 128, the most tools OpenAI accepts in
+/// one request, so a well-behaved model never reaches it.
+pub const MAX_CALLS_PER_TURN: usize = 128;
+
+/// The code of a call refused because its response held more calls than
+/// [`AgentConfig::max_calls_per_turn`].
+pub const TOO_MANY_CALLS: ErrorCode = ErrorCode::of("TOO_MANY_CALLS");
 
 impl Default for AgentConfig {
     fn default() -> Self {
@@ -182,6 +194,7 @@ impl Default for AgentConfig {
             pricing: None,
             repair: false,
             prompt_fallback: false,
+            max_calls_per_turn: MAX_CALLS_PER_TURN,
         }
     }
 }
@@ -611,6 +624,8 @@ impl Agent {
             ..CallContext::default()
         };
         let toolset = self.executor.toolset();
+        // past the limit a call costs only its refusal: nothing is hydrated, run or audited
+        let (calls, refused) = calls.split_at(calls.len().min(self.config.max_calls_per_turn));
         let mut batch: Vec<ToolCall> = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit(AgentEvent::CallStarted {
@@ -666,6 +681,34 @@ impl Agent {
                     let outcome = to_tool_outcome(other).expect("not pending");
                     results.push((i, calls[i].clone(), outcome));
                 }
+            }
+        }
+        if !refused.is_empty() {
+            let limit = self.config.max_calls_per_turn;
+            tracing::warn!(
+                limit,
+                refused = refused.len(),
+                "a model response held more calls than the per-turn limit; the rest were refused"
+            );
+            let error = ToolError::new(
+                TOO_MANY_CALLS,
+                format!(
+                    "this response held {} tool calls; at most {limit} run per turn, and this \
+                     one was not run",
+                    calls.len() + refused.len()
+                ),
+            )
+            .retryable(true)
+            .recover(format!(
+                "send at most {limit} calls per turn; repeat the ones that were not run in the next turn"
+            ))
+            .with_detail("limit", limit);
+            for (j, call) in refused.iter().enumerate() {
+                results.push((
+                    calls.len() + j,
+                    call.clone(),
+                    ToolOutcome::Error(error.clone()),
+                ));
             }
         }
         Ok((results, pending))

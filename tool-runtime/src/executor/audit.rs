@@ -576,7 +576,10 @@ mod tests {
         assert_eq!(r["login"]["API_KEY"], REDACTED);
         assert_eq!(r["login"]["Bearer_Token"], REDACTED);
         assert_eq!(r["login"]["user"], "bob");
-        assert_eq!(r["auth"], REDACTED, "a secret key hides everything under it");
+        assert_eq!(
+            r["auth"], REDACTED,
+            "a secret key hides everything under it"
+        );
         assert_eq!(r["items"][0]["client_secret"], REDACTED);
         assert_eq!(r["ssn"], REDACTED);
         assert!(!r.to_string().contains("hunter2"));
