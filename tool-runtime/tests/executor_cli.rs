@@ -182,3 +182,57 @@ async fn a_bad_configuration_is_a_usage_error() {
     assert_eq!(exit, Exit::Usage);
     assert!(err.contains("bad.toml"), "{err}");
 }
+
+/// A store that refuses the audit record (here a trigger that fails every insert, as a full disk
+/// would): the call has run, and `tools call` says on stderr that its record is missing and
+/// exits 1, because auditing is required by default; with `audit_required = false` it warns
+/// and exits 0.
+#[tokio::test]
+async fn a_lost_audit_record_is_reported_and_fails_the_command_when_auditing_is_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let db = dir.path().join("state.sqlite3");
+    drop(tool_runtime::store::SqliteStore::open(&db).unwrap());
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_audit BEFORE INSERT ON audit \
+             BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+        )
+        .unwrap();
+    let counter = Counter::default();
+    let cli = cli(&counter);
+    let args = [
+        "call",
+        "delete_note",
+        "--args",
+        r#"{"text":"n1"}"#,
+        "--yes",
+        "--config",
+        &cfg,
+    ];
+    let (exit, out, err) = run(&cli, &args).await;
+    assert_eq!(exit, Exit::Refused, "{err}");
+    assert_eq!(counter.get(), 1, "the tool ran");
+    assert!(out.contains("n1"), "the result is still printed: {out}");
+    assert!(
+        err.contains("error: the audit record of call") && err.contains("disk is full"),
+        "{err}"
+    );
+
+    let relaxed = dir.path().join("relaxed.toml");
+    std::fs::write(
+        &relaxed,
+        format!(
+            "audit_required = false\n{}",
+            std::fs::read_to_string(&cfg).unwrap()
+        ),
+    )
+    .unwrap();
+    let mut args = args;
+    args[6] = relaxed.to_str().unwrap();
+    let (exit, _, err) = run(&cli, &args).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert!(err.contains("warning: the audit record of call"), "{err}");
+    assert_eq!(counter.get(), 2);
+}

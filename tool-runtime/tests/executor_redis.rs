@@ -138,3 +138,44 @@ fn gates_and_the_undo_journal_round_trip() {
     assert!(s.claim_undo("c1").unwrap());
     assert!(!s.claim_undo("unknown").unwrap());
 }
+
+/// An audit key of the wrong type (something else wrote there): the call still happens, and the
+/// execution says its record was lost instead of the loss passing in silence.
+#[tokio::test]
+async fn an_audit_record_that_cannot_be_written_is_reported_with_the_execution() {
+    let p = prefix("audit-type");
+    let Some(store) = store(&p) else { return };
+    let url = std::env::var(VAR).unwrap();
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    let _: () = redis::cmd("SET")
+        .arg(format!("{p}audit"))
+        .arg("not a list")
+        .query(&mut conn)
+        .unwrap();
+    let counter = Counter::default();
+    let mut set = ToolSet::new();
+    echo(&mut set, def("read_node", Safety::ReadOnly), &counter);
+    let exec = Executor::builder(set)
+        .config(quick())
+        .store(Arc::new(store))
+        .build()
+        .unwrap();
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "read_node", json!({"text": "n1"})),
+            CallContext::new(""),
+        )
+        .await;
+    assert!(r.outcome.is_success(), "the tool ran: {:?}", r.outcome);
+    assert_eq!(counter.get(), 1);
+    let failure = r.audit_failure.expect("the lost record is reported");
+    assert!(
+        failure.contains("c1") && failure.contains("WRONGTYPE"),
+        "{failure}"
+    );
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{p}audit"))
+        .query(&mut conn)
+        .unwrap();
+}

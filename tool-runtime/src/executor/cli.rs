@@ -226,7 +226,7 @@ impl CliCommand for ExecutorCommand {
                         },
                     };
                     match executor.approve_with(id, edited).await {
-                        Ok(exec) => print_execution(&exec, output),
+                        Ok(exec) => print_execution(&exec, &executor, output),
                         Err(e) => print_error(&e, output),
                     }
                 }
@@ -235,9 +235,9 @@ impl CliCommand for ExecutorCommand {
                     let reason = matches.get_one::<String>("reason").cloned();
                     match executor.abandon(id, reason) {
                         Ok(exec) => {
-                            print_execution(&exec, output);
+                            print_execution(&exec, &executor, output);
                             // closing it is what the user asked for
-                            Exit::Success
+                            audit_exit(&exec, &executor).unwrap_or(Exit::Success)
                         }
                         Err(e) => print_error(&e, output),
                     }
@@ -247,9 +247,9 @@ impl CliCommand for ExecutorCommand {
                     let reason = matches.get_one::<String>("reason").cloned();
                     match executor.deny(id, reason) {
                         Ok(exec) => {
-                            print_execution(&exec, output);
+                            print_execution(&exec, &executor, output);
                             // denying is what the user asked for: a success of this command
-                            Exit::Success
+                            audit_exit(&exec, &executor).unwrap_or(Exit::Success)
                         }
                         Err(e) => print_error(&e, output),
                     }
@@ -271,7 +271,7 @@ async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>
         ..CallContext::new(call_id)
     };
     let exec = executor.call(&call, cx).await;
-    print_execution(&exec, output)
+    print_execution(&exec, executor, output)
 }
 
 fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
@@ -339,7 +339,26 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
     Exit::Success
 }
 
-fn print_execution(exec: &Execution, output: &mut Output<'_>) -> Exit {
+/// `Exit::Refused` when the call's audit record was lost and auditing is required.
+fn audit_exit(exec: &Execution, executor: &Executor) -> Option<Exit> {
+    (exec.audit_failure.is_some() && executor.config().audit_required).then_some(Exit::Refused)
+}
+
+fn print_execution(exec: &Execution, executor: &Executor, output: &mut Output<'_>) -> Exit {
+    if let Some(failure) = &exec.audit_failure {
+        // never silent, and never on stdout, where it would mix with the result
+        let level = if executor.config().audit_required {
+            "error"
+        } else {
+            "warning"
+        };
+        let _ = writeln!(output.err, "{level}: {}", visible(failure));
+    }
+    let exit = print_outcome(exec, output);
+    audit_exit(exec, executor).unwrap_or(exit)
+}
+
+fn print_outcome(exec: &Execution, output: &mut Output<'_>) -> Exit {
     if output.json {
         let _ = writeln!(
             output.out,

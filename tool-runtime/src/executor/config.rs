@@ -58,6 +58,10 @@ pub struct ExecutorConfig {
     pub max_result_chars: usize,
     /// Write an audit record for every call (seed 000: `log_tool_calls`).
     pub log_tool_calls: bool,
+    /// Whether a call whose audit record cannot be written counts as failed (default): it is
+    /// logged as an error and the `tools` command line exits 1. Off, it is a warning. Either
+    /// way the execution says so ([`Execution::audit_failure`](crate::Execution::audit_failure)).
+    pub audit_required: bool,
     /// Record confirmation prompts and answers as tracing events (seed 000: `log_confirmations`).
     pub log_confirmations: bool,
     /// What the audit trail keeps of the arguments.
@@ -85,6 +89,7 @@ impl Default for ExecutorConfig {
             max_concurrency: 8,
             max_result_chars: 16_000,
             log_tool_calls: true,
+            audit_required: true,
             log_confirmations: true,
             audit_mode: AuditMode::Redacted,
             store: StoreConfig::default(),
@@ -467,6 +472,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "max_concurrency",
     "max_result_chars",
     "log_tool_calls",
+    "audit_required",
     "log_confirmations",
     "audit_mode",
     "store",

@@ -105,15 +105,16 @@ impl Executor {
                     None => audit::redact_with_keys(&v),
                 });
                 let span = span(&call.name, &cx);
-                let exec = Execution {
+                let mut exec = Execution {
                     call_id: cx.call_id.clone(),
                     tool: call.name.clone(),
                     outcome: Outcome::error_from(error),
                     full: None,
+                    audit_failure: None,
                 };
                 let category = def.map(|d| d.safety).unwrap_or_default();
                 let _g = span.enter();
-                self.record(&cx, &call.name, category, &exec, trail);
+                self.record(&cx, &call.name, category, &mut exec, trail);
                 exec
             }
         }
@@ -209,6 +210,7 @@ impl Executor {
             tool: tool.to_owned(),
             outcome: Outcome::error_from(error),
             full: None,
+            audit_failure: None,
         };
         let entry = match self.inner.store.get_journal(call_id) {
             Ok(Some(e)) => e,
@@ -245,21 +247,21 @@ impl Executor {
                 );
             }
             if let Some(err) = policy::refusal(&inverse.tool, &self.inner.config) {
-                let exec = fail(&inverse.tool, err);
-                self.record(&cx, &inverse.tool, category, &exec, trail);
+                let mut exec = fail(&inverse.tool, err);
+                self.record(&cx, &inverse.tool, category, &mut exec, trail);
                 return exec;
             }
             match self.inner.store.claim_undo(call_id) {
                 Ok(true) => {}
                 Ok(false) => {
-                    let exec = fail(
+                    let mut exec = fail(
                         &inverse.tool,
                         ToolError::new(
                             ErrorCode::of("ALREADY_UNDONE"),
                             format!("call {call_id:?} was already undone"),
                         ),
                     );
-                    self.record(&cx, &inverse.tool, category, &exec, trail);
+                    self.record(&cx, &inverse.tool, category, &mut exec, trail);
                     return exec;
                 }
                 Err(e) => return fail(&inverse.tool, e.into()),
@@ -273,8 +275,8 @@ impl Executor {
                 Ok(i) => i,
                 Err(error) => {
                     let _ = self.inner.store.release_undo(call_id);
-                    let exec = fail(&inverse.tool, error);
-                    self.record(&cx, &inverse.tool, category, &exec, trail);
+                    let mut exec = fail(&inverse.tool, error);
+                    self.record(&cx, &inverse.tool, category, &mut exec, trail);
                     return exec;
                 }
             };
@@ -316,13 +318,14 @@ impl Executor {
         match policy::requirement(def, cfg, gate_passed) {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
-                let exec = Execution {
+                let mut exec = Execution {
                     call_id: cx.call_id.clone(),
                     tool: def.name.to_string(),
                     outcome: Outcome::error_from(error),
                     full: None,
+                    audit_failure: None,
                 };
-                self.record(&cx, &def.name, def.safety, &exec, trail);
+                self.record(&cx, &def.name, def.safety, &mut exec, trail);
                 exec
             }
             Requirement::RunNow => self.proceed(instance, cx, trail).await,
@@ -459,13 +462,14 @@ impl Executor {
                     self.defer(&instance, &cx, request.preview.clone(), &mut trail)
                 }
             };
-            let exec = Execution {
+            let mut exec = Execution {
                 call_id: cx.call_id.clone(),
                 tool: def.name.to_string(),
                 outcome,
                 full: None,
+                audit_failure: None,
             };
-            self.record(&cx, &def.name, def.safety, &exec, trail);
+            self.record(&cx, &def.name, def.safety, &mut exec, trail);
             return exec;
         }
     }
@@ -481,13 +485,14 @@ impl Executor {
     ) -> Execution {
         trail.decision = Decision::Refused;
         trail.by = Decider::Policy;
-        let exec = Execution {
+        let mut exec = Execution {
             call_id: cx.call_id.clone(),
             tool: def.name.to_string(),
             outcome: Outcome::error_from(error),
             full: None,
+            audit_failure: None,
         };
-        self.record(cx, &def.name, def.safety, &exec, trail);
+        self.record(cx, &def.name, def.safety, &mut exec, trail);
         exec
     }
 
@@ -562,13 +567,14 @@ impl Executor {
             }
             Err(error) => (Outcome::error_from(error), None),
         };
-        let exec = Execution {
+        let mut exec = Execution {
             call_id: cx.call_id.clone(),
             tool: def.name.to_string(),
             outcome,
             full,
+            audit_failure: None,
         };
-        self.record(&cx, &def.name, def.safety, &exec, trail);
+        self.record(&cx, &def.name, def.safety, &mut exec, trail);
         exec
     }
 
@@ -834,7 +840,7 @@ impl Executor {
         cx: &CallContext,
         tool: &str,
         category: Safety,
-        exec: &Execution,
+        exec: &mut Execution,
         trail: Trail,
     ) {
         let cfg = &self.inner.config;
@@ -897,7 +903,18 @@ impl Executor {
             return;
         }
         if let Err(e) = self.inner.store.append_audit(&record) {
-            tracing::error!(error = %e, call_id = %cx.call_id, "could not store an audit record");
+            // the call has happened (or was refused) either way: what must not happen is that
+            // nobody learns its record is missing
+            let failure = format!(
+                "the audit record of call {} ({tool}) could not be written: {e}",
+                cx.call_id
+            );
+            if cfg.audit_required {
+                tracing::error!(call_id = %cx.call_id, tool, error = %e, "audit record lost");
+            } else {
+                tracing::warn!(call_id = %cx.call_id, tool, error = %e, "audit record lost");
+            }
+            exec.audit_failure = Some(failure);
         }
     }
 }

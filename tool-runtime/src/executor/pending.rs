@@ -56,11 +56,12 @@ impl Executor {
             Resolve::NotFound => return Err(not_found(id)),
         };
         let cx = self.context(&op.call_id, operation_context(&op));
-        let exec = Execution {
+        let mut exec = Execution {
             call_id: op.call_id.clone(),
             tool: op.tool.clone(),
             outcome,
             full: None,
+            audit_failure: None,
         };
         let def = self.inner.toolset.get(&op.tool);
         let category = def.map(|d| d.safety).unwrap_or(op.preview.category);
@@ -82,7 +83,7 @@ impl Executor {
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
-        self.record(&cx, &op.tool, category, &exec, trail);
+        self.record(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
     }
 
@@ -187,7 +188,7 @@ impl Executor {
             Resolve::NotFound => return Err(not_found(id)),
         };
         let cx = self.context(&op.call_id, operation_context(&op));
-        let exec = Execution {
+        let mut exec = Execution {
             call_id: op.call_id.clone(),
             tool: op.tool.clone(),
             outcome: Outcome::Denied {
@@ -195,6 +196,7 @@ impl Executor {
                 by: Decider::User,
             },
             full: None,
+            audit_failure: None,
         };
         let category = self
             .inner
@@ -209,7 +211,7 @@ impl Executor {
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
-        self.record(&cx, &op.tool, category, &exec, trail);
+        self.record(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
     }
 
