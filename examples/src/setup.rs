@@ -115,3 +115,16 @@ pub fn print_usage(report: &RunReport) {
         report.audit.len()
     );
 }
+
+/// Installs the log output every example binary has: `RUST_LOG` decides what is shown (e.g.
+/// `RUST_LOG=tool_runtime=debug`), and without it warnings and errors are, so that a problem
+/// the program survives (an audit record that could not be written, a lost connection) is
+/// never silent. Logs go to stderr; stdout keeps the answer.
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -162,6 +162,7 @@ async fn evaluate(
 
 #[tokio::main]
 async fn main() {
+    examples::setup::init_logging();
     if let Err(e) = run().await {
         eprintln!("error: {e}");
         std::process::exit(1);

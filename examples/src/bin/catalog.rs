@@ -30,6 +30,7 @@ fn fail(e: impl std::fmt::Display) -> ! {
 
 #[tokio::main]
 async fn main() {
+    examples::setup::init_logging();
     let mut provider: Option<Provider> = None;
     let mut max = 3usize;
     let mut pick_only = false;

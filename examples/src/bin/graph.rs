@@ -144,6 +144,7 @@ fn report(args: &Args, r: &tool_providers::agent::RunReport) {
 
 #[tokio::main]
 async fn main() {
+    examples::setup::init_logging();
     let args = parse();
     let db = GraphDb::open(&args.db).unwrap_or_else(|e| fail(e));
     let executor = graph::executor(

@@ -85,6 +85,7 @@ fn parse() -> Args {
 
 #[tokio::main]
 async fn main() {
+    examples::setup::init_logging();
     let args = parse();
     let db = Db::open(&args.db).unwrap_or_else(|e| {
         eprintln!("cannot open {}: {e}", args.db.display());

@@ -83,6 +83,7 @@ fn print_json(v: &impl serde::Serialize) {
 
 #[tokio::main]
 async fn main() {
+    examples::setup::init_logging();
     let args = parse();
     let db = TaskDb::open(&args.db).unwrap_or_else(|e| {
         eprintln!("cannot open {}: {e}", args.db.display());

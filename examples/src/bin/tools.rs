@@ -73,6 +73,7 @@ fn demo() -> ToolSet {
 }
 
 fn main() -> ExitCode {
+    examples::setup::init_logging();
     let cli = Cli::new(demo())
         .with_schema_view(tool_providers::cli::ProviderSchemas)
         .with(tool_providers::cli::DecodeCommand)
