@@ -236,3 +236,58 @@ async fn a_lost_audit_record_is_reported_and_fails_the_command_when_auditing_is_
     assert!(err.contains("warning: the audit record of call"), "{err}");
     assert_eq!(counter.get(), 2);
 }
+
+/// A configuration that weakens the policy is announced on stderr, setting by setting, with the
+/// file it came from; one that other users could have written is refused before anything runs.
+#[tokio::test]
+async fn weakening_configuration_is_announced_and_an_untrusted_file_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let weak = dir.path().join("weak.toml");
+    std::fs::write(
+        &weak,
+        format!(
+            "require_first_time_gate = false\nlog_tool_calls = false\n{}",
+            std::fs::read_to_string(&cfg).unwrap()
+        ),
+    )
+    .unwrap();
+    let counter = Counter::default();
+    let cli = cli(&counter);
+    let weak = weak.to_str().unwrap();
+    let args = |cfg: &str| {
+        [
+            "call",
+            "delete_note",
+            "--args",
+            r#"{"text":"n1"}"#,
+            "--yes",
+            "--config",
+            cfg,
+        ]
+        .map(str::to_owned)
+    };
+    let (exit, _, err) = run(&cli, &args(weak).each_ref().map(String::as_str)).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert!(
+        err.contains(&format!("note: {weak}: require_first_time_gate = false"))
+            && err.contains(&format!("note: {weak}: log_tool_calls = false")),
+        "{err}"
+    );
+    let (_, _, err) = run(&cli, &args(&cfg).each_ref().map(String::as_str)).await;
+    assert!(
+        !err.contains("note:"),
+        "the defaults are not announced: {err}"
+    );
+
+    std::fs::set_permissions(weak, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let before = counter.get();
+    let (exit, _, err) = run(&cli, &args(weak).each_ref().map(String::as_str)).await;
+    assert_eq!(exit, Exit::Usage, "{err}");
+    assert!(
+        err.contains("refusing the configuration") && err.contains("chmod go-w"),
+        "{err}"
+    );
+    assert_eq!(counter.get(), before, "nothing ran");
+}

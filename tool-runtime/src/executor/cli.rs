@@ -15,7 +15,9 @@
 //!
 //! The configuration is read from `--config`, else the file named by `TOOLS_CONFIG`, else
 //! `tools.toml` in the working directory when it exists, and then overlaid with `TOOLS_*`
-//! variables. Pending operations live in the configured store (SQLite by default), so
+//! variables. A file that another user could have written is refused, and every setting that
+//! runs more without asking or records less than the defaults is announced on stderr, with the
+//! file it came from, each time a command starts. Pending operations live in the configured store (SQLite by default), so
 //! `tools call` in one process and `tools approve` in another meet there.
 
 use std::path::{Path, PathBuf};
@@ -177,14 +179,23 @@ impl CliCommand for ExecutorCommand {
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Exit> {
         Box::pin(async move {
-            let config =
-                match load_config(matches.get_one::<PathBuf>("config").map(|p| p.as_path())) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = writeln!(output.err, "error: {e}");
-                        return Exit::Usage;
-                    }
-                };
+            let path = config_path(matches.get_one::<PathBuf>("config").map(|p| p.as_path()));
+            let config = match ExecutorConfig::load(path.as_deref()) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = writeln!(output.err, "error: {e}");
+                    return Exit::Usage;
+                }
+            };
+            // a configuration that runs more without asking, or records less, is said out
+            // loud every time, with where it came from
+            let origin = path
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| format!("{}* variables", super::ENV_PREFIX));
+            for weaker in config.weakenings() {
+                let _ = writeln!(output.err, "note: {origin}: {weaker}");
+            }
             let yes = matches!(self.kind, Kind::Call) && matches.get_flag("yes");
             let mut config = config;
             let mut builder = if yes {
@@ -429,11 +440,16 @@ fn print_error(error: &crate::error::ToolError, output: &mut Output<'_>) -> Exit
 
 /// The configuration for the command line (see the module docs for where it is read from).
 pub fn load_config(explicit: Option<&Path>) -> Result<ExecutorConfig, super::ConfigError> {
+    ExecutorConfig::load(config_path(explicit).as_deref())
+}
+
+/// The configuration file the command line reads, if any: `--config`, else `$TOOLS_CONFIG`,
+/// else `./tools.toml` when it exists.
+pub fn config_path(explicit: Option<&Path>) -> Option<PathBuf> {
     let from_env = std::env::var_os("TOOLS_CONFIG").map(PathBuf::from);
     let local = PathBuf::from("tools.toml");
-    let path = explicit
+    explicit
         .map(Path::to_path_buf)
         .or(from_env)
-        .or_else(|| local.exists().then_some(local));
-    ExecutorConfig::load(path.as_deref())
+        .or_else(|| local.exists().then_some(local))
 }

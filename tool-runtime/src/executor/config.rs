@@ -441,6 +441,15 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
+    /// The file could have been written by another user, and a configuration decides what
+    /// runs without asking.
+    #[error("refusing the configuration {path}: {why}")]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not trusted.
+        why: String,
+    },
     /// The TOML (file or environment) does not fit the configuration.
     #[error("invalid configuration{}: {message}", origin.as_deref().map(|o| format!(" in {o}")).unwrap_or_default())]
     Invalid {
@@ -449,6 +458,42 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// Refuses a configuration file another user could have written (see
+/// [`ExecutorConfig::from_file`]).
+#[cfg(unix)]
+fn trusted_file(path: &Path) -> Result<(), ConfigError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |why: String| ConfigError::Untrusted {
+        path: path.to_owned(),
+        why,
+    };
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(refuse(format!(
+            "it is owned by user {}, not by you (user {me}) or root",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(refuse(format!(
+            "its permissions ({:o}) let other users change it; run `chmod go-w {}`",
+            meta.mode() & 0o777,
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn trusted_file(_: &Path) -> Result<(), ConfigError> {
+    Ok(())
 }
 
 /// The prefix of environment variables.
@@ -487,8 +532,12 @@ impl ExecutorConfig {
         })
     }
 
-    /// Reads a TOML file.
+    /// Reads a TOML file. On Unix, a file that another user could have written (owned by
+    /// someone other than the user running the program or root, or writable by its group or by
+    /// everyone) is refused: a configuration can switch off confirmations and the audit trail,
+    /// so it must come from the person whose policy it is.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        trusted_file(path)?;
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
@@ -500,6 +549,55 @@ impl ExecutorConfig {
             },
             other => other,
         })
+    }
+
+    /// The settings in which this configuration is weaker than the defaults: what a person
+    /// should be told at start, because calls will run with less confirmation or less record
+    /// than they would expect (`key = value: what it means`).
+    pub fn weakenings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut weaker = |on: bool, key: &str, value: &str, meaning: &str| {
+            if on {
+                out.push(format!("{key} = {value}: {meaning}"));
+            }
+        };
+        weaker(
+            self.auto_confirm_create,
+            "auto_confirm_create",
+            "true",
+            "tools that create things run without asking",
+        );
+        weaker(
+            self.auto_confirm_external,
+            "auto_confirm_external",
+            "true",
+            "tools that talk to outside services run without asking",
+        );
+        weaker(
+            !self.require_first_time_gate,
+            "require_first_time_gate",
+            "false",
+            "external tools run the first time without the first-use question",
+        );
+        weaker(
+            !self.log_tool_calls,
+            "log_tool_calls",
+            "false",
+            "calls are not recorded in the audit trail",
+        );
+        weaker(
+            !self.audit_required,
+            "audit_required",
+            "false",
+            "a call whose audit record is lost still counts as done",
+        );
+        weaker(
+            !self.log_confirmations,
+            "log_confirmations",
+            "false",
+            "confirmation questions and answers are not logged",
+        );
+        out
     }
 
     /// The defaults, overlaid with the file (when given) and then with `TOOLS_*` variables.
