@@ -88,7 +88,7 @@ pub enum RegistrationError {
     #[error("catalog: {0}")]
     Catalog(String),
     /// The schema nests objects and arrays deeper than
-    /// [`MAX_SCHEMA_DEPTH`](crate::definition::MAX_SCHEMA_DEPTH) levels.
+    /// [`MAX_SCHEMA_DEPTH`] levels.
     #[error("tool {name:?}: {error}")]
     SchemaTooDeep {
         /// The tool.

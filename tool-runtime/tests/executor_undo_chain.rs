@@ -9,8 +9,11 @@ use executor_support::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_runtime::executor::{ActivityQuery, AuditRecord};
 use tool_runtime::executor::{Answer, ChainStep, ExecutorConfig, Outcome, Reversible};
-use tool_runtime::store::InverseCall;
+use tool_runtime::store::{
+    GateScope, InverseCall, JournalEntry, PendingOperation, PendingState, Resolve, StoreError,
+};
 use tool_runtime::{
     CallContext, ErrorCode, Safety, State, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
 };
@@ -101,6 +104,13 @@ impl Tool for DeleteNote {
 }
 
 fn setup(person: &Person) -> (tool_runtime::executor::Executor, Notes) {
+    setup_with(person, Arc::new(tool_runtime::store::MemoryStore::new()))
+}
+
+fn setup_with(
+    person: &Person,
+    store: Arc<dyn tool_runtime::store::Store>,
+) -> (tool_runtime::executor::Executor, Notes) {
     let notes = Notes::default();
     let mut set = ToolSet::new().with_state(notes.clone());
     set.register::<CreateNote>().unwrap();
@@ -119,7 +129,7 @@ fn setup(person: &Person) -> (tool_runtime::executor::Executor, Notes) {
     };
     let exec = tool_runtime::executor::Executor::builder(set)
         .config(cfg)
-        .store(Arc::new(tool_runtime::store::MemoryStore::new()))
+        .store(store)
         .confirmation(person.clone())
         .reversible::<CreateNote>()
         .build()
@@ -361,4 +371,88 @@ async fn the_confirmation_promises_an_undo_exactly_when_one_is_registered() {
     );
     let r = exec.undo("c2", CallContext::new("")).await;
     assert_eq!(r.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+}
+
+/// A store whose journal refuses every write (as a full disk would) and which is otherwise a
+/// memory store.
+struct NoJournal(tool_runtime::store::MemoryStore);
+
+impl tool_runtime::store::Store for NoJournal {
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
+        self.0.put_pending(op)
+    }
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
+        self.0.get_pending(id)
+    }
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.0.list_pending()
+    }
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
+        self.0.resolve_pending(id, to)
+    }
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
+        self.0.complete_pending(id, outcome)
+    }
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.0.list_approved()
+    }
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        self.0.settle_approved(id, outcome)
+    }
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
+        self.0.approve_gate(scope, tool)
+    }
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError> {
+        self.0.is_gate_approved(scope, tool)
+    }
+    fn put_journal(&self, _: &JournalEntry) -> Result<(), StoreError> {
+        Err(StoreError("database or disk is full".into()))
+    }
+    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        self.0.get_journal(call_id)
+    }
+    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
+        self.0.claim_undo(call_id)
+    }
+    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
+        self.0.release_undo(call_id)
+    }
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        self.0.append_audit(record)
+    }
+    fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        self.0.query_audit(query)
+    }
+}
+
+/// The journal write fails after a reversible call succeeded: the call's result stands, and the
+/// execution says it cannot be undone instead of leaving the promise of the confirmation box.
+#[tokio::test]
+async fn a_call_whose_undo_cannot_be_journaled_says_it_cannot_be_undone() {
+    let (exec, notes) = setup_with(
+        &Person::default(),
+        Arc::new(NoJournal(tool_runtime::store::MemoryStore::new())),
+    );
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "create_note", json!({"title": "Gadamer"})),
+            CallContext::new(""),
+        )
+        .await;
+    assert!(r.outcome.is_success(), "{:?}", r.outcome);
+    assert_eq!(notes.0.lock().unwrap().len(), 1);
+    let why = r.undo_unavailable.expect("the lost undo is reported");
+    assert!(why.contains("c1") && why.contains("disk is full"), "{why}");
+    let undo = exec.undo("c1", CallContext::new("")).await;
+    assert_eq!(undo.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+
+    // with a working journal, nothing is reported
+    let (exec, _) = setup(&Person::default());
+    let r = exec
+        .call(
+            &ToolCall::new("c2", "create_note", json!({"title": "Ricoeur"})),
+            CallContext::new(""),
+        )
+        .await;
+    assert!(r.undo_unavailable.is_none());
 }

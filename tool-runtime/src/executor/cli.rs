@@ -365,6 +365,9 @@ fn print_execution(exec: &Execution, executor: &Executor, output: &mut Output<'_
         };
         let _ = writeln!(output.err, "{level}: {}", visible(failure));
     }
+    if let Some(why) = &exec.undo_unavailable {
+        let _ = writeln!(output.err, "warning: {}", visible(why));
+    }
     let exit = print_outcome(exec, output);
     audit_exit(exec, executor).unwrap_or(exit)
 }

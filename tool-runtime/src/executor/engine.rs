@@ -111,6 +111,7 @@ impl Executor {
                     outcome: Outcome::error_from(error),
                     full: None,
                     audit_failure: None,
+                    undo_unavailable: None,
                 };
                 let category = def.map(|d| d.safety).unwrap_or_default();
                 let _g = span.enter();
@@ -211,6 +212,7 @@ impl Executor {
             outcome: Outcome::error_from(error),
             full: None,
             audit_failure: None,
+            undo_unavailable: None,
         };
         let entry = match self.inner.store.get_journal(call_id) {
             Ok(Some(e)) => e,
@@ -324,6 +326,7 @@ impl Executor {
                     outcome: Outcome::error_from(error),
                     full: None,
                     audit_failure: None,
+                    undo_unavailable: None,
                 };
                 self.record(&cx, &def.name, def.safety, &mut exec, trail);
                 exec
@@ -468,6 +471,7 @@ impl Executor {
                 outcome,
                 full: None,
                 audit_failure: None,
+                undo_unavailable: None,
             };
             self.record(&cx, &def.name, def.safety, &mut exec, trail);
             return exec;
@@ -491,6 +495,7 @@ impl Executor {
             outcome: Outcome::error_from(error),
             full: None,
             audit_failure: None,
+            undo_unavailable: None,
         };
         self.record(cx, &def.name, def.safety, &mut exec, trail);
         exec
@@ -541,18 +546,28 @@ impl Executor {
         let ran = self.execute(instance, &cx).await;
         trail.attempts = ran.attempts;
         trail.cached = ran.cached;
+        let mut undo_unavailable = None;
         let (outcome, full) = match ran.result {
             Ok(value) => {
                 if let (Some(planner), Some(args)) = (planner, &arguments) {
                     // a panicking planner costs the undo, not the call that already happened
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| planner(args, &value))) {
+                    let journaled = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        planner(args, &value)
+                    })) {
                         Ok(inverse) => self.journal(def, &cx, inverse),
-                        Err(payload) => tracing::error!(
+                        Err(payload) => Err(format!(
+                            "its undo could not be planned (the planner panicked: {})",
+                            panic_text(&*payload)
+                        )),
+                    };
+                    if let Err(why) = journaled {
+                        tracing::error!(
                             tool = %def.name,
                             call_id = %cx.call_id,
-                            panic = %panic_text(&*payload),
-                            "the undo planner panicked; this call cannot be undone"
-                        ),
+                            "{why}; this call cannot be undone"
+                        );
+                        undo_unavailable =
+                            Some(format!("call {} cannot be undone: {why}", cx.call_id));
                     }
                 }
                 let (for_model, truncated) = fit(&value, self.inner.config.max_result_chars);
@@ -573,6 +588,7 @@ impl Executor {
             outcome,
             full,
             audit_failure: None,
+            undo_unavailable,
         };
         self.record(&cx, &def.name, def.safety, &mut exec, trail);
         exec
@@ -583,8 +599,10 @@ impl Executor {
         def: &ToolDefinition,
         cx: &CallContext,
         inverse: Option<crate::store::InverseCall>,
-    ) {
-        let Some(inverse) = inverse else { return };
+    ) -> Result<(), String> {
+        let Some(inverse) = inverse else {
+            return Ok(());
+        };
         let entry = JournalEntry {
             call_id: cx.call_id.to_string(),
             tool: def.name.to_string(),
@@ -592,9 +610,10 @@ impl Executor {
             created_ms: now_ms(),
             undone: false,
         };
-        if let Err(e) = self.inner.store.put_journal(&entry) {
-            tracing::error!(error = %e, call_id = %cx.call_id, "could not journal the undo of a call");
-        }
+        self.inner
+            .store
+            .put_journal(&entry)
+            .map_err(|e| format!("its undo could not be journaled ({e})"))
     }
 
     /// Cache, rate limits, then attempts with timeout and retries.

@@ -189,6 +189,11 @@ pub struct Execution {
     /// callers treat this as a failure of the call; the `tools` command line exits 1 with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_failure: Option<String>,
+    /// Why a call of a reversible tool that succeeded cannot be undone after all (its undo
+    /// could not be journaled or planned), when that happened: the confirmation said it could
+    /// be, so the person must learn that it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_unavailable: Option<String>,
 }
 
 impl Execution {

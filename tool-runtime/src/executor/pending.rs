@@ -62,6 +62,7 @@ impl Executor {
             outcome,
             full: None,
             audit_failure: None,
+            undo_unavailable: None,
         };
         let def = self.inner.toolset.get(&op.tool);
         let category = def.map(|d| d.safety).unwrap_or(op.preview.category);
@@ -197,6 +198,7 @@ impl Executor {
             },
             full: None,
             audit_failure: None,
+            undo_unavailable: None,
         };
         let category = self
             .inner
