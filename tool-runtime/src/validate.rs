@@ -76,6 +76,15 @@ impl Validator {
 fn message(e: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as Kind;
     let base = e.to_string();
+    if let Kind::BacktrackLimitExceeded { .. } | Kind::RegexEngineFailure { .. } = e.kind() {
+        // the engine gave up: the value was not found wrong, and a model told it was would
+        // "fix" a value that may be right
+        return format!(
+            "the tool's pattern could not be evaluated on this value ({base}); this is a limit of \
+             the schema's regular expression, not a finding that the value is wrong: a shorter \
+             or simpler value may pass"
+        );
+    }
     let (Kind::AnyOf { context } | Kind::OneOfNotValid { context }) = e.kind() else {
         return base;
     };
@@ -123,6 +132,32 @@ pub fn find_remote_ref(schema: &Value) -> Option<&str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A pattern whose evaluation hits the regex engine's backtracking limit does not call the
+    /// value wrong: the message says the pattern gave up.
+    #[test]
+    fn a_pattern_that_gives_up_is_reported_as_the_pattern_limit() {
+        let v = Validator::compile(&json!({
+            "type": "object",
+            "properties": {"code": {"type": "string", "pattern": "^(a|aa)*\\1b$"}}
+        }))
+        .unwrap();
+        let value = "a".repeat(64);
+        let errs = v.violations(&json!({"code": value}));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].pointer, "/code");
+        assert!(
+            errs[0]
+                .message
+                .contains("limit of the schema's regular expression")
+                && errs[0].message.contains("backtracking"),
+            "{}",
+            errs[0].message
+        );
+        // an ordinary mismatch is still a plain refusal
+        let errs = v.violations(&json!({"code": "zz"}));
+        assert!(!errs[0].message.contains("limit"), "{}", errs[0].message);
+    }
 
     #[test]
     fn collects_every_violation_with_pointers() {

@@ -291,3 +291,69 @@ async fn weakening_configuration_is_announced_and_an_untrusted_file_refused() {
     );
     assert_eq!(counter.get(), before, "nothing ran");
 }
+
+/// One corrupt row in the pending table hides nothing else: `tools pending` lists the readable
+/// operations and names the bad one on stderr, the others are approved as usual, the bad one is
+/// refused with an error that names it, and `tools abandon` closes it without running anything.
+#[tokio::test]
+async fn a_corrupt_pending_row_is_named_and_closed_without_hiding_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), true);
+    let counter = Counter::default();
+    let mut ids = Vec::new();
+    for text in ["n1", "n2"] {
+        let args = format!(r#"{{"text":"{text}"}}"#);
+        let (exit, out, err) = run(
+            &cli(&counter),
+            &["call", "delete_note", "--args", &args, "--config", &cfg],
+        )
+        .await;
+        assert_eq!(exit, Exit::Success, "{err}");
+        ids.push(
+            out.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .trim_end_matches(':')
+                .to_owned(),
+        );
+    }
+    let (good, bad) = (&ids[0], &ids[1]);
+    rusqlite::Connection::open(dir.path().join("state.sqlite3"))
+        .unwrap()
+        .execute(
+            "UPDATE pending SET data = '{\"id\": truncated' WHERE id = ?1",
+            [bad],
+        )
+        .unwrap();
+
+    let other = cli(&counter);
+    let (exit, out, err) = run(&other, &["--json", "pending", "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    let ops: Vec<Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(ops.len(), 1);
+    assert_eq!(ops[0]["id"], good.as_str());
+    assert!(
+        err.contains(&format!("warning: {bad} (pending) cannot be read"))
+            && err.contains(&format!("tools abandon {bad}")),
+        "{err}"
+    );
+
+    let (exit, _, err) = run(&other, &["approve", bad, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Refused);
+    assert!(err.contains(bad.as_str()), "the error names the row: {err}");
+    let (exit, _, err) = run(&other, &["approve", good, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert_eq!(counter.get(), 1);
+
+    let (exit, out, err) = run(&other, &["abandon", bad, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert!(format!("{out}{err}").contains("UNREADABLE"), "{out}{err}");
+    assert_eq!(counter.get(), 1, "nothing ran");
+    let (exit, out, err) = run(&other, &["pending", "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Success);
+    assert_eq!(out.trim(), "no pending operations");
+    assert!(!err.contains("cannot be read"), "closed: {err}");
+    // closing twice finds nothing to close
+    let (exit, _, _) = run(&other, &["abandon", bad, "--config", &cfg]).await;
+    assert_eq!(exit, Exit::Refused);
+}

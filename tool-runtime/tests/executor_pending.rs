@@ -9,7 +9,7 @@ use std::sync::Arc;
 use executor_support::*;
 use serde_json::json;
 use tool_runtime::executor::{
-    ActivityQuery, Decider, Decision, Deferred, Executor, Outcome, Status,
+    ActivityQuery, Decider, Decision, Deferred, Executor, ExecutorConfig, Outcome, Status,
 };
 use tool_runtime::store::{PendingState, SqliteStore};
 use tool_runtime::{CallContext, ErrorCode, Initiator, Safety, ToolCall, ToolSet};
@@ -330,4 +330,149 @@ async fn an_operation_interrupted_after_approval_is_listed_in_doubt_and_never_ru
     assert_eq!(last.decision, Decision::Confirmed);
     assert_eq!(last.decided_by, Decider::User);
     assert_eq!(last.error_code.as_deref(), Some("INTERRUPTED"));
+}
+
+fn process_with(path: &Path, counter: &Counter, config: ExecutorConfig) -> Executor {
+    Executor::builder(toolset(counter))
+        .config(config)
+        .store(Arc::new(SqliteStore::open(path).unwrap()))
+        .confirmation(Deferred)
+        .build()
+        .unwrap()
+}
+
+/// One client cannot flood the approvers: past `max_pending_per_session` waiting operations, a
+/// call of that session is refused with a structured error instead of parked; other sessions
+/// are unaffected, and a decision makes room again.
+#[tokio::test]
+async fn a_session_cannot_park_more_operations_than_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let exec = process_with(
+        &path,
+        &counter,
+        ExecutorConfig {
+            max_pending_per_session: 3,
+            ..quick()
+        },
+    );
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(park(&exec).await);
+    }
+    let refused = exec
+        .call(
+            &ToolCall::new("c4", "delete_node", json!({"text": "obs-4"})),
+            cx(),
+        )
+        .await;
+    let error = refused.outcome.error().expect("refused, not parked");
+    assert_eq!(error.code.as_str(), "TOO_MANY_PENDING");
+    assert_eq!(error.details["limit"], 3);
+    assert!(error.retryable);
+    assert_eq!(exec.pending().unwrap().len(), 3, "nothing more parked");
+    let audited = exec
+        .activity(&ActivityQuery {
+            tool: Some("delete_node".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(audited[0].decision, Decision::Refused);
+    assert_eq!(audited[0].error_code.as_deref(), Some("TOO_MANY_PENDING"));
+
+    let other_session = exec
+        .call(
+            &ToolCall::new("c5", "delete_node", json!({"text": "obs-5"})),
+            CallContext {
+                session: Some("s2".into()),
+                ..CallContext::new("c5")
+            },
+        )
+        .await;
+    assert!(matches!(other_session.outcome, Outcome::Pending { .. }));
+
+    exec.deny(&ids[0], None).unwrap();
+    park(&exec).await;
+    assert_eq!(counter.get(), 0);
+}
+
+/// A decided operation keeps its arguments redacted in the store: secrets were needed to run
+/// the call, not after it. `keep_decided_arguments` keeps them as they were.
+#[tokio::test]
+async fn decided_operations_keep_no_secrets_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let counter = Counter::default();
+    let exec = process(&path, &counter);
+    let park_secret = |call: &'static str| {
+        let exec = &exec;
+        async move {
+            let r = exec
+                .call(
+                    &ToolCall::new(
+                        call,
+                        "delete_node",
+                        json!({"text": "obs-1", "password": "hunter2-hunter2"}),
+                    ),
+                    cx(),
+                )
+                .await;
+            match r.outcome {
+                Outcome::Pending { operation_id, .. } => operation_id,
+                other => panic!("not pending: {other:?}"),
+            }
+        }
+    };
+    let raw = |id: &str| -> String {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .unwrap()
+    };
+
+    let approved = park_secret("c1").await;
+    let denied = park_secret("c2").await;
+    assert!(raw(&approved).contains("hunter2"), "needed until decided");
+    let ran = exec.approve(&approved).await.unwrap();
+    assert_eq!(
+        ran.value().unwrap()["echo"]["password"],
+        "hunter2-hunter2",
+        "the tool received the real value"
+    );
+    exec.deny(&denied, None).unwrap();
+    for id in [&approved, &denied] {
+        // the outcome stays whole: a suspended run resumes from it
+        let mut data: serde_json::Value = serde_json::from_str(&raw(id)).unwrap();
+        data.as_object_mut().unwrap().remove("state");
+        assert!(!data.to_string().contains("hunter2"), "{data}");
+        let op = exec.pending_operation(id).unwrap().unwrap();
+        assert_eq!(op.arguments["text"], "obs-1");
+        assert_ne!(op.arguments["password"], "hunter2-hunter2");
+        assert_eq!(op.preview.arguments, op.arguments);
+    }
+
+    let keeping = process_with(
+        &path,
+        &counter,
+        ExecutorConfig {
+            keep_decided_arguments: true,
+            ..quick()
+        },
+    );
+    let kept = keeping
+        .call(
+            &ToolCall::new(
+                "c3",
+                "delete_node",
+                json!({"text": "obs-1", "password": "hunter2-hunter2"}),
+            ),
+            cx(),
+        )
+        .await;
+    let Outcome::Pending { operation_id, .. } = kept.outcome else {
+        panic!("not pending")
+    };
+    keeping.deny(&operation_id, None).unwrap();
+    assert!(raw(&operation_id).contains("hunter2"));
 }

@@ -120,6 +120,7 @@ fn gates_and_the_undo_journal_round_trip() {
             .unwrap()
     );
     let entry = JournalEntry {
+        id: "un-1".into(),
         call_id: "c1".into(),
         tool: "create_note".into(),
         inverse: InverseCall {
@@ -130,12 +131,30 @@ fn gates_and_the_undo_journal_round_trip() {
         undone: false,
     };
     s.put_journal(&entry).unwrap();
-    assert_eq!(s.get_journal("c1").unwrap(), Some(entry));
-    assert!(s.claim_undo("c1").unwrap());
-    assert!(!s.claim_undo("c1").unwrap());
-    assert!(s.get_journal("c1").unwrap().unwrap().undone);
-    s.release_undo("c1").unwrap();
-    assert!(s.claim_undo("c1").unwrap());
+    assert_eq!(s.get_journal("un-1").unwrap(), Some(entry.clone()));
+    assert!(s.claim_undo("un-1").unwrap());
+    assert!(!s.claim_undo("un-1").unwrap());
+    assert!(s.get_journal("un-1").unwrap().unwrap().undone);
+    s.release_undo("un-1").unwrap();
+    assert!(s.claim_undo("un-1").unwrap());
+
+    // an entry written when entries were keyed by call id (no id field) is named by its call id
+    let url = std::env::var(VAR).unwrap();
+    let mut raw = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let mut legacy = serde_json::to_value(&entry).unwrap();
+    legacy.as_object_mut().unwrap().remove("id");
+    legacy["call_id"] = json!("c-old");
+    let _: () = redis::cmd("SET")
+        .arg(format!("{p}journal:c-old"))
+        .arg(legacy.to_string())
+        .query(&mut raw)
+        .unwrap();
+    let old = s.get_journal("c-old").unwrap().expect("still found");
+    assert_eq!((old.id.as_str(), old.undone), ("c-old", false));
+    assert!(s.claim_undo("c-old").unwrap());
     assert!(!s.claim_undo("unknown").unwrap());
 }
 

@@ -299,30 +299,48 @@ fn first_time_approvals(b: &Backend) {
 
 fn journal(b: &Backend) {
     let s = b.open();
-    let entry = JournalEntry {
+    let entry = |id: &str, created_ms| JournalEntry {
+        id: id.into(),
         call_id: "c1".into(),
         tool: "create_note".into(),
         inverse: InverseCall {
             tool: "delete_note".into(),
-            arguments: json!({"id": "n1"}),
+            arguments: json!({"id": id}),
         },
-        created_ms: 5,
+        created_ms,
         undone: false,
     };
-    assert_eq!(s.get_journal("c1").unwrap(), None);
-    s.put_journal(&entry).unwrap();
+    let (first, second) = (entry("un-1", 5), entry("un-2", 6));
+    assert_eq!(s.get_journal("un-1").unwrap(), None);
+    assert_eq!(s.journal_of_call("c1").unwrap(), []);
+    s.put_journal(&first).unwrap();
+    // a provider reusing the call id does not replace the first entry
+    s.put_journal(&second).unwrap();
     let other = b.open();
-    assert_eq!(other.get_journal("c1").unwrap(), Some(entry.clone()));
+    assert_eq!(other.get_journal("un-1").unwrap(), Some(first.clone()));
+    assert_eq!(
+        other.journal_of_call("c1").unwrap(),
+        [first.clone(), second.clone()],
+        "both, oldest first"
+    );
+    // an id names one entry for good
+    assert!(s.put_journal(&entry("un-1", 7)).is_err());
+    assert_eq!(s.get_journal("un-1").unwrap(), Some(first.clone()));
     // claimed once across handles, even when racing
-    let winners = race(b, 6, |s| s.claim_undo("c1").unwrap());
+    let winners = race(b, 6, |s| s.claim_undo("un-1").unwrap());
     assert_eq!(winners, 1);
-    assert!(s.get_journal("c1").unwrap().unwrap().undone);
-    assert!(!other.claim_undo("c1").unwrap());
+    assert!(s.get_journal("un-1").unwrap().unwrap().undone);
+    assert!(
+        !s.get_journal("un-2").unwrap().unwrap().undone,
+        "only the one claimed"
+    );
+    assert!(!other.claim_undo("un-1").unwrap());
     // a failed undo is released and can be claimed again
-    other.release_undo("c1").unwrap();
-    assert!(!s.get_journal("c1").unwrap().unwrap().undone);
-    assert!(s.claim_undo("c1").unwrap());
+    other.release_undo("un-1").unwrap();
+    assert!(!s.get_journal("un-1").unwrap().unwrap().undone);
+    assert!(s.claim_undo("un-1").unwrap());
     assert!(!s.claim_undo("unknown").unwrap());
+    assert!(!s.claim_undo("c1").unwrap(), "claims go by entry id");
     s.release_undo("unknown").unwrap();
 }
 
@@ -346,6 +364,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         attempts: 1,
         cached: false,
         operation_id: None,
+        undo_id: None,
     }
 }
 
@@ -524,6 +543,43 @@ conformance!(memory, |_| Some(Backend::memory()));
 conformance!(sqlite, |_| Some(Backend::sqlite()));
 conformance!(redis, Backend::redis);
 
+/// A file whose journal was keyed by call id keeps its entries: each is named by its call id,
+/// and undone state carries over.
+#[test]
+fn a_sqlite_journal_keyed_by_call_id_is_migrated_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite3");
+    let entry = |call: &str| {
+        json!({"call_id": call, "tool": "create_note", "created_ms": 3, "undone": false,
+               "inverse": {"tool": "delete_note", "arguments": {"id": call}}})
+        .to_string()
+    };
+    {
+        let old = rusqlite::Connection::open(&path).unwrap();
+        old.execute_batch(
+            "CREATE TABLE journal (call_id TEXT PRIMARY KEY, undone INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL);",
+        )
+        .unwrap();
+        for (call, undone) in [("c1", false), ("c2", true)] {
+            old.execute(
+                "INSERT INTO journal (call_id, undone, data) VALUES (?1, ?2, ?3)",
+                rusqlite::params![call, undone, entry(call)],
+            )
+            .unwrap();
+        }
+    }
+    let s = SqliteStore::open(&path).unwrap();
+    let c1 = s.get_journal("c1").unwrap().expect("kept");
+    assert_eq!((c1.id.as_str(), c1.undone), ("c1", false));
+    assert!(s.get_journal("c2").unwrap().unwrap().undone);
+    assert_eq!(s.journal_of_call("c1").unwrap(), [c1]);
+    assert!(s.claim_undo("c1").unwrap());
+    // opening again finds nothing left to move
+    drop(s);
+    let s = SqliteStore::open(&path).unwrap();
+    assert!(s.get_journal("c1").unwrap().unwrap().undone);
+}
+
 /// SQLite only: everything survives closing every handle and opening the file again, and an
 /// operation approved after the "restart" runs once.
 #[tokio::test]
@@ -539,6 +595,7 @@ async fn sqlite_state_survives_a_restart() {
         ));
         s.approve_gate(GateScope::Everywhere, "fetch").unwrap();
         s.put_journal(&JournalEntry {
+            id: "un-1".into(),
             call_id: "c1".into(),
             tool: "create_note".into(),
             inverse: InverseCall {
@@ -549,7 +606,7 @@ async fn sqlite_state_survives_a_restart() {
             undone: false,
         })
         .unwrap();
-        assert!(s.claim_undo("c1").unwrap());
+        assert!(s.claim_undo("un-1").unwrap());
         s.append_audit(&record(7, "a", Initiator::User, None, "k"))
             .unwrap();
         // every handle closes: the process ends
@@ -562,8 +619,8 @@ async fn sqlite_state_survives_a_restart() {
         "still in doubt"
     );
     assert!(s.is_gate_approved(GateScope::Everywhere, "fetch").unwrap());
-    assert!(s.get_journal("c1").unwrap().unwrap().undone);
-    assert!(!s.claim_undo("c1").unwrap());
+    assert!(s.get_journal("un-1").unwrap().unwrap().undone);
+    assert!(!s.claim_undo("un-1").unwrap());
     assert_eq!(
         s.query_audit(&ActivityQuery::default()).unwrap()[0].call_id,
         "c7"

@@ -10,9 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::executor::{ActivityQuery, AuditRecord};
-use tool_runtime::executor::{Answer, ChainStep, ExecutorConfig, Outcome, Reversible};
+use tool_runtime::executor::{Answer, ChainStep, ExecutorConfig, Outcome, Reversible, Undo};
 use tool_runtime::store::{
     GateScope, InverseCall, JournalEntry, PendingOperation, PendingState, Resolve, StoreError,
+    UnreadableOperation,
 };
 use tool_runtime::{
     CallContext, ErrorCode, Safety, State, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
@@ -167,6 +168,60 @@ async fn a_reversible_call_is_journaled_and_undone_once() {
     );
     let unknown = exec.undo("c-unknown", CallContext::new("")).await;
     assert_eq!(unknown.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
+}
+
+/// Providers reuse call ids across turns: two calls with the same id keep two undos, each
+/// reverting its own effect, and the shared call id alone is refused as ambiguous.
+#[tokio::test]
+async fn calls_sharing_a_call_id_keep_one_undo_each() {
+    let (exec, notes) = setup(&Person::default());
+    let mut undo_ids = Vec::new();
+    for title in ["Gadamer", "Ricoeur"] {
+        let r = exec
+            .call(
+                &ToolCall::new("c1", "create_note", json!({"title": title})),
+                CallContext::new(""),
+            )
+            .await;
+        assert!(r.outcome.is_success(), "{:?}", r.outcome);
+        undo_ids.push(r.undo_id().expect("journaled").to_owned());
+    }
+    assert_ne!(undo_ids[0], undo_ids[1]);
+    assert_eq!(notes.0.lock().unwrap().len(), 2);
+
+    let ambiguous = exec.undo("c1", CallContext::new("")).await;
+    let error = ambiguous.outcome.error().expect("refused");
+    assert_eq!(error.code.as_str(), "AMBIGUOUS");
+    assert!(
+        undo_ids
+            .iter()
+            .all(|id| error.message.contains(id.as_str())),
+        "{}",
+        error.message
+    );
+    assert_eq!(notes.0.lock().unwrap().len(), 2, "nothing undone");
+
+    // each undo id reverts its own call
+    let first = exec.undo(&undo_ids[0], CallContext::new("")).await;
+    assert_eq!(first.value(), Some(&json!({"deleted": "note-1"})));
+    assert_eq!(first.call_id, "c1:undo");
+    // with one left, the call id names it
+    let second = exec.undo("c1", CallContext::new("")).await;
+    assert_eq!(second.value(), Some(&json!({"deleted": "note-2"})));
+    assert!(notes.0.lock().unwrap().is_empty());
+    let again = exec.undo(&undo_ids[1], CallContext::new("")).await;
+    assert_eq!(
+        again.outcome.error().unwrap().code.as_str(),
+        "ALREADY_UNDONE"
+    );
+
+    // the audit trail names the undo id of each call it journaled
+    let feed = exec.activity(&Default::default()).unwrap();
+    let mut audited: Vec<&str> = feed.iter().filter_map(|r| r.undo_id.as_deref()).collect();
+    audited.sort();
+    let mut expected: Vec<&str> = undo_ids.iter().map(String::as_str).collect();
+    expected.sort();
+    assert_eq!(audited, expected);
 }
 
 #[tokio::test]
@@ -399,6 +454,15 @@ impl tool_runtime::store::Store for NoJournal {
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
         self.0.settle_approved(id, outcome)
     }
+    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+        self.0.scrub_decided(id, arguments)
+    }
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        self.0.list_unreadable()
+    }
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
+        self.0.close_unreadable(id)
+    }
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
         self.0.approve_gate(scope, tool)
     }
@@ -408,8 +472,11 @@ impl tool_runtime::store::Store for NoJournal {
     fn put_journal(&self, _: &JournalEntry) -> Result<(), StoreError> {
         Err(StoreError("database or disk is full".into()))
     }
-    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
-        self.0.get_journal(call_id)
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        self.0.get_journal(id)
+    }
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.0.journal_of_call(call_id)
     }
     fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
         self.0.claim_undo(call_id)
@@ -441,7 +508,9 @@ async fn a_call_whose_undo_cannot_be_journaled_says_it_cannot_be_undone() {
         .await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
     assert_eq!(notes.0.lock().unwrap().len(), 1);
-    let why = r.undo_unavailable.expect("the lost undo is reported");
+    let Some(Undo::Unavailable { reason: why }) = r.undo else {
+        panic!("the lost undo is reported: {:?}", r.undo)
+    };
     assert!(why.contains("c1") && why.contains("disk is full"), "{why}");
     let undo = exec.undo("c1", CallContext::new("")).await;
     assert_eq!(undo.outcome.error().unwrap().code, ErrorCode::NOT_FOUND);
@@ -454,5 +523,9 @@ async fn a_call_whose_undo_cannot_be_journaled_says_it_cannot_be_undone() {
             CallContext::new(""),
         )
         .await;
-    assert!(r.undo_unavailable.is_none());
+    assert!(
+        matches!(r.undo, Some(Undo::Journaled { .. })),
+        "{:?}",
+        r.undo
+    );
 }

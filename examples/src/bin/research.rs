@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
-//! cargo run -p examples --bin research -- --undo CALL_ID
+//! cargo run -p examples --bin research -- --undo CALL_ID   # or the undo id (`un-...`) an ambiguous call id lists
 //! ```
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
 //! whose first line is then the question. In a terminal without a question it is an interactive
@@ -40,7 +40,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID"
+        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID|UNDO_ID"
     );
     std::process::exit(2)
 }

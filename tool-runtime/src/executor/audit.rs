@@ -70,6 +70,10 @@ pub struct AuditRecord {
     /// The pending operation this call was or became, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
+    /// The id that undoes this call ([`Execution::undo_id`](crate::executor::Execution::undo_id)),
+    /// if it was journaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_id: Option<String>,
 }
 
 /// Receives every audit record. Must not block for long: it runs on the call's task.

@@ -35,7 +35,7 @@ use crate::toolset::ToolSet;
 
 use super::{
     ApproveAll, ConfirmationMode, Execution, Executor, ExecutorBuilder, ExecutorConfig, Outcome,
-    TerminalConfirmer,
+    TerminalConfirmer, Undo,
 };
 
 /// Customises the executor the commands build (undo planners, previewers, a store).
@@ -294,6 +294,17 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
         Ok(ops) => ops,
         Err(e) => return print_error(&e, output),
     };
+    // on stderr, so that the listing on stdout keeps one shape
+    for bad in executor.unreadable().unwrap_or_default() {
+        let _ = writeln!(
+            output.err,
+            "warning: {} ({}) cannot be read: {}; close it with `tools abandon {}`",
+            visible(&bad.id),
+            bad.state,
+            visible(&bad.error),
+            visible(&bad.id)
+        );
+    }
     if output.json {
         // every unfinished operation; each one's `state` says which kind it is
         let all: Vec<_> = waiting.iter().chain(&in_doubt).collect();
@@ -365,8 +376,8 @@ fn print_execution(exec: &Execution, executor: &Executor, output: &mut Output<'_
         };
         let _ = writeln!(output.err, "{level}: {}", visible(failure));
     }
-    if let Some(why) = &exec.undo_unavailable {
-        let _ = writeln!(output.err, "warning: {}", visible(why));
+    if let Some(Undo::Unavailable { reason }) = &exec.undo {
+        let _ = writeln!(output.err, "warning: {}", visible(reason));
     }
     let exit = print_outcome(exec, output);
     audit_exit(exec, executor).unwrap_or(exit)

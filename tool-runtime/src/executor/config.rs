@@ -66,6 +66,14 @@ pub struct ExecutorConfig {
     pub log_confirmations: bool,
     /// What the audit trail keeps of the arguments.
     pub audit_mode: AuditMode,
+    /// The most operations one session may have waiting for a decision (session-less calls
+    /// count as one session). Past it, a call that would wait is refused with
+    /// `TOO_MANY_PENDING` instead of parked, so one client cannot flood the approvers.
+    pub max_pending_per_session: usize,
+    /// Keep the arguments of decided operations (denied, completed, abandoned) in the store as
+    /// they were. Off (the default), they are replaced by their redacted form once the
+    /// operation is decided: the approval needed them, nothing after it does.
+    pub keep_decided_arguments: bool,
     /// Where state lives.
     pub store: StoreConfig,
 }
@@ -92,6 +100,8 @@ impl Default for ExecutorConfig {
             audit_required: true,
             log_confirmations: true,
             audit_mode: AuditMode::Redacted,
+            max_pending_per_session: 100,
+            keep_decided_arguments: false,
             store: StoreConfig::default(),
         }
     }
@@ -516,6 +526,8 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "cache",
     "max_concurrency",
     "max_result_chars",
+    "max_pending_per_session",
+    "keep_decided_arguments",
     "log_tool_calls",
     "audit_required",
     "log_confirmations",
@@ -584,6 +596,12 @@ impl ExecutorConfig {
             "log_tool_calls",
             "false",
             "calls are not recorded in the audit trail",
+        );
+        weaker(
+            self.keep_decided_arguments,
+            "keep_decided_arguments",
+            "true",
+            "decided operations keep their arguments, secrets included, in the store",
         );
         weaker(
             !self.audit_required,

@@ -13,7 +13,9 @@ use crate::definition::{Safety, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, Repair, ToolCall, ToolInstance};
 use crate::id::SharedId;
-use crate::store::{GateScope, JournalEntry, PendingOperation, PendingState, new_operation_id};
+use crate::store::{
+    GateScope, JournalEntry, PendingOperation, PendingState, new_operation_id, new_undo_id,
+};
 use crate::tool::CallContext;
 use crate::toolset::Entry;
 
@@ -22,7 +24,7 @@ use super::chain::{self, ChainResult, ChainStep};
 use super::config::AuditMode;
 use super::confirm::{Answer, ConfirmationRequest};
 use super::format::fit;
-use super::outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview};
+use super::outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Undo};
 use super::policy::{self, Requirement};
 use super::{Executor, run};
 
@@ -111,7 +113,7 @@ impl Executor {
                     outcome: Outcome::error_from(error),
                     full: None,
                     audit_failure: None,
-                    undo_unavailable: None,
+                    undo: None,
                 };
                 let category = def.map(|d| d.safety).unwrap_or_default();
                 let _g = span.enter();
@@ -202,33 +204,28 @@ impl Executor {
     /// Reverts a reversible call from its journal entry, once. The inverse call runs without a
     /// confirmation (a person asked for the undo) but under the allow and deny lists, with the
     /// timeout and audit of any call; its call id is `<call_id>:undo`.
-    pub async fn undo(&self, call_id: &str, cx: CallContext) -> Execution {
-        let undo_id = SharedId::from(format!("{call_id}:undo"));
-        let cx = self.context(&undo_id, cx);
+    ///
+    /// `id` is the call's [`Execution::undo_id`], or its provider call id when that names one
+    /// call: providers reuse call ids, so when several journaled calls share it and more than one
+    /// can still be undone, the undo is refused as `AMBIGUOUS`, listing their undo ids.
+    pub async fn undo(&self, id: &str, cx: CallContext) -> Execution {
         let started = Instant::now();
-        let fail = |tool: &str, error: ToolError| Execution {
-            call_id: undo_id.clone(),
+        let fail = |call_id: &str, tool: &str, error: ToolError| Execution {
+            call_id: SharedId::from(format!("{call_id}:undo")),
             tool: tool.to_owned(),
             outcome: Outcome::error_from(error),
             full: None,
             audit_failure: None,
-            undo_unavailable: None,
+            undo: None,
         };
-        let entry = match self.inner.store.get_journal(call_id) {
-            Ok(Some(e)) => e,
-            Ok(None) => {
-                return fail(
-                    "",
-                    ToolError::new(
-                        ErrorCode::NOT_FOUND,
-                        format!(
-                            "nothing to undo for call {call_id:?}: it is unknown, failed, or its tool is not reversible"
-                        ),
-                    ),
-                );
-            }
-            Err(e) => return fail("", e.into()),
+        let entry = match self.journal_entry(id) {
+            Ok(e) => e,
+            Err(error) => return fail(id, "", error),
         };
+        let undo_id = SharedId::from(format!("{}:undo", entry.call_id));
+        let journal_id = entry.id.as_str();
+        let cx = self.context(&undo_id, cx);
+        let fail = |tool: &str, error: ToolError| fail(&entry.call_id, tool, error);
         let inverse = entry.inverse.clone();
         let span = span(&inverse.tool, &cx);
         async {
@@ -253,14 +250,14 @@ impl Executor {
                 self.record(&cx, &inverse.tool, category, &mut exec, trail);
                 return exec;
             }
-            match self.inner.store.claim_undo(call_id) {
+            match self.inner.store.claim_undo(journal_id) {
                 Ok(true) => {}
                 Ok(false) => {
                     let mut exec = fail(
                         &inverse.tool,
                         ToolError::new(
                             ErrorCode::of("ALREADY_UNDONE"),
-                            format!("call {call_id:?} was already undone"),
+                            format!("call {:?} was already undone", entry.call_id),
                         ),
                     );
                     self.record(&cx, &inverse.tool, category, &mut exec, trail);
@@ -276,7 +273,7 @@ impl Executor {
             let instance = match self.inner.toolset.hydrate(&call) {
                 Ok(i) => i,
                 Err(error) => {
-                    let _ = self.inner.store.release_undo(call_id);
+                    let _ = self.inner.store.release_undo(journal_id);
                     let mut exec = fail(&inverse.tool, error);
                     self.record(&cx, &inverse.tool, category, &mut exec, trail);
                     return exec;
@@ -285,12 +282,46 @@ impl Executor {
             let exec = self.proceed(instance, cx.clone(), trail).await;
             if !exec.outcome.is_success() {
                 // the undo did not happen: let it be tried again
-                let _ = self.inner.store.release_undo(call_id);
+                let _ = self.inner.store.release_undo(journal_id);
             }
             exec
         }
         .instrument(span)
         .await
+    }
+
+    /// The journal entry an undo names: by undo id, else the one entry of that call id that can
+    /// still be undone (or, when all were, the latest, which then reports `ALREADY_UNDONE`).
+    fn journal_entry(&self, id: &str) -> Result<JournalEntry, ToolError> {
+        let store = &self.inner.store;
+        if let Some(entry) = store.get_journal(id)? {
+            return Ok(entry);
+        }
+        let mut of_call = store.journal_of_call(id)?;
+        let open: Vec<&JournalEntry> = of_call.iter().filter(|e| !e.undone).collect();
+        match open.as_slice() {
+            [one] => return Ok((*one).clone()),
+            [_, _, ..] => {
+                let ids: Vec<&str> = open.iter().map(|e| e.id.as_str()).collect();
+                return Err(ToolError::new(
+                    ErrorCode::of("AMBIGUOUS"),
+                    format!(
+                        "{} calls with id {id:?} can be undone; undo one by its undo id: {}",
+                        ids.len(),
+                        ids.join(", ")
+                    ),
+                ));
+            }
+            [] => {}
+        }
+        of_call.pop().ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::NOT_FOUND,
+                format!(
+                    "nothing to undo for {id:?}: no such undo id, or the call is unknown, failed, or its tool is not reversible"
+                ),
+            )
+        })
     }
 
     /// Fills in the context: the call id, a correlation id when none was given, and the
@@ -326,7 +357,7 @@ impl Executor {
                     outcome: Outcome::error_from(error),
                     full: None,
                     audit_failure: None,
-                    undo_unavailable: None,
+                    undo: None,
                 };
                 self.record(&cx, &def.name, def.safety, &mut exec, trail);
                 exec
@@ -471,7 +502,7 @@ impl Executor {
                 outcome,
                 full: None,
                 audit_failure: None,
-                undo_unavailable: None,
+                undo: None,
             };
             self.record(&cx, &def.name, def.safety, &mut exec, trail);
             return exec;
@@ -495,7 +526,7 @@ impl Executor {
             outcome: Outcome::error_from(error),
             full: None,
             audit_failure: None,
-            undo_unavailable: None,
+            undo: None,
         };
         self.record(cx, &def.name, def.safety, &mut exec, trail);
         exec
@@ -508,6 +539,29 @@ impl Executor {
         preview: Preview,
         trail: &mut Trail,
     ) -> Outcome {
+        let limit = self.inner.config.max_pending_per_session;
+        let waiting = match self.inner.store.list_pending() {
+            Ok(ops) => ops.iter().filter(|o| o.session == cx.session).count(),
+            Err(e) => return Outcome::error_from(e.into()),
+        };
+        if waiting >= limit {
+            trail.decision = Decision::Refused;
+            trail.by = Decider::Policy;
+            // checked before parking, not atomically with it: racing calls of one session may
+            // pass it together, which bounds the flood without a store-wide lock
+            return Outcome::error_from(
+                ToolError::new(
+                    ErrorCode::of("TOO_MANY_PENDING"),
+                    format!(
+                        "{waiting} operations of this session already wait for a decision; at \
+                         most {limit} may wait, and this call was not parked"
+                    ),
+                )
+                .retryable(true)
+                .recover("wait until the person has decided on the operations already waiting")
+                .with_detail("limit", limit),
+            );
+        }
         let op = PendingOperation {
             id: new_operation_id(),
             call_id: cx.call_id.clone(),
@@ -546,7 +600,7 @@ impl Executor {
         let ran = self.execute(instance, &cx).await;
         trail.attempts = ran.attempts;
         trail.cached = ran.cached;
-        let mut undo_unavailable = None;
+        let mut undo = None;
         let (outcome, full) = match ran.result {
             Ok(value) => {
                 if let (Some(planner), Some(args)) = (planner, &arguments) {
@@ -560,15 +614,16 @@ impl Executor {
                             panic_text(&*payload)
                         )),
                     };
-                    if let Err(why) = journaled {
+                    undo = Some(journaled.unwrap_or_else(|why| {
                         tracing::error!(
                             tool = %def.name,
                             call_id = %cx.call_id,
                             "{why}; this call cannot be undone"
                         );
-                        undo_unavailable =
-                            Some(format!("call {} cannot be undone: {why}", cx.call_id));
-                    }
+                        Undo::Unavailable {
+                            reason: format!("call {} cannot be undone: {why}", cx.call_id),
+                        }
+                    }));
                 }
                 let (for_model, truncated) = fit(&value, self.inner.config.max_result_chars);
                 let full = truncated.then_some(value);
@@ -588,7 +643,7 @@ impl Executor {
             outcome,
             full,
             audit_failure: None,
-            undo_unavailable,
+            undo,
         };
         self.record(&cx, &def.name, def.safety, &mut exec, trail);
         exec
@@ -599,11 +654,12 @@ impl Executor {
         def: &ToolDefinition,
         cx: &CallContext,
         inverse: Option<crate::store::InverseCall>,
-    ) -> Result<(), String> {
+    ) -> Result<Undo, String> {
         let Some(inverse) = inverse else {
-            return Ok(());
+            return Ok(Undo::NotNeeded);
         };
         let entry = JournalEntry {
+            id: new_undo_id(),
             call_id: cx.call_id.to_string(),
             tool: def.name.to_string(),
             inverse,
@@ -613,6 +669,7 @@ impl Executor {
         self.inner
             .store
             .put_journal(&entry)
+            .map(|()| Undo::Journaled { id: entry.id })
             .map_err(|e| format!("its undo could not be journaled ({e})"))
     }
 
@@ -914,6 +971,7 @@ impl Executor {
             attempts: trail.attempts,
             cached: trail.cached,
             operation_id: trail.operation_id,
+            undo_id: exec.undo_id().map(str::to_owned),
         };
         for sink in &self.inner.sinks {
             sink.record(&record);

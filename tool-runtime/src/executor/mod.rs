@@ -56,7 +56,7 @@ pub use confirm::{
 };
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use limit::RateLimiter;
-pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status};
+pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status, Undo};
 pub use undo::{Reversible, UndoPlanner};
 
 use crate::error::ToolError;

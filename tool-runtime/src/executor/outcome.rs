@@ -189,14 +189,42 @@ pub struct Execution {
     /// callers treat this as a failure of the call; the `tools` command line exits 1 with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_failure: Option<String>,
-    /// Why a call of a reversible tool that succeeded cannot be undone after all (its undo
-    /// could not be journaled or planned), when that happened: the confirmation said it could
-    /// be, so the person must learn that it cannot.
+    /// For a call that succeeded and whose tool plans undos: the id to undo it by, or why it
+    /// cannot be undone after all (the confirmation said it could be, so the person must learn
+    /// that it cannot). `None` for every other call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undo_unavailable: Option<String>,
+    pub undo: Option<Undo>,
+}
+
+/// Whether a call that succeeded can be undone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Undo {
+    /// Journaled: [`crate::executor::Executor::undo`] with `id` reverts this call, and no other
+    /// call, whatever ids the provider reuses.
+    Journaled {
+        /// The journal entry's id (`un-` and 32 hex digits).
+        id: String,
+    },
+    /// The planner decided there is nothing to revert (it returned no inverse call).
+    NotNeeded,
+    /// The undo could not be planned or journaled; the call stands and cannot be undone.
+    Unavailable {
+        /// Why, for the person.
+        reason: String,
+    },
 }
 
 impl Execution {
+    /// The id that [`crate::executor::Executor::undo`] takes to revert this call, if it was
+    /// journaled.
+    pub fn undo_id(&self) -> Option<&str> {
+        match &self.undo {
+            Some(Undo::Journaled { id }) => Some(id),
+            _ => None,
+        }
+    }
+
     /// The complete result value, untruncated, if the call succeeded.
     pub fn value(&self) -> Option<&Value> {
         match (&self.full, &self.outcome) {

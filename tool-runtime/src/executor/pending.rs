@@ -8,12 +8,14 @@ use std::time::Instant;
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::definition::Safety;
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, ToolCall};
-use crate::store::{PendingOperation, PendingState, Resolve};
-use crate::tool::CallContext;
+use crate::id::SharedId;
+use crate::store::{PendingOperation, PendingState, Resolve, UnreadableOperation};
+use crate::tool::{CallContext, Initiator};
 
-use super::audit::{ActivityQuery, AuditRecord, now_ms};
+use super::audit::{self, ActivityQuery, AuditRecord, now_ms};
 use super::engine::{Trail, span};
 use super::outcome::{Decider, Decision, Execution, Outcome};
 use super::{Executor, policy};
@@ -31,15 +33,29 @@ impl Executor {
         Ok(self.inner.store.list_approved()?)
     }
 
+    /// Stored operations, waiting or approved, that cannot be read (a corrupt row, or one written
+    /// by an incompatible version). [`Executor::pending`] and [`Executor::in_doubt`] leave them
+    /// out, so one bad row hides nothing else; [`Executor::abandon`] closes one.
+    pub fn unreadable(&self) -> Result<Vec<UnreadableOperation>, ToolError> {
+        Ok(self.inner.store.list_unreadable()?)
+    }
+
     /// Closes an approved operation that never completed (its process stopped while running
     /// it), once a person has checked what happened: it is recorded as completed with an
     /// `INTERRUPTED` error, with the person's note, and an audit record is written for it.
     /// Nothing runs; to have the effect after all, make the call again.
     ///
+    /// An operation that cannot be read ([`Executor::unreadable`]) is closed too, waiting or
+    /// approved: nothing runs, its data stays in the store for inspection, and the execution is
+    /// an `UNREADABLE` error.
+    ///
     /// Refused with `ALREADY_RESOLVED` when the operation is not `approved` (still pending, denied,
     /// or completed, possibly by its process finishing meanwhile).
     pub fn abandon(&self, id: &str, note: Option<String>) -> Result<Execution, ToolError> {
         let started = Instant::now();
+        if self.inner.store.close_unreadable(id)? {
+            return Ok(self.closed_unreadable(id, note, started));
+        }
         let mut message = "the operation was approved, but the process running it stopped before \
                            it finished; whether it took effect is unknown, and it was not run again"
             .to_owned();
@@ -55,6 +71,7 @@ impl Executor {
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
+        self.scrub(&op);
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
@@ -62,7 +79,7 @@ impl Executor {
             outcome,
             full: None,
             audit_failure: None,
-            undo_unavailable: None,
+            undo: None,
         };
         let def = self.inner.toolset.get(&op.tool);
         let category = def.map(|d| d.safety).unwrap_or(op.preview.category);
@@ -86,6 +103,39 @@ impl Executor {
         let _g = span.enter();
         self.record(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
+    }
+
+    fn closed_unreadable(&self, id: &str, note: Option<String>, started: Instant) -> Execution {
+        let mut message =
+            "the stored operation could not be read; it was closed and nothing ran".to_owned();
+        if let Some(note) = note.filter(|n| !n.trim().is_empty()) {
+            message.push_str(&format!(" (note: {})", note.trim()));
+        }
+        let error = ToolError::new(ErrorCode::of("UNREADABLE"), message)
+            .recover("make the call again if it is still wanted")
+            .with_detail("operation_id", id);
+        let call_id = SharedId::from(id);
+        let cx = self.context(
+            &call_id,
+            CallContext {
+                initiator: Initiator::User,
+                ..Default::default()
+            },
+        );
+        let mut exec = Execution {
+            call_id: call_id.clone(),
+            tool: String::new(),
+            outcome: Outcome::error_from(error),
+            full: None,
+            audit_failure: None,
+            undo: None,
+        };
+        let mut trail = Trail::new(started);
+        trail.by = Decider::User;
+        trail.decision = Decision::Refused;
+        trail.operation_id = Some(id.to_owned());
+        self.record(&cx, "", Safety::default(), &mut exec, trail);
+        exec
     }
 
     /// One pending operation in any state (a completed one carries its outcome).
@@ -167,6 +217,8 @@ impl Executor {
                 operation_id = id,
                 "could not record the outcome of an approved operation; it stays in doubt"
             );
+        } else {
+            self.scrub(&op);
         }
         Ok(exec)
     }
@@ -188,6 +240,7 @@ impl Executor {
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
+        self.scrub(&op);
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
@@ -198,7 +251,7 @@ impl Executor {
             },
             full: None,
             audit_failure: None,
-            undo_unavailable: None,
+            undo: None,
         };
         let category = self
             .inner
@@ -215,6 +268,26 @@ impl Executor {
         let _g = span.enter();
         self.record(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
+    }
+
+    /// Once `op` is decided, the store keeps its arguments redacted, unless
+    /// `keep_decided_arguments`: the approval needed them, nothing after it does. A failure
+    /// is logged, not returned: the decision itself stands.
+    fn scrub(&self, op: &PendingOperation) {
+        if self.inner.config.keep_decided_arguments {
+            return;
+        }
+        let redacted = match self.inner.toolset.get(&op.tool) {
+            Some(def) => audit::redact(&op.arguments, def),
+            None => audit::redact_with_keys(&op.arguments),
+        };
+        if let Err(e) = self.inner.store.scrub_decided(&op.id, &redacted) {
+            tracing::error!(
+                operation_id = %op.id,
+                error = %e,
+                "could not redact the arguments of a decided operation in the store"
+            );
+        }
     }
 
     /// The activity feed (seed 001): audit records from the store, newest first.

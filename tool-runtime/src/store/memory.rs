@@ -1,9 +1,15 @@
 //! The in-memory store: everything behind one mutex, gone when the process ends.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use super::{GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError};
+use serde_json::Value;
+
+use super::{
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    UnreadableOperation, scrubbed,
+};
 use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in memory. Share it between executors with an `Arc`.
@@ -89,6 +95,27 @@ impl Store for MemoryStore {
         Ok(ops)
     }
 
+    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        let Some(op) = inner.pending.get(id).cloned() else {
+            return Ok(false);
+        };
+        let Some(op) = scrubbed(op, arguments) else {
+            return Ok(false);
+        };
+        inner.pending.insert(id.to_owned(), op);
+        Ok(true)
+    }
+
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        // operations are kept as values: none can be unreadable
+        Ok(Vec::new())
+    }
+
+    fn close_unreadable(&self, _id: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
         let mut inner = self.lock();
         let Some(op) = inner.pending.get_mut(id) else {
@@ -119,19 +146,34 @@ impl Store for MemoryStore {
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        self.lock()
-            .journal
-            .insert(entry.call_id.clone(), entry.clone());
-        Ok(())
+        match self.lock().journal.entry(entry.id.clone()) {
+            Entry::Occupied(_) => Err(StoreError(format!(
+                "journal entry {:?} already exists",
+                entry.id
+            ))),
+            Entry::Vacant(slot) => {
+                slot.insert(entry.clone());
+                Ok(())
+            }
+        }
     }
 
-    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
-        Ok(self.lock().journal.get(call_id).cloned())
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        Ok(self.lock().journal.get(id).cloned())
     }
 
-    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        let mut found: Vec<JournalEntry> = (self.lock().journal.values())
+            .filter(|e| e.call_id == call_id)
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
+        Ok(found)
+    }
+
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError> {
         let mut inner = self.lock();
-        match inner.journal.get_mut(call_id) {
+        match inner.journal.get_mut(id) {
             Some(e) if !e.undone => {
                 e.undone = true;
                 Ok(true)
@@ -140,8 +182,8 @@ impl Store for MemoryStore {
         }
     }
 
-    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
-        if let Some(e) = self.lock().journal.get_mut(call_id) {
+    fn release_undo(&self, id: &str) -> Result<(), StoreError> {
+        if let Some(e) = self.lock().journal.get_mut(id) {
             e.undone = false;
         }
         Ok(())

@@ -87,6 +87,14 @@ pub enum PendingState {
 }
 
 impl PendingState {
+    /// Whether the operation is decided for good: denied, or approved and run.
+    pub fn is_decided(&self) -> bool {
+        matches!(
+            self,
+            PendingState::Denied { .. } | PendingState::Completed { .. }
+        )
+    }
+
     /// The state's name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -96,6 +104,20 @@ impl PendingState {
             PendingState::Completed { .. } => "completed",
         }
     }
+}
+
+/// A stored operation, not yet decided or completed, that cannot be read: its row is corrupt, or
+/// was written by an incompatible version. Listings leave it out, so that one bad row does not
+/// hide the others; [`Store::list_unreadable`] names it, and [`Store::close_unreadable`] (the
+/// `abandon` of a person who has looked at it) takes it off the lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnreadableOperation {
+    /// The operation's id.
+    pub id: String,
+    /// The state it was stored in (`pending` or `approved`).
+    pub state: String,
+    /// Why it cannot be read.
+    pub error: String,
 }
 
 /// How an undo is performed: a call of a tool with arguments, planned when the original call
@@ -109,9 +131,18 @@ pub struct InverseCall {
 }
 
 /// What the journal keeps about a reversible call.
+///
+/// Entries are keyed by [`JournalEntry::id`], which the executor generates for each execution:
+/// providers reuse call ids across turns and generated ids repeat for identical calls, so a call
+/// id alone cannot name one undo.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JournalEntry {
-    /// The original call.
+    /// The entry's id (`un-` and 32 hex digits), unique per execution: what
+    /// [`Executor::undo`](crate::executor::Executor::undo) takes, reported as
+    /// [`Execution::undo_id`](crate::executor::Execution::undo_id).
+    #[serde(default)]
+    pub id: String,
+    /// The original call's id, as the provider gave it.
     pub call_id: String,
     /// The original tool.
     pub tool: String,
@@ -179,6 +210,16 @@ pub trait Store: Send + Sync + 'static {
     fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError>;
     /// Operations approved and not completed (running, or interrupted by a crash), oldest first.
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// Replaces the arguments an operation keeps (and those of its preview) with `arguments`,
+    /// if and only if it is decided (denied or completed): `true` if it was. The executor
+    /// passes the redacted arguments once the approval no longer needs the real ones.
+    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError>;
+    /// Operations waiting or approved whose stored form cannot be read, which
+    /// [`Store::list_pending`] and [`Store::list_approved`] leave out.
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError>;
+    /// Takes an unreadable operation off the lists (its data is kept for inspection): `true` if
+    /// `id` was one, `false` if it is readable or unknown. Nothing runs.
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError>;
     /// Closes an approved, uncompleted operation with `outcome` (`Completed`) if and only if it
     /// is still `Approved`: exactly one of any number of concurrent callers wins. The process
     /// running it, if it was only slow, still records its real outcome when it finishes.
@@ -189,14 +230,16 @@ pub trait Store: Send + Sync + 'static {
     /// Whether a tool's first-time gate was passed in this scope.
     fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError>;
 
-    /// Journals how to undo a call.
+    /// Journals how to undo a call, under `entry.id` (never replacing another entry).
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError>;
-    /// The journal entry of a call.
-    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError>;
-    /// Marks a call undone if it was not: `true` for exactly one caller.
-    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError>;
+    /// The journal entry with this id.
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError>;
+    /// Every journal entry of calls with this provider call id, oldest first.
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError>;
+    /// Marks an entry undone if it was not: `true` for exactly one caller.
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError>;
     /// Reverts [`Store::claim_undo`] when the undo itself failed, so it can be tried again.
-    fn release_undo(&self, call_id: &str) -> Result<(), StoreError>;
+    fn release_undo(&self, id: &str) -> Result<(), StoreError>;
 
     /// Appends an audit record.
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError>;
@@ -206,4 +249,66 @@ pub trait Store: Send + Sync + 'static {
 
 pub(crate) fn new_operation_id() -> String {
     format!("op-{:032x}", fastrand::u128(..))
+}
+
+/// `op` with `arguments` in place of its own, if it is decided.
+fn scrubbed(mut op: PendingOperation, arguments: &Value) -> Option<PendingOperation> {
+    if !op.state.is_decided() {
+        return None;
+    }
+    op.arguments = arguments.clone();
+    op.preview.arguments = arguments.clone();
+    Some(op)
+}
+
+/// Reads a stored operation; the error names the operation and what to do about it.
+fn read_operation(id: &str, data: &str) -> Result<PendingOperation, StoreError> {
+    serde_json::from_str(data).map_err(|e| {
+        StoreError(format!(
+            "operation {id:?} cannot be read ({e}); it is left out of listings, and `tools abandon {id}` closes it"
+        ))
+    })
+}
+
+/// The readable operations of `(id, data)` rows, in order; unreadable ones are left out, with a
+/// warning, so that one bad row does not hide the others.
+fn readable_operations(rows: impl IntoIterator<Item = (String, String)>) -> Vec<PendingOperation> {
+    rows.into_iter()
+        .filter_map(|(id, data)| match read_operation(&id, &data) {
+            Ok(op) => Some(op),
+            Err(e) => {
+                tracing::warn!(operation_id = %id, error = %e, "unreadable operation left out");
+                None
+            }
+        })
+        .collect()
+}
+
+/// The unreadable operations of `(id, state, data)` rows.
+fn unreadable_operations(
+    rows: impl IntoIterator<Item = (String, String, String)>,
+) -> Vec<UnreadableOperation> {
+    rows.into_iter()
+        .filter_map(|(id, state, data)| {
+            serde_json::from_str::<PendingOperation>(&data)
+                .err()
+                .map(|e| UnreadableOperation {
+                    id,
+                    state,
+                    error: e.to_string(),
+                })
+        })
+        .collect()
+}
+
+pub(crate) fn new_undo_id() -> String {
+    format!("un-{:032x}", fastrand::u128(..))
+}
+
+/// Entries written before entries had ids are named by their call id.
+fn with_id(mut entry: JournalEntry) -> JournalEntry {
+    if entry.id.is_empty() {
+        entry.id = entry.call_id.clone();
+    }
+    entry
 }

@@ -6,7 +6,13 @@
 
 use std::sync::Mutex;
 
-use super::{GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError};
+use serde_json::Value;
+
+use super::{
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    UnreadableOperation, read_operation, readable_operations, scrubbed, unreadable_operations,
+    with_id,
+};
 use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
@@ -35,6 +41,14 @@ if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return '1' .. d end
 redis.call('SET', KEYS[1], ARGV[2])
 if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1]) end
 return '2' .. d
+";
+
+/// Writes a journal entry (KEYS[1]) unless one with its id exists, and indexes its id (ARGV[3])
+/// under its call id (KEYS[2], score ARGV[2]: when it was made). Returns 1 if written, else 0.
+const PUT_JOURNAL: &str = r"
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
 ";
 
 fn err(e: impl std::fmt::Display) -> StoreError {
@@ -98,18 +112,27 @@ impl RedisStore {
 }
 
 impl RedisStore {
-    /// The operations of a state index (by creation time).
-    fn list_index(&self, index: &str) -> Result<Vec<PendingOperation>, StoreError> {
+    /// The operations of a state index (by creation time), as `(id, data)` rows.
+    fn index_rows(&self, index: &str) -> Result<Vec<(String, String)>, StoreError> {
         let index = self.key(&[index]);
         let ids: Vec<String> =
             self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
-        let mut ops = Vec::with_capacity(ids.len());
+        let mut rows = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(op) = self.get_pending(&id)? {
-                ops.push(op);
+            if let Some(data) = self.get_raw(&self.key(&["pending", &id]))? {
+                rows.push((id, data));
             }
         }
-        Ok(ops)
+        Ok(rows)
+    }
+
+    /// The readable operations of a state index (by creation time).
+    fn list_index(&self, index: &str) -> Result<Vec<PendingOperation>, StoreError> {
+        Ok(readable_operations(self.index_rows(index)?))
+    }
+
+    fn get_raw(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.with(|c| redis::cmd("GET").arg(key).query(c))
     }
 
     /// Moves an operation from the state of `from_index` to `to`, atomically (see [`RESOLVE`]);
@@ -178,7 +201,9 @@ impl Store for RedisStore {
     }
 
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
-        self.get_json(&self.key(&["pending", id]))
+        (self.get_raw(&self.key(&["pending", id]))?)
+            .map(|data| read_operation(id, &data))
+            .transpose()
     }
 
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
@@ -218,6 +243,55 @@ impl Store for RedisStore {
         self.list_index("approved_index")
     }
 
+    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+        let Some(op) = self.get_pending(id)? else {
+            return Ok(false);
+        };
+        let Some(op) = scrubbed(op, arguments) else {
+            return Ok(false);
+        };
+        // a decided operation changes no more, so nothing can be lost between the read and
+        // this write
+        let key = self.key(&["pending", id]);
+        let data = to_json(&op)?;
+        self.with(|c| {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(&data)
+                .arg("XX")
+                .query::<()>(c)
+        })?;
+        Ok(true)
+    }
+
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        let mut found = Vec::new();
+        for (index, state) in [("pending_index", "pending"), ("approved_index", "approved")] {
+            let rows = self.index_rows(index)?;
+            found.extend(unreadable_operations(
+                rows.into_iter()
+                    .map(|(id, data)| (id, state.to_owned(), data)),
+            ));
+        }
+        Ok(found)
+    }
+
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
+        let Some(data) = self.get_raw(&self.key(&["pending", id]))? else {
+            return Ok(false);
+        };
+        if read_operation(id, &data).is_ok() {
+            return Ok(false);
+        }
+        let mut closed = false;
+        for index in ["pending_index", "approved_index"] {
+            let index = self.key(&[index]);
+            let removed: i64 = self.with(|c| redis::cmd("ZREM").arg(&index).arg(id).query(c))?;
+            closed |= removed == 1;
+        }
+        Ok(closed)
+    }
+
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
         let to = PendingState::Completed {
             outcome: Box::new(outcome.clone()),
@@ -238,45 +312,63 @@ impl Store for RedisStore {
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        let (key, data) = (self.key(&["journal", &entry.call_id]), to_json(entry)?);
-        let undone = self.key(&["journal_undone", &entry.call_id]);
-        self.with(|c| {
-            redis::pipe()
-                .atomic()
-                .cmd("SET")
+        let (key, data) = (self.key(&["journal", &entry.id]), to_json(entry)?);
+        let index = self.key(&["journal_of", &entry.call_id]);
+        let written: i64 = self.with(|c| {
+            redis::cmd("EVAL")
+                .arg(PUT_JOURNAL)
+                .arg(2)
                 .arg(&key)
+                .arg(&index)
                 .arg(&data)
-                .ignore()
-                .cmd("DEL")
-                .arg(&undone)
-                .ignore()
-                .query::<()>(c)
-        })
+                .arg(entry.created_ms)
+                .arg(&entry.id)
+                .query(c)
+        })?;
+        if written == 0 {
+            return Err(StoreError(format!(
+                "journal entry {:?} already exists",
+                entry.id
+            )));
+        }
+        Ok(())
     }
 
-    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
-        let Some(mut e) = self.get_json::<JournalEntry>(&self.key(&["journal", call_id]))? else {
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        let Some(e) = self.get_json::<JournalEntry>(&self.key(&["journal", id]))? else {
             return Ok(None);
         };
-        let undone = self.key(&["journal_undone", call_id]);
+        let mut e = with_id(e);
+        let undone = self.key(&["journal_undone", id]);
         // the flag key is authoritative: claim_undo changes only the flag
         e.undone = self.with(|c| redis::cmd("EXISTS").arg(&undone).query(c))?;
         Ok(Some(e))
     }
 
-    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
-        let journal = self.key(&["journal", call_id]);
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        let index = self.key(&["journal_of", call_id]);
+        let ids: Vec<String> =
+            self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            found.extend(self.get_journal(&id)?);
+        }
+        Ok(found)
+    }
+
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError> {
+        let journal = self.key(&["journal", id]);
         if !self.with(|c| redis::cmd("EXISTS").arg(&journal).query::<bool>(c))? {
             return Ok(false);
         }
-        let undone = self.key(&["journal_undone", call_id]);
+        let undone = self.key(&["journal_undone", id]);
         let set: Option<String> =
             self.with(|c| redis::cmd("SET").arg(&undone).arg(1).arg("NX").query(c))?;
         Ok(set.is_some())
     }
 
-    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
-        let undone = self.key(&["journal_undone", call_id]);
+    fn release_undo(&self, id: &str) -> Result<(), StoreError> {
+        let undone = self.key(&["journal_undone", id]);
         self.with(|c| redis::cmd("DEL").arg(&undone).query::<()>(c))
     }
 

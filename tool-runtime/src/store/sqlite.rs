@@ -5,8 +5,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde_json::Value;
 
-use super::{GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError};
+use super::{
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    UnreadableOperation, read_operation, readable_operations, scrubbed, unreadable_operations,
+    with_id,
+};
 use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in a SQLite file. Open the same file from several handles or processes: the
@@ -34,11 +39,14 @@ CREATE TABLE IF NOT EXISTS gates (
     tool TEXT NOT NULL,
     PRIMARY KEY (scope, tool)
 );
-CREATE TABLE IF NOT EXISTS journal (
-    call_id TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS undo_journal (
+    id TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
     undone INTEGER NOT NULL DEFAULT 0,
     data TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS undo_journal_call ON undo_journal(call_id, created_ms);
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     ts INTEGER NOT NULL,
@@ -83,6 +91,7 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous=NORMAL;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        migrate_journal(&conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
         })
@@ -113,7 +122,7 @@ impl SqliteStore {
         let Some(data) = data else {
             return Ok(Resolve::NotFound);
         };
-        let before: PendingOperation = from_json(&data)?;
+        let before = read_operation(id, &data)?;
         let Some(state) = next(&before) else {
             return Ok(Resolve::AlreadyResolved(before.state));
         };
@@ -131,17 +140,50 @@ impl SqliteStore {
     fn list_in_state(&self, state: &str) -> Result<Vec<PendingOperation>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare("SELECT data FROM pending WHERE state = ?1 ORDER BY created_ms, id")
+            .prepare("SELECT id, data FROM pending WHERE state = ?1 ORDER BY created_ms, id")
             .map_err(err)?;
         let rows = stmt
-            .query_map([state], |r| r.get::<_, String>(0))
+            .query_map([state], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(err)?
+            .collect::<Result<Vec<(String, String)>, _>>()
             .map_err(err)?;
-        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+        Ok(readable_operations(rows))
     }
+}
+
+/// Files written when the journal was keyed by call id keep their entries: each moves to the
+/// keyed table under its call id, which then names it.
+fn migrate_journal(conn: &Connection) -> Result<(), StoreError> {
+    let old: Option<String> = conn
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    if old.is_some() {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             INSERT OR IGNORE INTO undo_journal (id, call_id, created_ms, undone, data)
+                 SELECT call_id, call_id, 0, undone, data FROM journal;
+             DROP TABLE journal;
+             COMMIT;",
+        )
+        .map_err(err)?;
+    }
+    Ok(())
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(err)
+}
+
+fn journal_row(undone: bool, data: &str) -> Result<JournalEntry, StoreError> {
+    let mut e = with_id(from_json(data)?);
+    // the column is authoritative: claim_undo changes only the column
+    e.undone = undone;
+    Ok(e)
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
@@ -165,7 +207,7 @@ impl Store for SqliteStore {
             .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
             .optional()
             .map_err(err)?;
-        data.map(|d| from_json(&d)).transpose()
+        data.map(|d| read_operation(id, &d)).transpose()
     }
 
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
@@ -192,6 +234,73 @@ impl Store for SqliteStore {
 
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
         self.list_in_state("approved")
+    }
+
+    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let data: Option<String> = tx
+            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(err)?;
+        let Some(op) = data.map(|d| read_operation(id, &d)).transpose()? else {
+            return Ok(false);
+        };
+        let Some(op) = scrubbed(op, arguments) else {
+            return Ok(false);
+        };
+        tx.execute(
+            "UPDATE pending SET data = ?1 WHERE id = ?2",
+            params![to_json(&op)?, id],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(true)
+    }
+
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, state, data FROM pending WHERE state IN ('pending', 'approved') ORDER BY created_ms, id",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(err)?
+            .collect::<Result<Vec<(String, String, String)>, _>>()
+            .map_err(err)?;
+        Ok(unreadable_operations(rows))
+    }
+
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let row: Option<(String, String)> = tx
+            .query_row(
+                "SELECT state, data FROM pending WHERE id = ?1 AND state IN ('pending', 'approved')",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        let Some((state, data)) = row else {
+            return Ok(false);
+        };
+        if unreadable_operations([(id.to_owned(), state, data)]).is_empty() {
+            return Ok(false);
+        }
+        tx.execute(
+            "UPDATE pending SET state = 'unreadable' WHERE id = ?1",
+            [id],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(true)
     }
 
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
@@ -227,49 +336,66 @@ impl Store for SqliteStore {
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         self.conn()
             .execute(
-                "INSERT OR REPLACE INTO journal (call_id, undone, data) VALUES (?1, ?2, ?3)",
-                params![entry.call_id.as_str(), entry.undone, to_json(entry)?],
+                "INSERT INTO undo_journal (id, call_id, created_ms, undone, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    entry.id,
+                    entry.call_id,
+                    entry.created_ms as i64,
+                    entry.undone,
+                    to_json(entry)?
+                ],
             )
             .map_err(err)?;
         Ok(())
     }
 
-    fn get_journal(&self, call_id: &str) -> Result<Option<JournalEntry>, StoreError> {
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
         let row: Option<(bool, String)> = self
             .conn()
             .query_row(
-                "SELECT undone, data FROM journal WHERE call_id = ?1",
-                [call_id],
+                "SELECT undone, data FROM undo_journal WHERE id = ?1",
+                [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(err)?;
-        row.map(|(undone, data)| {
-            let mut e: JournalEntry = from_json(&data)?;
-            // the column is authoritative: claim_undo changes only the column
-            e.undone = undone;
-            Ok(e)
-        })
-        .transpose()
+        row.map(|(undone, data)| journal_row(undone, &data))
+            .transpose()
     }
 
-    fn claim_undo(&self, call_id: &str) -> Result<bool, StoreError> {
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT undone, data FROM undo_journal WHERE call_id = ?1 ORDER BY created_ms, id",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([call_id], |r| {
+                Ok((r.get::<_, bool>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(err)?;
+        rows.map(|r| {
+            let (undone, data) = r.map_err(err)?;
+            journal_row(undone, &data)
+        })
+        .collect()
+    }
+
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError> {
         let n = self
             .conn()
             .execute(
-                "UPDATE journal SET undone = 1 WHERE call_id = ?1 AND undone = 0",
-                [call_id],
+                "UPDATE undo_journal SET undone = 1 WHERE id = ?1 AND undone = 0",
+                [id],
             )
             .map_err(err)?;
         Ok(n == 1)
     }
 
-    fn release_undo(&self, call_id: &str) -> Result<(), StoreError> {
+    fn release_undo(&self, id: &str) -> Result<(), StoreError> {
         self.conn()
-            .execute(
-                "UPDATE journal SET undone = 0 WHERE call_id = ?1",
-                [call_id],
-            )
+            .execute("UPDATE undo_journal SET undone = 0 WHERE id = ?1", [id])
             .map_err(err)?;
         Ok(())
     }
