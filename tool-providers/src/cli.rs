@@ -66,8 +66,8 @@ pub fn decode_report(
     toolset: &ToolSet,
     input: &str,
 ) -> Result<(Value, bool), CodecError> {
-    let capture = StreamCapture::parse(provider, input)?;
-    let decoded: Decoded = capture.decode(provider.codec().as_ref())?;
+    let (decoded, streamed): (Decoded, bool) =
+        StreamCapture::decode_text(provider, input, provider.codec().as_ref())?;
     let mut all_ok = true;
     let calls: Vec<Value> = decoded
         .calls
@@ -87,7 +87,7 @@ pub fn decode_report(
         })
         .collect();
     let report = json!({
-        "stream": matches!(capture, StreamCapture::Events(_)),
+        "stream": streamed,
         "text": decoded.text,
         "stop": stop_name(&decoded.stop),
         "calls": calls,

@@ -483,3 +483,71 @@ async fn anthropic_cache_reads_and_writes_are_counted_in_the_usage() {
         }
     );
 }
+
+fn bounded_client(provider: Provider, base: &str, response: usize, event: usize) -> HttpClient {
+    let mut config = ClientConfig::new(provider, "test-model")
+        .with_base_url(base)
+        .with_api_key("sk-test")
+        .with_retry(fast_retry())
+        .with_timeout(Duration::from_secs(5));
+    config.max_response_bytes = response;
+    config.max_event_bytes = event;
+    HttpClient::new(config).unwrap()
+}
+
+/// A response past `max_response_bytes` is refused as it arrives, with an error that names the
+/// bound and the setting; one within it is read as usual.
+#[tokio::test]
+async fn a_response_past_the_size_bound_is_refused_with_a_clear_error() {
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(4000));
+    let chunks: Vec<String> = big
+        .as_bytes()
+        .chunks(1000)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let answer = Scripted {
+        status: 200,
+        headers: vec![("content-type", "application/json".into())],
+        chunks,
+        delay: Duration::ZERO,
+    };
+    let (base, _) = serve(vec![answer.clone(), answer]).await;
+    let e = bounded_client(Provider::OpenAiChat, &base, 2048, 1 << 20)
+        .send(&json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, HttpErrorKind::TooLarge);
+    assert!(!e.is_retryable());
+    assert!(
+        e.to_string().contains("2048 bytes") && e.to_string().contains("max_response_bytes"),
+        "{e}"
+    );
+    let ok = bounded_client(Provider::OpenAiChat, &base, 8192, 1 << 20)
+        .send(&json!({}))
+        .await
+        .unwrap();
+    assert_eq!(ok.body["pad"].as_str().unwrap().len(), 4000);
+}
+
+/// A stream event that grows past `max_event_bytes` without ending ends the stream with an
+/// error; the events before it were delivered.
+#[tokio::test]
+async fn a_stream_event_past_the_size_bound_ends_the_stream_with_an_error() {
+    let endless = format!("data: {{\"pad\":\"{}", "y".repeat(3000));
+    let (base, _) = serve(vec![Scripted::stream(
+        "text/event-stream",
+        &[
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+            &endless,
+            &"y".repeat(3000),
+        ],
+    )])
+    .await;
+    let c = bounded_client(Provider::OpenAiChat, &base, 1 << 20, 4096);
+    let mut s = c.stream(&json!({})).await.unwrap();
+    assert!(s.next().await.unwrap().is_ok());
+    let e = s.next().await.unwrap().unwrap_err();
+    assert_eq!(e.kind, HttpErrorKind::TooLarge);
+    assert!(e.to_string().contains("max_event_bytes"), "{e}");
+    assert!(s.next().await.is_none(), "nothing after an error");
+}

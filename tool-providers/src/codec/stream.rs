@@ -57,65 +57,34 @@ impl StreamCapture {
     /// Detects the format: one JSON document is a body; lines starting with `data:` are SSE
     /// (`event:`, `id:` and comment lines are skipped, multi-line data joined); otherwise every
     /// non-empty line must be one JSON document (NDJSON).
+    ///
+    /// Every event is kept: to decode a large capture, [`StreamCapture::decode_text`] takes
+    /// memory in proportion to the text instead.
     pub fn parse(provider: Provider, text: &str) -> Result<StreamCapture, CodecError> {
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return Err(CodecError::malformed(provider, "", "the input is empty"));
-        }
-        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-            return Ok(StreamCapture::Body(v));
-        }
-        let is_sse = trimmed
-            .lines()
-            .any(|l| l.starts_with("data:") || l.starts_with("event:"));
         let mut events = Vec::new();
-        if is_sse {
-            let mut data: Vec<&str> = Vec::new();
-            let mut line_no = 0;
-            let flush = |data: &mut Vec<&str>, events: &mut Vec<Value>, line_no: usize| {
-                if data.is_empty() {
-                    return Ok(());
-                }
-                let payload = data.join("\n");
-                data.clear();
-                if payload.trim() == "[DONE]" {
-                    return Ok(());
-                }
-                serde_json::from_str(&payload)
-                    .map(|v| events.push(v))
-                    .map_err(|e| {
-                        CodecError::malformed(
-                            provider,
-                            format!("line {line_no}"),
-                            format!("SSE data is not JSON: {e}"),
-                        )
-                    })
-            };
-            for (i, line) in text.lines().enumerate() {
-                line_no = i + 1;
-                if line.trim().is_empty() {
-                    flush(&mut data, &mut events, line_no)?;
-                } else if let Some(rest) = line.strip_prefix("data:") {
-                    data.push(rest.strip_prefix(' ').unwrap_or(rest));
-                }
-            }
-            flush(&mut data, &mut events, line_no)?;
-        } else {
-            for (i, line) in text.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let v = serde_json::from_str(line).map_err(|e| {
-                    CodecError::malformed(
-                        provider,
-                        format!("line {}", i + 1),
-                        format!("neither one JSON document nor NDJSON: {e}"),
-                    )
-                })?;
-                events.push(v);
-            }
+        match each_event(provider, text, |v| {
+            events.push(v);
+            Ok(())
+        })? {
+            Some(body) => Ok(StreamCapture::Body(body)),
+            None => Ok(StreamCapture::Events(events)),
         }
-        Ok(StreamCapture::Events(events))
+    }
+
+    /// Parses and decodes a capture in one pass: each event goes to the accumulator as soon
+    /// as it is read and is dropped after, so memory stays in proportion to the text and what
+    /// the response gathers, never to the parsed events (a JSON value of a small delta is many
+    /// times its text). Returns the decoded response and whether the capture was a stream.
+    pub fn decode_text(
+        provider: Provider,
+        text: &str,
+        codec: &dyn Codec,
+    ) -> Result<(Decoded, bool), CodecError> {
+        let mut acc = codec.accumulator();
+        match each_event(provider, text, |v| acc.push(&v).map(drop))? {
+            Some(body) => Ok((codec.decode_response(&body)?, false)),
+            None => Ok((acc.finish()?, true)),
+        }
     }
 
     /// Decodes the capture with `codec`: a body with `decode_response`, events through a fresh
@@ -132,6 +101,71 @@ impl StreamCapture {
             }
         }
     }
+}
+
+/// Reads a capture: `Some(body)` when it is one JSON document, else each event handed to
+/// `event` in order and `None`.
+fn each_event(
+    provider: Provider,
+    text: &str,
+    mut event: impl FnMut(Value) -> Result<(), CodecError>,
+) -> Result<Option<Value>, CodecError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(CodecError::malformed(provider, "", "the input is empty"));
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+        return Ok(Some(v));
+    }
+    let is_sse = trimmed
+        .lines()
+        .any(|l| l.starts_with("data:") || l.starts_with("event:"));
+    if is_sse {
+        let mut data: Vec<&str> = Vec::new();
+        let mut line_no = 0;
+        let mut flush = |data: &mut Vec<&str>, line_no: usize| {
+            if data.is_empty() {
+                return Ok(());
+            }
+            let payload = data.join("\n");
+            data.clear();
+            if payload.trim() == "[DONE]" {
+                return Ok(());
+            }
+            let v = serde_json::from_str(&payload).map_err(|e| {
+                CodecError::malformed(
+                    provider,
+                    format!("line {line_no}"),
+                    format!("SSE data is not JSON: {e}"),
+                )
+            })?;
+            event(v)
+        };
+        for (i, line) in text.lines().enumerate() {
+            line_no = i + 1;
+            if line.trim().is_empty() {
+                flush(&mut data, line_no)?;
+            } else if let Some(rest) = line.strip_prefix("data:") {
+                data.push(rest.strip_prefix(' ').unwrap_or(rest));
+            }
+        }
+        flush(&mut data, line_no)?;
+    } else {
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v = serde_json::from_str(line).map_err(|e| {
+                CodecError::malformed(
+                    provider,
+                    format!("line {}", i + 1),
+                    format!("neither one JSON document nor NDJSON: {e}"),
+                )
+            })?;
+            event(v)?;
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

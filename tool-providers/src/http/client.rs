@@ -43,6 +43,13 @@ pub struct ClientConfig {
     pub anthropic_max_tokens: u32,
     /// Extra headers sent with every request (an organisation id, a proxy's token).
     pub headers: Vec<(String, String)>,
+    /// The largest non-streamed response body read, in bytes (default 32 MiB): a server that
+    /// sends more is refused with a [`HttpErrorKind::TooLarge`] error instead of filling memory.
+    pub max_response_bytes: usize,
+    /// The largest single event a stream may carry, in bytes (default 8 MiB): the framing
+    /// buffers one event at a time, and an event that never ends would otherwise grow without
+    /// bound.
+    pub max_event_bytes: usize,
 }
 
 impl fmt::Debug for ClientConfig {
@@ -71,6 +78,8 @@ impl ClientConfig {
             retry: RetryPolicy::default(),
             anthropic_max_tokens: 4096,
             headers: Vec::new(),
+            max_response_bytes: 32 << 20,
+            max_event_bytes: 8 << 20,
         }
     }
 
@@ -266,9 +275,23 @@ impl HttpClient {
         let mut spent = 0u32;
         let (text, attempts) = loop {
             let (resp, attempts) = self.post_after(payload.clone(), false, spent).await?;
-            match resp.text().await {
+            match read_capped(resp, self.config.max_response_bytes).await {
                 Ok(text) => break (text, attempts),
-                Err(e) => {
+                Err(Unread::TooLarge(read)) => {
+                    let mut err = HttpError::new(
+                        p,
+                        HttpErrorKind::TooLarge,
+                        format!(
+                            "the response is larger than the {} bytes this client reads (at least {read} bytes)",
+                            self.config.max_response_bytes
+                        ),
+                        "raise ClientConfig::max_response_bytes if such answers are expected, or \
+                         check that the base URL points at the provider's API",
+                    );
+                    err.attempts = attempts;
+                    return Err(err);
+                }
+                Err(Unread::Transport(e)) => {
                     let mut err = HttpError::from_reqwest(p, &self.config.base_url, &e);
                     err.attempts = attempts;
                     // A body cut off is sent again like a failed send: the caller saw none of it.
@@ -323,6 +346,7 @@ impl HttpClient {
             self.provider(),
             self.config.base_url.clone(),
             resp.bytes_stream(),
+            self.config.max_event_bytes,
         ))
     }
 
@@ -415,7 +439,10 @@ impl HttpClient {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     let wait = retry_after(resp.headers(), SystemTime::now());
-                    let text = resp.text().await.unwrap_or_default();
+                    // an error page is read for its message, not kept whole
+                    let text = read_capped(resp, ERROR_BODY_BYTES)
+                        .await
+                        .unwrap_or_default();
                     let mut err = HttpError::from_status(p, status, &text);
                     err.retry_after = wait;
                     (err, wait)
@@ -458,6 +485,37 @@ impl HttpClient {
     }
 }
 
+/// The most of an error response's body read for its message.
+const ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Why a body was not read.
+#[derive(Debug)]
+enum Unread {
+    /// More than the cap arrived (or was announced); how many bytes were seen.
+    TooLarge(u64),
+    /// The transport failed.
+    Transport(reqwest::Error),
+}
+
+/// Reads a body of at most `cap` bytes as text (invalid UTF-8 replaced), chunk by chunk, so
+/// that a larger one is refused when the cap is passed, not after it has all arrived.
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Result<String, Unread> {
+    if let Some(announced) = resp.content_length().filter(|&n| n > cap as u64) {
+        return Err(Unread::TooLarge(announced));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(Unread::Transport)? {
+        if body.len() + chunk.len() > cap {
+            return Err(Unread::TooLarge((body.len() + chunk.len()) as u64));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(match String::from_utf8(body) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
 
 enum Framing {
@@ -474,6 +532,7 @@ pub struct EventStream {
     ready: std::collections::VecDeque<Result<Value, HttpError>>,
     usage: Usage,
     done: bool,
+    max_event_bytes: usize,
 }
 
 impl fmt::Debug for EventStream {
@@ -491,6 +550,7 @@ impl EventStream {
         provider: Provider,
         base_url: String,
         bytes: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
+        max_event_bytes: usize,
     ) -> Self {
         EventStream {
             provider,
@@ -504,6 +564,7 @@ impl EventStream {
             ready: Default::default(),
             usage: Usage::default(),
             done: false,
+            max_event_bytes,
         }
     }
 
@@ -518,6 +579,10 @@ impl EventStream {
             (Framing::Sse(d), None) => d.finish().into_iter().map(|e| e.data).collect(),
             (Framing::Ndjson(d), Some(c)) => d.push(c),
             (Framing::Ndjson(d), None) => d.finish(),
+        };
+        let buffered = match &self.framing {
+            Framing::Sse(d) => d.buffered(),
+            Framing::Ndjson(d) => d.buffered(),
         };
         for data in payloads {
             if data.trim() == "[DONE]" {
@@ -550,6 +615,19 @@ impl EventStream {
                 )),
             };
             self.ready.push_back(item);
+        }
+        if buffered > self.max_event_bytes {
+            // the error ends the stream, and with it the buffer
+            self.ready.push_back(Err(HttpError::new(
+                self.provider,
+                HttpErrorKind::TooLarge,
+                format!(
+                    "a stream event grew past the {} bytes this client holds for one event",
+                    self.max_event_bytes
+                ),
+                "raise ClientConfig::max_event_bytes if such events are expected, or check \
+                 that the base URL points at the provider's API",
+            )));
         }
     }
 }

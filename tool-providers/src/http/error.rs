@@ -30,6 +30,8 @@ pub enum HttpErrorKind {
     Disconnected,
     /// The client was misconfigured (bad base URL, bad header value).
     Config,
+    /// The response (or one stream event) was larger than the client's configured bound.
+    TooLarge,
 }
 
 /// A failed request to a provider. The message always names the provider, the status when there

@@ -33,6 +33,11 @@ impl Lines {
         self.buf.drain(..start);
     }
 
+    /// Bytes of a line not ended yet.
+    fn pending(&self) -> usize {
+        self.buf.len()
+    }
+
     fn finish(&mut self, on_line: impl FnMut(&str)) {
         if !self.buf.is_empty() {
             self.push(b"\n", on_line);
@@ -62,6 +67,11 @@ impl SseDecoder {
         self.lines
             .push(chunk, |line| Self::line(line, event, data, &mut out));
         out
+    }
+
+    /// Bytes held for an event not complete yet: its data lines so far and a line not ended.
+    pub fn buffered(&self) -> usize {
+        self.lines.pending() + self.data.iter().map(String::len).sum::<usize>()
     }
 
     /// Ends the stream; returns an event left without its closing blank line.
@@ -126,6 +136,11 @@ impl NdjsonDecoder {
             }
         });
         out
+    }
+
+    /// Bytes held for a line not ended yet.
+    pub fn buffered(&self) -> usize {
+        self.lines.pending()
     }
 
     /// Ends the stream; returns a last line that had no newline.
