@@ -186,3 +186,90 @@ async fn a_modifying_call_waits_for_a_person_and_the_client_cannot_approve_it() 
         other => panic!("{other:?}"),
     }
 }
+
+/// Raw JSON-RPC over a byte stream, as a hostile or broken client would send it: every request
+/// gets an answer with the protocol's own error, and the connection keeps serving.
+#[tokio::test]
+async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protocol_error() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let set = ToolSet::new().with::<search_notes>().unwrap();
+    let audit = Arc::new(MemoryAuditSink::new());
+    let executor = Executor::builder(set)
+        .store(Arc::new(MemoryStore::new()))
+        .audit_sink(audit.clone())
+        .build()
+        .unwrap();
+    let (client_in, server_out) = tokio::io::duplex(1 << 16);
+    let (server_in, mut client_out) = tokio::io::duplex(1 << 16);
+    let server = McpServer::new(executor).max_request_bytes(64 * 1024);
+    let served = tokio::spawn(server.serve_io(server_in, server_out));
+    let mut answers = BufReader::new(client_in).lines();
+    let mut send = async |line: String| {
+        client_out.write_all(line.as_bytes()).await.unwrap();
+        client_out.write_all(b"\n").await.unwrap();
+    };
+    async fn next(answers: &mut tokio::io::Lines<BufReader<tokio::io::DuplexStream>>) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), answers.next_line())
+            .await
+            .expect("an answer, not silence")
+            .unwrap()
+            .expect("the connection is open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string())
+    .await;
+    assert_eq!(next(&mut answers).await["id"], 1);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
+
+    let malformed = [
+        json!({"name": "search_notes", "arguments": "llamas"}),
+        json!({"arguments": {"query": "llamas"}}),
+        json!(["search_notes"]),
+    ];
+    for (i, params) in malformed.into_iter().enumerate() {
+        let id = 10 + i;
+        send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+                .to_string(),
+        )
+        .await;
+        let a = next(&mut answers).await;
+        assert_eq!(a["id"], id, "{a}");
+        assert_eq!(a["error"]["code"], -32602, "invalid params, not method not found: {a}");
+    }
+
+    let huge = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
+        "name": "search_notes", "arguments": {"query": "x".repeat(200_000)}}});
+    send(huge.to_string()).await;
+    let a = next(&mut answers).await;
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("65536"),
+        "{a}"
+    );
+
+    send("{not json".to_owned()).await;
+    assert_eq!(next(&mut answers).await["error"]["code"], -32700);
+
+    // and the connection still serves
+    send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
+        "name": "search_notes", "arguments": {"query": "llamas"}}})
+    .to_string())
+    .await;
+    let a = next(&mut answers).await;
+    assert_eq!(a["id"], 30, "{a}");
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    assert_eq!(audit.records().len(), 1, "only the good call reached the executor");
+
+    drop(client_out);
+    tokio::time::timeout(std::time::Duration::from_secs(10), served)
+        .await
+        .expect("the server ends when the client's input does")
+        .unwrap()
+        .unwrap();
+}

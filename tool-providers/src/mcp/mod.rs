@@ -27,6 +27,8 @@
 //! [`ConfirmationHandler`]: tool_runtime::executor::ConfirmationHandler
 //! [`Deferred`]: tool_runtime::executor::Deferred
 
+mod door;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -40,6 +42,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::executor::Outcome;
 use tool_runtime::{Arguments, CallContext, ErrorCode, Executor, ToolCall, ToolError};
+
+pub use door::DEFAULT_MAX_REQUEST_BYTES;
 
 use crate::codec::mcp::Mcp;
 use crate::codec::{Codec, CodecError, ToolOutcome, ToolResult};
@@ -71,6 +75,8 @@ pub struct McpServer {
     /// One MCP connection is one session for the first-time gates; several connections to the
     /// same server (clones) are told apart by this id.
     session: Arc<str>,
+    /// The largest message [`McpServer::serve_io`] reads.
+    max_request_bytes: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -117,6 +123,7 @@ impl McpServer {
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
         })
     }
 
@@ -129,6 +136,14 @@ impl McpServer {
     /// Instructions for the client's model, sent in `initialize`.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
+        self
+    }
+
+    /// The largest JSON-RPC message [`McpServer::serve_io`] and [`McpServer::serve_stdio`]
+    /// read (default [`DEFAULT_MAX_REQUEST_BYTES`]); a larger one is answered with an
+    /// invalid-request error instead of being buffered.
+    pub fn max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request_bytes = bytes;
         self
     }
 
@@ -154,12 +169,33 @@ impl McpServer {
         result_of(&call, &execution.outcome)
     }
 
-    /// Serves on stdin/stdout until the client disconnects (how MCP hosts start local servers).
+    /// Serves on stdin/stdout until the client disconnects (how MCP hosts start local servers),
+    /// through [`McpServer::serve_io`].
     pub async fn serve_stdio(self) -> Result<(), McpServerError> {
-        self.serve_on(rmcp::transport::stdio()).await
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
     }
 
-    /// Serves on any rmcp transport (a duplex pipe in tests, a socket) until it closes.
+    /// Serves newline-delimited JSON-RPC read from `reader` and written to `writer` (stdio, a
+    /// socket) until the input ends. Every request is answered: each message is read up to
+    /// [`McpServer::max_request_bytes`], and one that is not JSON, too large, or a `tools/call`
+    /// with malformed params gets the protocol's error (`-32700`, `-32600`, `-32602`) with its
+    /// id, before rmcp would have answered "method not found" or nothing.
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), McpServerError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let (inner, outer) = tokio::io::duplex(64 << 10);
+        let max = self.max_request_bytes;
+        let door = tokio::spawn(door::pump(reader, writer, outer, max));
+        let served = self.serve_on(inner).await;
+        let _ = door.await;
+        served
+    }
+
+    /// Serves on any rmcp transport (a duplex pipe in tests, a socket) until it closes. The
+    /// messages go to rmcp as they are; for a byte stream, [`McpServer::serve_io`] bounds and
+    /// checks them first.
     pub async fn serve_on<T, E, A>(self, transport: T) -> Result<(), McpServerError>
     where
         T: rmcp::transport::IntoTransport<RoleServer, E, A>,
