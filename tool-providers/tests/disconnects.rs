@@ -289,3 +289,39 @@ async fn a_stream_that_always_breaks_ends_the_run_after_the_clients_retry_count(
         .count();
     assert_eq!(restarts, 2);
 }
+
+/// A stream the server closes properly but without the model's stop event may be cut short:
+/// none of its calls run, and the turn is asked again like an answer that broke off.
+#[tokio::test]
+async fn a_stream_closed_without_its_stop_event_is_asked_again_and_its_calls_not_run() {
+    let call = json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1",
+        "type":"function","function":{"name":"delete_everything","arguments":"{}"}}]},
+        "finish_reason":null}]});
+    let (base, script) = serve(vec![
+        Step::Answer(sse_response(&[call], true)),
+        Step::Answer(sse_response(&[text_event("Done"), stop_event()], true)),
+    ])
+    .await;
+    let events = Arc::default();
+    let report = agent(&base, 1, Arc::clone(&events))
+        .run("hi")
+        .await
+        .unwrap();
+    assert_eq!(report.answer.as_deref(), Some("Done"));
+    let events = events.lock().unwrap().clone();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::CallStarted { .. })),
+        "no call of the unfinished answer ran: {events:?}"
+    );
+    let reason = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::AnswerRestarted { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("asked again");
+    assert!(reason.contains("before the model's stop event"), "{reason}");
+    assert_eq!(script.seen.lock().unwrap().len(), 2);
+}

@@ -218,10 +218,12 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         serde_json::from_str(&line).unwrap()
     }
 
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "0"}}})
-    .to_string())
+        .to_string(),
+    )
     .await;
     assert_eq!(next(&mut answers).await["id"], 1);
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
@@ -240,7 +242,10 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         .await;
         let a = next(&mut answers).await;
         assert_eq!(a["id"], id, "{a}");
-        assert_eq!(a["error"]["code"], -32602, "invalid params, not method not found: {a}");
+        assert_eq!(
+            a["error"]["code"], -32602,
+            "invalid params, not method not found: {a}"
+        );
     }
 
     let huge = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
@@ -257,14 +262,20 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
     assert_eq!(next(&mut answers).await["error"]["code"], -32700);
 
     // and the connection still serves
-    send(json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {
         "name": "search_notes", "arguments": {"query": "llamas"}}})
-    .to_string())
+        .to_string(),
+    )
     .await;
     let a = next(&mut answers).await;
     assert_eq!(a["id"], 30, "{a}");
     assert_eq!(a["result"]["isError"], false, "{a}");
-    assert_eq!(audit.records().len(), 1, "only the good call reached the executor");
+    assert_eq!(
+        audit.records().len(),
+        1,
+        "only the good call reached the executor"
+    );
 
     drop(client_out);
     tokio::time::timeout(std::time::Duration::from_secs(10), served)

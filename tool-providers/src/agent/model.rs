@@ -9,7 +9,7 @@ use crate::codec::{
     Codec, CodecError, DeclarationCache, Decoded, Provider, StopReason, ToolConfig, ToolResult,
     prompt,
 };
-use crate::http::{HttpClient, RequestBody, Usage};
+use crate::http::{HttpClient, HttpError, HttpErrorKind, RequestBody, Usage};
 
 use super::AgentError;
 
@@ -314,7 +314,19 @@ impl ChatModel {
                 acc.push(&event).map_err(AgentError::Codec)?;
             }
             let usage = events.usage();
-            (acc.finish().map_err(AgentError::Codec)?, usage)
+            let decoded = acc.finish().map_err(AgentError::Codec)?;
+            if decoded.stop == StopReason::Unknown {
+                // the server closed a stream that had not finished: none of its calls may run,
+                // and the turn is asked again like any answer that broke off
+                return Err(AgentError::Http(HttpError::new(
+                    self.provider(),
+                    HttpErrorKind::Disconnected,
+                    "the stream ended before the model's stop event, so the answer may be cut \
+                     short; none of its calls were run",
+                    "ask again; if it keeps happening, check the server or proxy in between",
+                )));
+            }
+            (decoded, usage)
         } else {
             let reply = self
                 .client

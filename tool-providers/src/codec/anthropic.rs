@@ -99,7 +99,7 @@ impl Codec for Anthropic {
                         i,
                         str_opt(block, "id"),
                         name,
-                        json::arguments(block.get("input")),
+                        json::object_arguments(block.get("input")),
                     ));
                 }
                 _ => {}

@@ -59,7 +59,7 @@ fn function_call_of(fc: &Value, position: usize, at: &str) -> Result<ToolCall, C
         position,
         str_opt(fc, "id"),
         name,
-        json::arguments(fc.get("args")),
+        json::object_arguments(fc.get("args")),
     ))
 }
 
@@ -454,10 +454,9 @@ impl StreamAccumulator for GeminiAccumulator {
     /// The decoded response carries, as `assistant`, the model content to echo: the text and
     /// every `functionCall` part with its `thoughtSignature`.
     fn finish(mut self: Box<Self>) -> Result<Decoded, CodecError> {
+        // no `finishReason` means the stream ended early: the stop stays unknown, so the
+        // caller can tell a whole answer from a cut one
         self.close();
-        if self.gathered.stop.is_none() && !self.gathered.calls.is_empty() {
-            self.gathered.stop = Some(StopReason::ToolCalls);
-        }
         let mut parts = Vec::new();
         if !self.gathered.text.is_empty() {
             parts.push(json!({"text": self.gathered.text}));

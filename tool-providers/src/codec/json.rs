@@ -51,12 +51,25 @@ pub(crate) fn str_opt<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-/// The arguments as the model sent them: text stays text (hydration parses and repairs it), an
-/// object stays an object, absent or `null` is no arguments.
+/// The arguments of a format that carries them as text (OpenAI's `arguments` strings): text
+/// stays text (hydration parses and repairs it), an object stays an object, absent or `null`
+/// is no arguments.
 pub(crate) fn arguments(value: Option<&Value>) -> Arguments {
     match value {
         None | Some(Value::Null) => Arguments::Json(Value::Object(Map::new())),
         Some(Value::String(s)) => Arguments::Text(s.clone()),
+        Some(v) => Arguments::Json(v.clone()),
+    }
+}
+
+/// The arguments of a format that carries them as an object (Anthropic `input`, Gemini `args`,
+/// Ollama `arguments`, MCP `arguments`): an object stays an object, absent or `null` is no
+/// arguments. A string there is a malformation, not the format's text form: it stays a JSON
+/// string, which hydration decodes once more and records as the `double_encoded` repair,
+/// never silently.
+pub(crate) fn object_arguments(value: Option<&Value>) -> Arguments {
+    match value {
+        None | Some(Value::Null) => Arguments::Json(Value::Object(Map::new())),
         Some(v) => Arguments::Json(v.clone()),
     }
 }

@@ -48,7 +48,7 @@ fn call_of(
         position,
         id.as_deref(),
         name,
-        json::arguments(params.get("arguments")),
+        json::object_arguments(params.get("arguments")),
     ))
 }
 

@@ -40,7 +40,7 @@ fn calls_of(message: &Value, at: &str, first_position: usize) -> Result<Vec<Tool
             first_position + i,
             str_opt(tc, "id"),
             name,
-            json::arguments(function.get("arguments")),
+            json::object_arguments(function.get("arguments")),
         ));
     }
     Ok(calls)
@@ -180,7 +180,11 @@ impl StreamAccumulator for OllamaAccumulator {
             done = calls_of(message, "/message", self.gathered.calls.len())?;
             self.gathered.calls.extend(done.iter().cloned());
         }
-        if let Some(stop) = stop_of(event, !self.gathered.calls.is_empty()) {
+        // only the closing line (`done: true`) says the answer is whole: calls seen before it
+        // do not, or a stream cut short would look complete
+        if event.get("done") == Some(&Value::Bool(true))
+            && let Some(stop) = stop_of(event, !self.gathered.calls.is_empty())
+        {
             self.gathered.stop = Some(stop);
         }
         Ok(done)

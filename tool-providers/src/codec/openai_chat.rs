@@ -132,6 +132,17 @@ impl Codec for OpenAiChat {
         let choice = choices
             .first()
             .ok_or_else(|| CodecError::malformed(P, "/choices", "no choices in the response"))?;
+        if choices.len() > 1 {
+            // reading the first would drop the others' calls in silence
+            return Err(CodecError::malformed(
+                P,
+                "/choices",
+                format!(
+                    "{} choices in the response; one is read per turn (do not ask for n > 1)",
+                    choices.len()
+                ),
+            ));
+        }
         let message = choice
             .get("message")
             .ok_or_else(|| CodecError::malformed(P, "/choices/0/message", "missing"))?;
@@ -142,6 +153,14 @@ impl Codec for OpenAiChat {
             .enumerate()
         {
             let at = format!("/choices/0/message/tool_calls/{i}");
+            if let Some(kind) = str_opt(tc, "type").filter(|&k| k != "function") {
+                // a custom or built-in tool call has no function to hydrate
+                return Err(CodecError::malformed(
+                    P,
+                    format!("{at}/type"),
+                    format!("a tool call of type {kind:?}; only function tools are declared"),
+                ));
+            }
             let function = tc
                 .get("function")
                 .ok_or_else(|| CodecError::malformed(P, format!("{at}/function"), "missing"))?;

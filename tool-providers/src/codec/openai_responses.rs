@@ -72,6 +72,14 @@ fn message_text(item: &Value) -> String {
 /// a server that sends no `call_id` gets a stable generated one (the same in a body and a stream).
 fn call_of(item: &Value, position: usize, at: &str) -> Result<ToolCall, CodecError> {
     let name = str_req(P, item, "name", at)?;
+    if let Some(status) = str_opt(item, "status").filter(|&s| s != "completed") {
+        // an item still in progress, or cut off, may carry arguments cut short
+        return Err(CodecError::malformed(
+            P,
+            format!("{at}/status"),
+            format!("the function call {name:?} is {status}, not completed: it is not run"),
+        ));
+    }
     Ok(json::call(
         P,
         position,

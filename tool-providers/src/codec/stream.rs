@@ -16,7 +16,9 @@ pub trait StreamAccumulator: Send {
     fn push(&mut self, event: &Value) -> Result<Vec<ToolCall>, CodecError>;
 
     /// Ends the stream. Calls still open are closed (a stream cut short still yields what it
-    /// has; hydration will reject truncated arguments). The result lists every call of the
+    /// has; hydration will reject truncated arguments), and a stream that ended before its
+    /// stop event has the stop [`StopReason::Unknown`], which the agent treats as an answer
+    /// that broke off: it runs none of its calls and asks again. The result lists every call of the
     /// response, including those already yielded by [`StreamAccumulator::push`], which always come
     /// first and in the same order.
     fn finish(self: Box<Self>) -> Result<Decoded, CodecError>;
