@@ -17,6 +17,15 @@ fn cli(counter: &Counter) -> Cli {
     d.intent = Some("Delete the note {text}".into());
     echo(&mut set, d, counter);
     echo(&mut set, def("search", Safety::ReadOnly), counter);
+    let mut login = def("login", Safety::ReadOnly);
+    login.parameters = serde_json::value::RawValue::from_string(
+        json!({"type": "object", "properties": {
+            "user": {"type": "string"},
+            "password": {"type": "string", "minLength": 20}}})
+        .to_string(),
+    )
+    .unwrap();
+    echo(&mut set, login, counter);
     ExecutorCli::new().install(Cli::new(set))
 }
 
@@ -356,4 +365,26 @@ async fn a_corrupt_pending_row_is_named_and_closed_without_hiding_the_others() {
     // closing twice finds nothing to close
     let (exit, _, _) = run(&other, &["abandon", bad, "--config", &cfg]).await;
     assert_eq!(exit, Exit::Refused);
+}
+
+/// A validation error about a secret does not print the secret: the message names the field
+/// and what is wrong with it, never the value.
+#[tokio::test]
+async fn a_validation_error_about_a_secret_does_not_print_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let counter = Counter::default();
+    let args = r#"{"user": "ada", "password": "hunter2-secret"}"#;
+    for json_output in [false, true] {
+        let mut argv = vec!["call", "login", "--args", args, "--config", &cfg];
+        if json_output {
+            argv.insert(0, "--json");
+        }
+        let (exit, out, err) = run(&cli(&counter), &argv).await;
+        assert_eq!(exit, Exit::Refused, "{out}{err}");
+        let printed = format!("{out}{err}");
+        assert!(printed.contains("INVALID_ARGUMENTS"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
+    assert_eq!(counter.get(), 0);
 }

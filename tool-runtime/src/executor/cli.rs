@@ -35,7 +35,7 @@ use crate::toolset::ToolSet;
 
 use super::{
     ApproveAll, ConfirmationMode, Execution, Executor, ExecutorBuilder, ExecutorConfig, Outcome,
-    TerminalConfirmer, Undo,
+    Secrets, TerminalConfirmer, Undo,
 };
 
 /// Customises the executor the commands build (undo planners, previewers, a store).
@@ -281,7 +281,16 @@ async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>
         initiator: Initiator::User,
         ..CallContext::new(call_id)
     };
-    let exec = executor.call(&call, cx).await;
+    let mut exec = executor.call(&call, cx).await;
+    // a validation message quotes the offending value: on a terminal (and in its scrollback),
+    // a secret stays hidden
+    if let Outcome::Error { error } = &mut exec.outcome {
+        let mut secrets = Secrets::new(executor.toolset().get(name));
+        if let Ok(arguments) = serde_json::from_str::<serde_json::Value>(args) {
+            secrets.add_arguments(&arguments);
+        }
+        *error = secrets.scrub_error(error);
+    }
     print_execution(&exec, executor, output)
 }
 
