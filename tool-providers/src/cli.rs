@@ -8,7 +8,11 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::cli::{CliCommand, Exit, Output, SchemaView};
+use tool_runtime::display::{visible, visible_lines, visible_prefix};
 use tool_runtime::{ToolDefinition, ToolSet};
+
+/// The most characters of a call's id or name printed (the providers' own name limit).
+const SHOWN_CHARS: usize = 64;
 
 use crate::codec::{
     CodecError, Decoded, Provider, StopReason, StreamCapture, ToolConfig, hydrate_call,
@@ -97,8 +101,9 @@ pub fn decode_report(
 
 fn print_text(report: &Value, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let text = report["text"].as_str().unwrap_or_default();
+    // everything below came from a model: shown, never obeyed, and names cut to a readable size
     if !text.is_empty() {
-        writeln!(out, "text: {text}")?;
+        writeln!(out, "text: {}", visible_lines(text))?;
     }
     let calls = report["calls"]
         .as_array()
@@ -107,16 +112,20 @@ fn print_text(report: &Value, out: &mut dyn std::io::Write) -> std::io::Result<(
     writeln!(
         out,
         "stop: {}  calls: {}",
-        report["stop"].as_str().unwrap_or_default(),
+        visible(report["stop"].as_str().unwrap_or_default()),
         calls.len()
     )?;
     for c in calls {
         let (id, name) = (
-            c["id"].as_str().unwrap_or_default(),
-            c["name"].as_str().unwrap_or_default(),
+            visible_prefix(c["id"].as_str().unwrap_or_default(), SHOWN_CHARS),
+            visible_prefix(c["name"].as_str().unwrap_or_default(), SHOWN_CHARS),
         );
         if c["ok"] == true {
-            write!(out, "ok    {id} {name} {}", c["arguments"])?;
+            write!(
+                out,
+                "ok    {id} {name} {}",
+                visible(&c["arguments"].to_string())
+            )?;
             if c["repairs"].as_array().is_some_and(|r| !r.is_empty()) {
                 write!(out, "  (repaired: {})", c["repairs"])?;
             }
@@ -126,8 +135,8 @@ fn print_text(report: &Value, out: &mut dyn std::io::Write) -> std::io::Result<(
             writeln!(
                 out,
                 "error {id} {name} {}: {}",
-                e["code"].as_str().unwrap_or_default(),
-                e["message"].as_str().unwrap_or_default()
+                visible(e["code"].as_str().unwrap_or_default()),
+                visible_lines(e["message"].as_str().unwrap_or_default())
             )?;
             for v in e["violations"]
                 .as_array()
@@ -137,12 +146,12 @@ fn print_text(report: &Value, out: &mut dyn std::io::Write) -> std::io::Result<(
                 writeln!(
                     out,
                     "        at {:?}: {}",
-                    v["pointer"].as_str().unwrap_or_default(),
-                    v["message"].as_str().unwrap_or_default()
+                    visible(v["pointer"].as_str().unwrap_or_default()),
+                    visible_lines(v["message"].as_str().unwrap_or_default())
                 )?;
             }
             if let Some(r) = e["recover_action"].as_str() {
-                writeln!(out, "        recover: {r}")?;
+                writeln!(out, "        recover: {}", visible_lines(r))?;
             }
         }
     }

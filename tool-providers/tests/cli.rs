@@ -277,3 +277,31 @@ fn the_tools_runner_dispatches_decode_and_schema() {
         serde_json::json!(["location"])
     );
 }
+
+/// What `tools decode` prints came from a model: escape sequences are shown, not obeyed, and a
+/// name of a megabyte is printed as its first 64 characters and its size.
+#[test]
+fn decoded_calls_print_hostile_names_and_text_visibly_and_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.json");
+    let long = "x".repeat(1 << 20);
+    let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {
+        "role": "assistant",
+        "content": "fine\u{1b}[2K\rREAD_ONLY",
+        "tool_calls": [
+            {"id": "c1\u{1b}[1A", "type": "function",
+             "function": {"name": "get_weather\u{1b}[31m", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": long, "arguments": "{}"}}
+        ]}}]});
+    std::fs::write(&path, body.to_string()).unwrap();
+    let (exit, out, err) = run(
+        &common::fixture_toolset(),
+        &["--provider", "openai", path.to_str().unwrap()],
+        false,
+    );
+    assert_eq!(exit, Exit::Refused, "{err}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("\\u{1b}[31m"), "{out}");
+    assert!(out.contains(&format!("... ({} bytes)", 1 << 20)), "{out}");
+    assert!(out.len() < 10_000, "{} bytes printed", out.len());
+}

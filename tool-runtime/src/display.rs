@@ -23,6 +23,15 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
+/// [`visible`] of at most the first `max_chars` characters of `text`, followed by `... (N
+/// bytes)` when there were more: for names and ids, which a model may make arbitrarily long.
+pub fn visible_prefix(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}... ({} bytes)", visible(&text[..end]), text.len()),
+        None => visible(text).into_owned(),
+    }
+}
+
 /// Like [`visible`], but line breaks (`\n`) are kept, so that prose keeps its lines; a carriage
 /// return, which would let a later part of a line overwrite an earlier one, is still escaped.
 pub fn visible_lines(text: &str) -> Cow<'_, str> {
@@ -101,6 +110,13 @@ pub fn char_width(c: char) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_is_cut_at_a_character_and_says_how_long_the_whole_was() {
+        assert_eq!(visible_prefix("search", 64), "search");
+        assert_eq!(visible_prefix("ééé\u{1b}", 2), "éé... (7 bytes)");
+        assert_eq!(visible_prefix("a\u{1b}b", 64), "a\\u{1b}b");
+    }
 
     #[test]
     fn controls_are_shown_as_escapes_and_plain_text_is_not_copied() {
