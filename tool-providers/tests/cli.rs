@@ -286,13 +286,13 @@ fn decoded_calls_print_hostile_names_and_text_visibly_and_briefly() {
     let path = dir.path().join("hostile.json");
     let long = "x".repeat(1 << 20);
     let body = json!({"choices": [{"finish_reason": "tool_calls", "message": {
-        "role": "assistant",
-        "content": "fine\u{1b}[2K\rREAD_ONLY",
-        "tool_calls": [
-            {"id": "c1\u{1b}[1A", "type": "function",
-             "function": {"name": "get_weather\u{1b}[31m", "arguments": "{}"}},
-            {"id": "c2", "type": "function", "function": {"name": long, "arguments": "{}"}}
-        ]}}]});
+    "role": "assistant",
+    "content": "fine\u{1b}[2K\rREAD_ONLY",
+    "tool_calls": [
+        {"id": "c1\u{1b}[1A", "type": "function",
+         "function": {"name": "get_weather\u{1b}[31m", "arguments": "{}"}},
+        {"id": "c2", "type": "function", "function": {"name": long, "arguments": "{}"}}
+    ]}}]});
     std::fs::write(&path, body.to_string()).unwrap();
     let (exit, out, err) = run(
         &common::fixture_toolset(),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use examples::catalog;
 use examples::events::print_event;
 use examples::setup;
-use tool_providers::agent::{Agent, AgentConfig, RunStatus};
+use tool_providers::agent::{Agent, AgentConfig};
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::executor::{ApproveAll, ExecutorConfig};
@@ -24,7 +24,10 @@ fn usage() -> ! {
 }
 
 fn fail(e: impl std::fmt::Display) -> ! {
-    eprintln!("error: {e}");
+    eprintln!(
+        "error: {}",
+        tool_runtime::display::visible_lines(&e.to_string())
+    );
     std::process::exit(1)
 }
 
@@ -98,12 +101,6 @@ async fn main() {
     };
     let agent = Agent::new(choice.model, executor, config).on_event(Arc::new(print_event));
     let r = agent.run(&q).await.unwrap_or_else(|e| fail(e));
-    match &r.status {
-        RunStatus::Answered => println!("{}", r.answer.as_deref().unwrap_or("")),
-        RunStatus::MaxIterations => {
-            println!("(no final answer after {} model requests)", r.iterations)
-        }
-        RunStatus::Suspended { state } => println!("(waiting for {:?})", state.operation_ids()),
-    }
+    setup::print_status(&r);
     setup::print_usage(&r);
 }

@@ -93,7 +93,10 @@ fn print_json(v: &impl serde::Serialize) {
 }
 
 fn fail(e: impl std::fmt::Display) -> ! {
-    eprintln!("error: {e}");
+    eprintln!(
+        "error: {}",
+        tool_runtime::display::visible_lines(&e.to_string())
+    );
     std::process::exit(1)
 }
 
@@ -123,7 +126,10 @@ fn agent(args: &Args, executor: Executor) -> Agent {
 
 fn report(args: &Args, r: &tool_providers::agent::RunReport) {
     match &r.status {
-        RunStatus::Answered => println!("{}", r.answer.as_deref().unwrap_or("")),
+        RunStatus::Answered => println!(
+            "{}",
+            tool_runtime::display::visible_lines(r.answer.as_deref().unwrap_or(""))
+        ),
         RunStatus::MaxIterations => {
             println!("(no final answer after {} model requests)", r.iterations)
         }

@@ -240,7 +240,10 @@ impl Session {
                 }
                 Err(e) => {
                     // The client already retried what is worth retrying (429, 5xx, timeouts).
-                    eprintln!("error: {e}");
+                    eprintln!(
+                        "error: {}",
+                        tool_runtime::display::visible_lines(&e.to_string())
+                    );
                     return None;
                 }
             }

@@ -189,7 +189,10 @@ async fn ask(agent: &Agent, question: &str) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!(
+                "error: {}",
+                tool_runtime::display::visible_lines(&e.to_string())
+            );
             1
         }
     }
