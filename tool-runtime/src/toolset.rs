@@ -24,8 +24,8 @@ use crate::hydrate::plan::Plan;
 use crate::hydrate::plan::fields::Layout;
 use crate::hydrate::plan::tree::{Tape, Tree};
 use crate::hydrate::{
-    Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits,
-    parse_arguments,
+    Arguments, Limits, Repair, ToolCall, ToolInstance, check_size, check_value_limits, exact_text,
+    exact_value, parse_arguments,
 };
 use crate::tool::{CallContext, Extensions, StateRequirement, Tool};
 use crate::validate::{SchemaError, Validator};
@@ -719,10 +719,16 @@ impl ToolSet {
     /// deserialize them into the tool's typed arguments. Runs nothing.
     pub fn hydrate(&self, call: &ToolCall) -> Result<ToolInstance, ToolError> {
         let entry = self.lookup(&call.name)?;
+        // The fast path reads integers only from integer literals (serde refuses a float for
+        // an integer type), so numbers need a second look only here.
         if let Some(typed) = entry.fast(&call.arguments, &self.limits)? {
             return Ok(self.instance(call, entry, typed, Vec::new()));
         }
-        let (arguments, repairs) = parse_arguments(&call.arguments, &self.limits)?;
+        let exact = self
+            .exact_numbers(&call.arguments)
+            .map_err(|e| e.with_detail("tool", entry.definition.name.as_ref()))?;
+        let sent = exact.as_ref().unwrap_or(&call.arguments);
+        let (arguments, repairs) = parse_arguments(sent, &self.limits)?;
         if entry.is_checked() {
             let violations = entry.violations(&arguments);
             if !violations.is_empty() {
@@ -741,6 +747,23 @@ impl ToolSet {
         }
         let typed = entry.handler.deserialize(arguments)?;
         Ok(self.instance(call, entry, typed, repairs))
+    }
+
+    /// The arguments with integer-valued numbers written as integers, or `None` when they
+    /// have none to rewrite; a refusal for a number that is not an integer but would read as
+    /// one (see `hydrate::numbers`). Text is scanned within the size limit only.
+    fn exact_numbers(&self, arguments: &Arguments) -> Result<Option<Arguments>, ToolError> {
+        Ok(match arguments {
+            Arguments::Text(text) => {
+                check_size(text, &self.limits)?;
+                exact_text(text)?.map(Arguments::Text)
+            }
+            Arguments::Json(Value::String(text)) => {
+                check_size(text, &self.limits)?;
+                exact_text(text)?.map(|t| Arguments::Json(Value::String(t)))
+            }
+            Arguments::Json(value) => exact_value(value).map(Arguments::Json),
+        })
     }
 
     fn instance(

@@ -229,7 +229,31 @@ impl<'a> Gen<'a> {
 
 /// Whether the reference (the validator, then serde from the validated value) accepts.
 fn reference<A: DeserializeOwned>(validator: &Validator, value: &Value) -> bool {
-    validator.is_valid(value) && serde_json::from_value::<A>(value.clone()).is_ok()
+    let value = integers_as_integers(value);
+    validator.is_valid(&value) && serde_json::from_value::<A>(value).is_ok()
+}
+
+/// `value` as hydration reads it: a float with no fraction is the integer it equals (`2.0` is
+/// `2`), on the typed and the dynamic paths alike.
+fn integers_as_integers(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && (0.0..2f64.powi(64)).contains(&f) => {
+                Value::from(f as u64)
+            }
+            Some(f) if n.is_f64() && f.fract() == 0.0 && (-(2f64.powi(63))..0.0).contains(&f) => {
+                Value::from(f as i64)
+            }
+            _ => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(integers_as_integers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), integers_as_integers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// That the fast path's typed arguments are the value serde builds from the validated `value`.

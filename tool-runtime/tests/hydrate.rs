@@ -504,3 +504,66 @@ fn a_generated_reader_matches_escaped_keys_and_refuses_one_sent_twice() {
             .is_none()
     );
 }
+
+/// Integers are integers on both paths: a literal whose value is an integer is read as that
+/// integer (`10.0`, `1e1`, `-0`), whether the tool is typed or dynamic and whether the arguments
+/// came as text or as an object; a literal that is not an integer but would read as one
+/// (`1e-999`, a decimal of ten thousand digits) is refused with a pointer to it.
+#[test]
+fn integers_are_read_exactly_or_refused_with_a_pointer() {
+    let typed = set();
+    let mut dynamic = ToolSet::new();
+    dynamic
+        .register_dynamic(
+            ToolDefinition::new(
+                "count",
+                "Counts.",
+                &json!({"type": "object", "properties": {"n": {"type": "integer"},
+                        "x": {"type": "number"}}}),
+            ),
+            None,
+        )
+        .unwrap();
+    let with_limit = |lit: &str| VALID.replace("\"limit\":10", &format!("\"limit\":{lit}"));
+    for (lit, n) in [("10.0", 10), ("1e1", 10), ("1.5e1", 15), ("100e-1", 10)] {
+        let i = typed
+            .hydrate(&call("search_notes", with_limit(lit)))
+            .unwrap_or_else(|e| panic!("{lit}: {e:?}"));
+        assert_eq!(i.args::<SearchArgs>().unwrap().limit, n, "{lit}");
+        let d = dynamic
+            .hydrate(&call("count", format!(r#"{{"n": {lit}, "x": 2.5}}"#)))
+            .unwrap();
+        assert_eq!(d.arguments(), &json!({"n": n, "x": 2.5}), "{lit}");
+        assert!(
+            d.arguments()["n"].is_u64(),
+            "an integer, not a float: {lit}"
+        );
+    }
+    let d = dynamic.hydrate(&call("count", r#"{"n": -0}"#)).unwrap();
+    assert!(d.arguments()["n"].is_u64());
+    // arguments that arrive as an object are converted the same way
+    let d = dynamic
+        .hydrate(&call("count", json!({"n": 1e2, "x": 1.0})))
+        .unwrap();
+    assert_eq!(d.arguments(), &json!({"n": 100, "x": 1}));
+    assert!(d.arguments()["n"].is_u64());
+
+    let tiny = format!("0.{}1", "0".repeat(10_000));
+    for lit in ["1e-999", tiny.as_str(), "1.00000000000000000001"] {
+        for (set, name, text, pointer) in [
+            (&typed, "search_notes", with_limit(lit), "/limit"),
+            (&dynamic, "count", format!(r#"{{"n": {lit}}}"#), "/n"),
+        ] {
+            let e = set.hydrate(&call(name, text)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::INVALID_ARGUMENTS, "{lit:.30}");
+            assert_eq!(e.violations[0].pointer, pointer, "{lit:.30}");
+            assert!(e.message.contains("not an integer"), "{}", e.message);
+            assert!(e.message.len() < 400, "the literal is not echoed whole");
+        }
+    }
+    // a fraction stays a fraction
+    let e = typed
+        .hydrate(&call("search_notes", with_limit("2.5")))
+        .unwrap_err();
+    assert_eq!(e.violations[0].pointer, "/limit");
+}

@@ -1,6 +1,7 @@
 //! Hydration: parse → (repair) → validate → deserialize, turning what a model sent into a ready
 //! [`ToolInstance`] or a structured [`ToolError`]. Nothing runs here.
 
+mod numbers;
 mod parse;
 pub mod plan;
 
@@ -10,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) use numbers::{exact_text, exact_value};
 pub(crate) use parse::check_size;
 pub use parse::{Arguments, Limits, Repair, check_limits, check_value_limits, repair};
 
