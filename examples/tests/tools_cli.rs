@@ -370,7 +370,8 @@ fn pick_with_the_semantic_scorers_uses_the_local_model_or_says_what_is_missing()
             "pick",
             "will it rain in Lisbon tomorrow?",
         ])
-        .args(["--scorer", scorer, "--json"]);
+        .args(["--scorer", scorer, "--json"])
+        .env("TOOLS_EMBEDDING_CACHE", dir.join("embeddings.sqlite3"));
         match model {
             Some(m) => cmd.env("TOOLS_MINILM_DIR", m),
             None => cmd.env_remove("TOOLS_MINILM_DIR"),
@@ -431,5 +432,11 @@ fn pick_with_the_semantic_scorers_uses_the_local_model_or_says_what_is_missing()
         );
         assert_eq!(picked[0]["provenance"]["scorer"], scorer);
     }
+    // the embeddings of the first run were kept: the next one embeds nothing and needs no model
+    let out = run("hybrid", Some(&model_dir));
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("embedded 0 text(s)"), "{err}");
+    assert_eq!(stdout_json(&out)[0]["name"], "forecast_weather");
     let _ = std::fs::remove_dir_all(&dir);
 }

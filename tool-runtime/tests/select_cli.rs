@@ -170,3 +170,137 @@ fn bad_flags_are_rejected_by_the_parser() {
             .is_err()
     );
 }
+
+/// [`Words`], counting the texts it is asked to embed.
+#[derive(Clone, Default)]
+struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Counting {
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Embedder for Counting {
+    fn model(&self) -> &str {
+        Words.model()
+    }
+
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ToolError>> {
+        self.0
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+        Words.embed(texts)
+    }
+}
+
+/// With `--embedding-cache`, a second run (a new process, here a new command) embeds nothing it
+/// has seen and ranks the same; without the flag nothing is kept.
+#[tokio::test]
+async fn embeddings_are_kept_on_disk_and_a_second_run_embeds_nothing_it_has_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("embeddings.sqlite3");
+    let args = [
+        "rain",
+        "--scorer",
+        "hybrid",
+        "--embedding-cache",
+        cache.to_str().unwrap(),
+    ];
+    let first = Counting::default();
+    let (exit, out_first, err) = run_with(
+        PickCommand::new().with_embedder(Arc::new(first.clone())),
+        &args,
+        true,
+    )
+    .await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert_eq!(first.count(), 3, "the two read-only tools and the query");
+    assert!(err.contains("embedded 3 text(s) with words-test"), "{err}");
+
+    let second = Counting::default();
+    let (exit, out_second, err) = run_with(
+        PickCommand::new().with_embedder(Arc::new(second.clone())),
+        &args,
+        true,
+    )
+    .await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert_eq!(second.count(), 0, "everything came from the cache");
+    assert!(err.contains("embedded 0 text(s)"), "{err}");
+    assert_eq!(out_first, out_second, "the same ranking");
+
+    // a new query is the only new text
+    let third = Counting::default();
+    let mut other = args;
+    other[0] = "what time is it";
+    let (_, out, _) = run_with(
+        PickCommand::new().with_embedder(Arc::new(third.clone())),
+        &other,
+        true,
+    )
+    .await;
+    assert_eq!(third.count(), 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["name"], "get_time");
+
+    // without the flag, a given embedder is asked every time
+    let plain = Counting::default();
+    let (_, _, err) = run_with(
+        PickCommand::new().with_embedder(Arc::new(plain.clone())),
+        &["rain", "--scorer", "hybrid"],
+        true,
+    )
+    .await;
+    assert_eq!(plain.count(), 3);
+    assert!(!err.contains("embedded"), "{err}");
+}
+
+/// A changed text is embedded again and nothing else is; vectors come back bit for bit; another
+/// model's vectors are never answered.
+#[tokio::test]
+async fn the_cache_is_keyed_by_model_and_exact_text() {
+    use tool_runtime::select::{CachedEmbedder, EmbeddingCache};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.sqlite3");
+    let texts: Vec<String> = ["rain in the city", "clock time"]
+        .map(String::from)
+        .to_vec();
+    let counting = Counting::default();
+    let cached = CachedEmbedder::new(
+        Arc::new(counting.clone()),
+        EmbeddingCache::open(&path).unwrap(),
+    );
+    let first = cached.embed(&texts).await.unwrap();
+    assert_eq!(first, Words.embed(&texts).await.unwrap());
+    let mut edited = texts.clone();
+    edited[1] = "clock time, edited".into();
+    let again = CachedEmbedder::new(
+        Arc::new(counting.clone()),
+        EmbeddingCache::open(&path).unwrap(),
+    );
+    let second = again.embed(&edited).await.unwrap();
+    assert_eq!(counting.count(), 3, "two texts, then only the edited one");
+    assert_eq!(second[0], first[0]);
+    assert_eq!(again.embedded(), 1);
+
+    // a lazily loaded model is not loaded when the cache answers everything
+    let lazy = CachedEmbedder::lazy("words-test", EmbeddingCache::open(&path).unwrap(), || {
+        panic!("the model must not be loaded")
+    });
+    assert_eq!(lazy.embed(&texts).await.unwrap(), first);
+    // another model's vectors are not this one's
+    let other_model = Counting::default();
+    let other = CachedEmbedder::lazy("other-model", EmbeddingCache::open(&path).unwrap(), {
+        let other_model = other_model.clone();
+        move || Ok(Arc::new(other_model.clone()) as Arc<dyn Embedder>)
+    });
+    other.embed(&texts).await.unwrap();
+    assert_eq!(other_model.count(), 2);
+    assert_eq!(
+        EmbeddingCache::open(&path)
+            .unwrap()
+            .len("words-test")
+            .unwrap(),
+        3
+    );
+}

@@ -1,6 +1,8 @@
 //! `tools pick "QUERY" [--top K] [--scorer bm25|keyword|embedding|hybrid] [--min-score S]
-//! [--allow-unsafe] [--debug]`: pre-selection from the command line.
+//! [--allow-unsafe] [--debug] [--embedding-cache FILE | --no-embedding-cache]`: pre-selection
+//! from the command line.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Arg, ArgAction, value_parser};
@@ -8,12 +10,13 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use super::catalog::Catalog;
-use super::embed::{Embedder, EmbeddingScorer};
+use super::embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer};
 use super::hybrid::HybridScorer;
 use super::keyword::KeywordOverlapScorer;
 use super::pick::PickOptions;
 use super::scorer::Scorer;
 use crate::cli::{CliCommand, Exit, Output};
+use crate::error::ToolError;
 use crate::toolset::ToolSet;
 
 /// Whether this build carries the local all-MiniLM-L6-v2 embedder (tool-runtime's `minilm`
@@ -118,19 +121,87 @@ impl PickCommand {
         }
     }
 
-    /// The embedder for the semantic scorers, loading it if need be; `Err` is the message for
-    /// the user.
-    fn embedder(&self) -> Result<Arc<dyn Embedder>, String> {
-        match &self.semantic {
-            Semantic::Unavailable(why) => Err(why.clone()),
-            Semantic::Ready(embedder) => Ok(embedder.clone()),
+    /// The embedder for the semantic scorers, behind the embedding cache at `cache` when one is
+    /// named; `Err` is the message for the user. The local model is loaded only when the cache
+    /// lacks a text.
+    fn embedder(&self, cache: Option<&Path>) -> Result<Semantics, String> {
+        let message = |e: ToolError| match e.recover_action {
+            Some(hint) => format!("{} ({hint})", e.message),
+            None => e.message,
+        };
+        let open = |path: &Path| EmbeddingCache::open(path).map_err(message);
+        match (&self.semantic, cache) {
+            (Semantic::Unavailable(why), _) => Err(why.clone()),
+            (Semantic::Ready(embedder), None) => Ok(Semantics::plain(embedder.clone())),
+            (Semantic::Ready(embedder), Some(path)) => Ok(Semantics::cached(
+                CachedEmbedder::new(embedder.clone(), open(path)?),
+                path,
+            )),
             #[cfg(feature = "minilm")]
-            Semantic::Load(dir) => super::embed::minilm::MiniLm::load(dir)
-                .map(|m| Arc::new(m) as Arc<dyn Embedder>)
-                .map_err(|e| match e.recover_action {
-                    Some(hint) => format!("{} ({hint})", e.message),
-                    None => e.message,
-                }),
+            (Semantic::Load(dir), None) => super::embed::minilm::MiniLm::load(dir)
+                .map(|m| Semantics::plain(Arc::new(m)))
+                .map_err(message),
+            #[cfg(feature = "minilm")]
+            (Semantic::Load(dir), Some(path)) => {
+                use super::embed::minilm::MiniLm;
+                let id = MiniLm::cache_id(dir).map_err(message)?;
+                let dir = dir.clone();
+                let lazy = CachedEmbedder::lazy(id, open(path)?, move || {
+                    MiniLm::load(&dir).map(|m| Arc::new(m) as Arc<dyn Embedder>)
+                });
+                Ok(Semantics::cached(lazy, path))
+            }
+        }
+    }
+
+    /// Where the embedding cache is for this run: `--embedding-cache PATH`, none with
+    /// `--no-embedding-cache`, else for the local model [`default_embedding_cache`].
+    fn cache_path(&self, matches: &clap::ArgMatches) -> Option<PathBuf> {
+        if matches.get_flag("no-embedding-cache") {
+            return None;
+        }
+        if let Some(path) = matches.get_one::<PathBuf>("embedding-cache") {
+            return Some(path.clone());
+        }
+        match self.semantic {
+            #[cfg(feature = "minilm")]
+            Semantic::Load(_) => default_embedding_cache(),
+            _ => None,
+        }
+    }
+}
+
+/// The embedding cache the shipped `tools pick` uses for the local model: `TOOLS_EMBEDDING_CACHE`,
+/// else `embeddings.sqlite3` under `$XDG_CACHE_HOME/tool-calling` or `~/.cache/tool-calling`.
+pub fn default_embedding_cache() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("TOOLS_EMBEDDING_CACHE") {
+        return Some(PathBuf::from(path));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("tool-calling").join("embeddings.sqlite3"))
+}
+
+/// The embedder a run uses, and its cache when it has one (to say what was embedded).
+struct Semantics {
+    embedder: Arc<dyn Embedder>,
+    cached: Option<(Arc<CachedEmbedder>, PathBuf)>,
+}
+
+impl Semantics {
+    fn plain(embedder: Arc<dyn Embedder>) -> Self {
+        Semantics {
+            embedder,
+            cached: None,
+        }
+    }
+
+    fn cached(embedder: CachedEmbedder, path: &Path) -> Self {
+        let embedder = Arc::new(embedder);
+        Semantics {
+            embedder: embedder.clone(),
+            cached: Some((embedder, path.to_owned())),
         }
     }
 }
@@ -175,6 +246,23 @@ impl CliCommand for PickCommand {
                     .action(ArgAction::SetTrue)
                     .help("Include scorer details and excluded tools in the provenance"),
             )
+            .arg(
+                Arg::new("embedding-cache")
+                    .long("embedding-cache")
+                    .value_name("FILE")
+                    .value_parser(value_parser!(PathBuf))
+                    .help(
+                        "Keep embeddings in this SQLite file across runs (default for the local \
+                         model: $TOOLS_EMBEDDING_CACHE, else ~/.cache/tool-calling/embeddings.sqlite3)",
+                    ),
+            )
+            .arg(
+                Arg::new("no-embedding-cache")
+                    .long("no-embedding-cache")
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with("embedding-cache")
+                    .help("Embed every text again, keeping nothing on disk"),
+            )
     }
 
     fn run<'a>(
@@ -195,17 +283,19 @@ impl CliCommand for PickCommand {
                 .map(String::as_str)
                 .unwrap_or("bm25");
             let catalog = Catalog::from_toolset(toolset);
+            let mut cached = None;
             let scorer: Option<Arc<dyn Scorer>> = match scorer_name {
                 "keyword" => Some(Arc::new(KeywordOverlapScorer)),
                 "embedding" | "hybrid" => {
-                    let embedder = match self.embedder() {
-                        Ok(embedder) => embedder,
+                    let semantics = match self.embedder(self.cache_path(matches).as_deref()) {
+                        Ok(semantics) => semantics,
                         Err(why) => {
                             let _ = writeln!(output.err, "error: --scorer {scorer_name} {why}");
                             return Exit::Usage;
                         }
                     };
-                    let semantic = Arc::new(EmbeddingScorer::new(embedder));
+                    cached = semantics.cached;
+                    let semantic = Arc::new(EmbeddingScorer::new(semantics.embedder));
                     if scorer_name == "embedding" {
                         Some(semantic)
                     } else {
@@ -229,6 +319,16 @@ impl CliCommand for PickCommand {
                     return Exit::Refused;
                 }
             };
+            if let Some((embedder, path)) = &cached {
+                // on stderr, out of the listing's way: why a run was slow, or that it was not
+                let _ = writeln!(
+                    output.err,
+                    "embedded {} text(s) with {}; the others came from {}",
+                    embedder.embedded(),
+                    embedder.model(),
+                    path.display()
+                );
+            }
             if output.json {
                 let text = serde_json::to_string_pretty(&candidates)
                     .expect("candidates serialize to JSON");

@@ -88,7 +88,7 @@ pub use bm25::{Bm25Config, Bm25Scorer, name_words};
 pub use catalog::{Catalog, Pool, ToolId};
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
-pub use embed::{Embedder, EmbeddingScorer, tool_text};
+pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
 pub use hybrid::HybridScorer;
 pub use keyword::KeywordOverlapScorer;
 pub use llm::{LlmScorer, RelevanceClassifier, classification_prompt, parse_relevance};

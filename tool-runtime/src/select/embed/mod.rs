@@ -1,6 +1,7 @@
 //! Semantic scoring: cosine similarity between an embedding of the query and cached embeddings of
 //! the tools.
 
+mod cache;
 #[cfg(feature = "minilm")]
 pub mod minilm;
 
@@ -17,6 +18,8 @@ use super::catalog::{Catalog, ToolId};
 use super::scorer::{Deadline, ScoreRequest, Scored, Scorer, out_of_time};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
+
+pub use cache::{CachedEmbedder, EmbeddingCache};
 
 /// Turns texts into fixed-size vectors whose cosine similarity reflects meaning.
 pub trait Embedder: Send + Sync {

@@ -80,12 +80,7 @@ impl MiniLm {
         .map_err(|e| load_error(dir, "model.safetensors", e))?;
         let model = bert::Bert::load(tensors, &config)
             .map_err(|e| load_error(dir, "model.safetensors", e))?;
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| *n != "model")
-            .unwrap_or("all-MiniLM-L6-v2")
-            .to_owned();
+        let name = Self::name_of(dir);
         Ok(MiniLm {
             inner: Arc::new(Inner {
                 tokenizer,
@@ -93,6 +88,35 @@ impl MiniLm {
                 name,
             }),
         })
+    }
+
+    fn name_of(dir: &Path) -> String {
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| *n != "model")
+            .unwrap_or("all-MiniLM-L6-v2")
+            .to_owned()
+    }
+
+    /// What identifies the model in `dir` in an embedding cache, without loading it: its name
+    /// and the size of its weights file, so that other weights under the same name are not
+    /// answered with this model's vectors.
+    pub fn cache_id(dir: impl AsRef<Path>) -> Result<String, ToolError> {
+        let dir = dir.as_ref();
+        // the files `load` reads, in its order, so a directory without the model is refused
+        // with the same reason
+        let size = |name: &str| {
+            std::fs::metadata(dir.join(name))
+                .map(|m| m.len())
+                .map_err(|e| load_error(dir, name, e))
+        };
+        size("config.json")?;
+        size("tokenizer.json")?;
+        Ok(format!(
+            "{}@{}",
+            Self::name_of(dir),
+            size("model.safetensors")?
+        ))
     }
 
     /// The model directory named by `TOOLS_MINILM_DIR`, if set.
