@@ -3,9 +3,12 @@
 use tool_providers::agent::RunReport;
 use tool_runtime::executor::{AuditRecord, ConfirmationRequest, Decider, Status};
 
-/// The `tool` calls of `report` that ran, after checking what a confirmed tool promises: the
-/// model made at least one valid call; every other call was refused by policy before it ran; a
-/// person was asked once for each call that ran, about that tool, and decided it.
+/// The `tool` calls of `report` that ran and succeeded, after checking what a confirmed tool
+/// promises: the model made at least one valid call; a person was asked once for each call that
+/// reached them, about that tool, and decided it; every other call was refused by policy before
+/// anyone was asked and before it ran. A call the person confirmed may still fail in the tool
+/// itself (a small model sends `"eta": "medium"`, which the schema's string admits and the tool
+/// refuses): it was asked about and ran, so it counts as reaching the person.
 pub fn confirmed_calls<'a>(
     report: &'a RunReport,
     tool: &str,
@@ -22,13 +25,20 @@ pub fn confirmed_calls<'a>(
         "the model made a valid {tool} call: {:#?}",
         report.transcript
     );
-    for refused in created.iter().filter(|r| r.status != Status::Success) {
-        // Anything else was refused before it ran and before anyone was asked.
+    let (reached, refused): (Vec<&AuditRecord>, Vec<&AuditRecord>) = created
+        .iter()
+        .copied()
+        .partition(|r| r.decided_by == Decider::User);
+    for refused in refused {
         assert_eq!(refused.decided_by, Decider::Policy, "{refused:#?}");
         assert_eq!(refused.attempts, 0, "{refused:#?}");
+        assert_ne!(refused.status, Status::Success, "{refused:#?}");
+    }
+    for r in &reached {
+        assert!(r.attempts >= 1, "a confirmed call ran: {r:#?}");
     }
     // invalid calls never reach the user
-    assert_eq!(asked.len(), ran.len(), "{created:#?}");
+    assert_eq!(asked.len(), reached.len(), "{created:#?}");
     assert!(asked.iter().all(|q| q.preview.tool == tool));
     assert!(ran.iter().all(|r| r.decided_by == Decider::User));
     ran
