@@ -12,7 +12,7 @@ mod support;
 
 use examples::setup;
 use futures::FutureExt;
-use tool_providers::agent::{Agent, AgentConfig, AgentError, TranscriptEntry};
+use tool_providers::agent::{Agent, AgentConfig, TranscriptEntry};
 use tool_providers::codec::ToolChoice;
 use tool_runtime::executor::{
     Answer, ConfirmationRequest, Decider, ExecutorConfig, FnConfirmer, Status,
@@ -38,9 +38,6 @@ fn llama_url() -> Option<String> {
         }
     }
 }
-
-/// How many fresh conversations the confirmation test may start before it counts as failed.
-const CONVERSATIONS: usize = 5;
 
 #[tokio::test]
 async fn the_model_creates_a_note_after_the_user_confirms_it() {
@@ -81,36 +78,13 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
         ..Default::default()
     };
     let agent = Agent::new(setup::local(&url).model, executor, config);
-    // A 135M model sometimes loops ("Llamas are your brothers. ...") until the server's token
-    // cap in every retry, and the conversation ends with its retry budget spent. Such a
-    // conversation must have refused every call before anyone was asked and left the notes
-    // alone; then a fresh one is started, up to CONVERSATIONS.
-    let mut conversation = 0;
-    let report = loop {
-        conversation += 1;
-        asked.lock().unwrap().clear();
-        match agent
-            .run("Create a note titled Llamas saying that llamas are camelids.")
-            .await
-        {
-            Ok(report) => break report,
-            Err(e) if conversation < CONVERSATIONS => {
-                let partial = e.partial().unwrap_or_else(|| panic!("{e}"));
-                assert!(
-                    matches!(e.cause(), AgentError::RetriesExhausted { .. }),
-                    "only the model's own invalid calls may end a conversation: {e}"
-                );
-                for record in &partial.audit {
-                    assert_eq!(record.decided_by, Decider::Policy, "{record:#?}");
-                    assert_ne!(record.status, Status::Success, "{record:#?}");
-                }
-                assert!(asked.lock().unwrap().is_empty());
-                assert_eq!(db.all_notes().unwrap().len(), before);
-                eprintln!("conversation {conversation} spent its retries: {e}");
-            }
-            Err(e) => panic!("{CONVERSATIONS} conversations without a valid call: {e:?}"),
-        }
-    };
+    let report = support::run_until_a_valid_call(
+        &agent,
+        "Create a note titled Llamas saying that llamas are camelids.",
+        &asked,
+        || db.all_notes().unwrap().len() == before,
+    )
+    .await;
 
     let ran = support::confirmed_calls(&report, "create_note", &asked.lock().unwrap());
     let refused = report

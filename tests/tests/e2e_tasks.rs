@@ -12,7 +12,7 @@ mod support;
 use examples::setup;
 use examples::tasks::{self, TaskDb};
 use futures::FutureExt;
-use tool_providers::agent::{Agent, AgentConfig, AgentError};
+use tool_providers::agent::{Agent, AgentConfig};
 use tool_providers::codec::ToolChoice;
 use tool_runtime::executor::{
     Answer, ConfirmationRequest, Decider, ExecutorConfig, FnConfirmer, Status,
@@ -38,9 +38,6 @@ fn llama_url() -> Option<String> {
         }
     }
 }
-
-/// Fresh conversations the test may need for one valid `create_task` call (see below).
-const CONVERSATIONS: usize = 5;
 
 #[tokio::test]
 async fn the_model_creates_a_task_after_the_user_confirms_it() {
@@ -76,46 +73,23 @@ async fn the_model_creates_a_task_after_the_user_confirms_it() {
     };
     let agent = Agent::new(setup::local(&url).model, executor, config);
 
-    // Some conversations go nowhere: the model repeats one invalid call (`"priority": {}` four
-    // times, or ever longer made-up keys) until the retry budget is spent; in one of 16 runs of
-    // this test (2026-11-23) three conversations in a row did. Such a conversation must still have refused every call before anyone was asked and
-    // left the database alone; then a fresh one is started, up to CONVERSATIONS.
-    for conversation in 1..=CONVERSATIONS {
-        asked.lock().unwrap().clear();
-        let before = db.all().unwrap().len();
-        let report = match agent.run("Create a task titled Buy milk").await {
-            Ok(report) => report,
-            Err(e) if conversation < CONVERSATIONS => {
-                let partial = e.partial().unwrap_or_else(|| panic!("{e}"));
-                assert!(
-                    matches!(e.cause(), AgentError::RetriesExhausted { .. }),
-                    "only the model's own invalid calls may end a conversation: {e}"
-                );
-                for record in &partial.audit {
-                    assert_eq!(record.decided_by, Decider::Policy, "{record:#?}");
-                    assert_ne!(record.status, Status::Success, "{record:#?}");
-                }
-                assert!(asked.lock().unwrap().is_empty());
-                assert_eq!(db.all().unwrap().len(), before);
-                eprintln!("conversation {conversation} spent its retries: {e}");
-                continue;
-            }
-            Err(e) => panic!("{CONVERSATIONS} conversations without a valid call: {e:?}"),
-        };
+    let before = db.all().unwrap().len();
+    let report =
+        support::run_until_a_valid_call(&agent, "Create a task titled Buy milk", &asked, || {
+            db.all().unwrap().len() == before
+        })
+        .await;
+    let ran = support::confirmed_calls(&report, "create_task", &asked.lock().unwrap());
 
-        let ran = support::confirmed_calls(&report, "create_task", &asked.lock().unwrap());
-
-        // The database has exactly the tasks that ran, as the model asked for them, pending.
-        let after = db.all().unwrap();
-        assert_eq!(after.len(), before + ran.len(), "{after:#?}");
-        for (row, rec) in after[before..].iter().zip(&ran) {
-            let args = rec.arguments.as_ref().expect("arguments are audited");
-            assert_eq!(args["title"], row.title.as_str(), "{after:#?}");
-            assert_eq!(row.status, tasks::TaskStatus::Pending);
-        }
-        assert!(report.usage.input_tokens > 0);
-        return;
+    // The database has exactly the tasks that ran, as the model asked for them, pending.
+    let after = db.all().unwrap();
+    assert_eq!(after.len(), before + ran.len(), "{after:#?}");
+    for (row, rec) in after[before..].iter().zip(&ran) {
+        let args = rec.arguments.as_ref().expect("arguments are audited");
+        assert_eq!(args["title"], row.title.as_str(), "{after:#?}");
+        assert_eq!(row.status, tasks::TaskStatus::Pending);
     }
+    assert!(report.usage.input_tokens > 0);
 }
 
 #[tokio::test]

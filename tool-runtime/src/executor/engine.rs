@@ -553,8 +553,8 @@ impl Executor {
                 ToolError::new(
                     ErrorCode::of("TOO_MANY_PENDING"),
                     format!(
-                        "{waiting} operations of this session already wait for a decision; at \
-                         most {limit} may wait, and this call was not parked"
+                        "{waiting} operations of this session wait for a decision, the most it \
+                         may have ({limit}); this call was not parked"
                     ),
                 )
                 .retryable(true)

@@ -169,10 +169,7 @@ impl Scan<'_> {
         }
         match b {
             b'{' => {
-                self.at += 1;
-                self.skip_space();
-                if self.bytes.get(self.at) == Some(&b'}') {
-                    self.at += 1;
+                if self.open(b'}') {
                     return Ok(Some(()));
                 }
                 loop {
@@ -185,51 +182,29 @@ impl Scan<'_> {
                         return Ok(None);
                     }
                     self.at += 1;
-                    self.path.push(Step::Key(key));
-                    let read = self.value(edits)?;
-                    self.path.pop();
-                    if read.is_none() {
+                    if self.member(Step::Key(key), edits)?.is_none() {
                         return Ok(None);
                     }
-                    self.skip_space();
-                    match self.bytes.get(self.at) {
-                        Some(b',') => self.at += 1,
-                        Some(b'}') => {
-                            self.at += 1;
-                            return Ok(Some(()));
-                        }
-                        _ => return Ok(None),
+                    match self.separator(b'}') {
+                        Some(true) => {}
+                        closed => return Ok(closed.map(drop)),
                     }
                 }
             }
             b'[' => {
-                self.at += 1;
-                self.skip_space();
-                if self.bytes.get(self.at) == Some(&b']') {
-                    self.at += 1;
+                if self.open(b']') {
                     return Ok(Some(()));
                 }
-                let mut index = 0;
-                loop {
-                    self.path.push(Step::Index(index));
-                    let read = self.value(edits)?;
-                    self.path.pop();
-                    if read.is_none() {
+                for index in 0.. {
+                    if self.member(Step::Index(index), edits)?.is_none() {
                         return Ok(None);
                     }
-                    self.skip_space();
-                    match self.bytes.get(self.at) {
-                        Some(b',') => {
-                            self.at += 1;
-                            index += 1;
-                        }
-                        Some(b']') => {
-                            self.at += 1;
-                            return Ok(Some(()));
-                        }
-                        _ => return Ok(None),
+                    match self.separator(b']') {
+                        Some(true) => {}
+                        closed => return Ok(closed.map(drop)),
                     }
                 }
+                Ok(None)
             }
             b'"' => Ok(self.string().map(drop)),
             b'-' | b'0'..=b'9' => self.number(edits),
@@ -242,6 +217,42 @@ impl Scan<'_> {
                 Ok((self.at > start).then_some(()))
             }
         }
+    }
+
+    /// Steps over an opening bracket; `true` when `close` follows at once (an empty container).
+    fn open(&mut self, close: u8) -> bool {
+        self.at += 1;
+        self.skip_space();
+        let empty = self.bytes.get(self.at) == Some(&close);
+        if empty {
+            self.at += 1;
+        }
+        empty
+    }
+
+    /// Reads one member of a container, with `step` on the path while it is read.
+    fn member(
+        &mut self,
+        step: Step,
+        edits: &mut Vec<(usize, usize, String)>,
+    ) -> Result<Option<()>, ToolError> {
+        self.path.push(step);
+        let read = self.value(edits);
+        self.path.pop();
+        read
+    }
+
+    /// After a member: `Some(true)` for a comma (another member follows), `Some(false)` for
+    /// `close` (the container ended), `None` for anything else.
+    fn separator(&mut self, close: u8) -> Option<bool> {
+        self.skip_space();
+        let more = match self.bytes.get(self.at) {
+            Some(b',') => true,
+            Some(&b) if b == close => false,
+            _ => return None,
+        };
+        self.at += 1;
+        Some(more)
     }
 
     /// Reads a string; the range of its contents, quotes excluded.

@@ -82,30 +82,8 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
     if openers <= limits.max_depth {
         return Ok(());
     }
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in text.as_bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > limits.max_depth {
-                    return Err(too_deep(limits));
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    if crate::definition::json_depth(text) > limits.max_depth {
+        return Err(too_deep(limits));
     }
     Ok(())
 }

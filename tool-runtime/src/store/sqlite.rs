@@ -111,6 +111,21 @@ impl SqliteStore {
         id: &str,
         next: impl FnOnce(&PendingOperation) -> Option<PendingState>,
     ) -> Result<Resolve, StoreError> {
+        self.rewrite_op(id, |op| {
+            next(op).map(|state| PendingOperation {
+                state,
+                ..op.clone()
+            })
+        })
+    }
+
+    /// [`Self::change_op`] for any change of the operation: `next` gives it as it is to be
+    /// stored, or `None` to leave it.
+    fn rewrite_op(
+        &self,
+        id: &str,
+        next: impl FnOnce(&PendingOperation) -> Option<PendingOperation>,
+    ) -> Result<Resolve, StoreError> {
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -123,11 +138,9 @@ impl SqliteStore {
             return Ok(Resolve::NotFound);
         };
         let before = read_operation(id, &data)?;
-        let Some(state) = next(&before) else {
+        let Some(op) = next(&before) else {
             return Ok(Resolve::AlreadyResolved(before.state));
         };
-        let mut op = before.clone();
-        op.state = state;
         tx.execute(
             "UPDATE pending SET state = ?1, data = ?2 WHERE id = ?3",
             params![op.state.name(), to_json(&op)?, id],
@@ -237,27 +250,8 @@ impl Store for SqliteStore {
     }
 
     fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let data: Option<String> = tx
-            .query_row("SELECT data FROM pending WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(err)?;
-        let Some(op) = data.map(|d| read_operation(id, &d)).transpose()? else {
-            return Ok(false);
-        };
-        let Some(op) = scrubbed(op, arguments) else {
-            return Ok(false);
-        };
-        tx.execute(
-            "UPDATE pending SET data = ?1 WHERE id = ?2",
-            params![to_json(&op)?, id],
-        )
-        .map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(true)
+        self.rewrite_op(id, |op| scrubbed(op.clone(), arguments))
+            .map(|r| matches!(r, Resolve::Won(_)))
     }
 
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
