@@ -440,3 +440,85 @@ fn pick_with_the_semantic_scorers_uses_the_local_model_or_says_what_is_missing()
     assert_eq!(stdout_json(&out)[0]["name"], "forecast_weather");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `pick --queries -` answers JSON lines from standard input in one process, and with the store
+/// on Redis (and no `TOOLS_EMBEDDING_CACHE`) keeps the embeddings there, so the next process,
+/// on any machine sharing that Redis, embeds nothing it has seen.
+#[test]
+fn pick_answers_queries_from_standard_input_and_shares_embeddings_through_the_stores_redis() {
+    use tool_runtime::select::cli::LOCAL_EMBEDDER;
+    let (Some(model_dir), Ok(redis_url)) = (
+        std::env::var("TOOLS_MINILM_DIR")
+            .ok()
+            .filter(|d| !d.is_empty()),
+        std::env::var("TOOL_RUNTIME_TEST_REDIS_URL"),
+    ) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must provide the model and Redis (TOOLS_MINILM_DIR, TOOL_RUNTIME_TEST_REDIS_URL)"
+        );
+        let _ = writeln!(std::io::stderr(), "skipped: no model or no Redis");
+        return;
+    };
+    if !LOCAL_EMBEDDER {
+        return;
+    }
+    // a database of its own, emptied, so the first run must embed
+    let store = format!("{}/10", redis_url.trim_end_matches('/'));
+    let mut conn = redis::Client::open(store.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    redis::cmd("FLUSHDB").query::<()>(&mut conn).unwrap();
+    let (dir, catalog) = pick_catalog("batch");
+    let input = "will it rain in Lisbon tomorrow?\n\
+                 {\"id\": \"stocks\", \"query\": \"how much is one share of ACME worth\"}\n";
+    let run = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+            .args([
+                "--catalog",
+                &catalog,
+                "pick",
+                "--queries",
+                "-",
+                "--scorer",
+                "hybrid",
+            ])
+            .env("TOOLS_MINILM_DIR", &model_dir)
+            .env("TOOLS_STORE", &store)
+            .env_remove("TOOLS_EMBEDDING_CACHE")
+            .env_remove("TOOLS_CONFIG")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the tools binary runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (lines, err)
+    };
+    let (lines, err) = run();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["candidates"][0]["name"], "forecast_weather");
+    assert_eq!(lines[1]["id"], "stocks");
+    assert_eq!(lines[1]["candidates"][0]["name"], "get_stock_price");
+    assert!(err.contains("(keys tools:embeddings:*)"), "{err}");
+    assert!(!err.contains("embedded 0 text(s)"), "{err}");
+    let (again, err) = run();
+    assert!(err.contains("embedded 0 text(s)"), "{err}");
+    assert_eq!(again, lines, "the same answers from the shared vectors");
+    let _ = std::fs::remove_dir_all(&dir);
+}

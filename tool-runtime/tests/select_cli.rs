@@ -6,8 +6,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::cli::{CliCommand, Exit, Output};
-use tool_runtime::select::Embedder;
 use tool_runtime::select::cli::{LOCAL_EMBEDDER, PickCommand};
+use tool_runtime::select::{CachedEmbedder, Embedder, EmbeddingCache};
 use tool_runtime::{Safety, ToolDefinition, ToolError, ToolSet};
 
 fn toolset() -> ToolSet {
@@ -256,51 +256,241 @@ async fn embeddings_are_kept_on_disk_and_a_second_run_embeds_nothing_it_has_seen
 }
 
 /// A changed text is embedded again and nothing else is; vectors come back bit for bit; another
-/// model's vectors are never answered.
-#[tokio::test]
-async fn the_cache_is_keyed_by_model_and_exact_text() {
-    use tool_runtime::select::{CachedEmbedder, EmbeddingCache};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("e.sqlite3");
+/// model's vectors are never answered. `open` opens the same cache each time it is called.
+async fn the_cache_is_keyed_by_model_and_exact_text(open: impl Fn() -> EmbeddingCache) {
     let texts: Vec<String> = ["rain in the city", "clock time"]
         .map(String::from)
         .to_vec();
     let counting = Counting::default();
-    let cached = CachedEmbedder::new(
-        Arc::new(counting.clone()),
-        EmbeddingCache::open(&path).unwrap(),
-    );
+    let cached = CachedEmbedder::new(Arc::new(counting.clone()), open());
     let first = cached.embed(&texts).await.unwrap();
     assert_eq!(first, Words.embed(&texts).await.unwrap());
     let mut edited = texts.clone();
     edited[1] = "clock time, edited".into();
-    let again = CachedEmbedder::new(
-        Arc::new(counting.clone()),
-        EmbeddingCache::open(&path).unwrap(),
-    );
+    let again = CachedEmbedder::new(Arc::new(counting.clone()), open());
     let second = again.embed(&edited).await.unwrap();
     assert_eq!(counting.count(), 3, "two texts, then only the edited one");
     assert_eq!(second[0], first[0]);
     assert_eq!(again.embedded(), 1);
 
     // a lazily loaded model is not loaded when the cache answers everything
-    let lazy = CachedEmbedder::lazy("words-test", EmbeddingCache::open(&path).unwrap(), || {
+    let lazy = CachedEmbedder::lazy("words-test", open(), || {
         panic!("the model must not be loaded")
     });
     assert_eq!(lazy.embed(&texts).await.unwrap(), first);
     // another model's vectors are not this one's
     let other_model = Counting::default();
-    let other = CachedEmbedder::lazy("other-model", EmbeddingCache::open(&path).unwrap(), {
+    let other = CachedEmbedder::lazy("other-model", open(), {
         let other_model = other_model.clone();
         move || Ok(Arc::new(other_model.clone()) as Arc<dyn Embedder>)
     });
     other.embed(&texts).await.unwrap();
     assert_eq!(other_model.count(), 2);
+    assert_eq!(open().len("words-test").unwrap(), 3);
     assert_eq!(
-        EmbeddingCache::open(&path)
+        open().get("words-test", &[]).unwrap(),
+        Vec::<Option<Vec<f32>>>::new()
+    );
+}
+
+#[tokio::test]
+async fn a_sqlite_cache_is_keyed_by_model_and_exact_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.sqlite3");
+    the_cache_is_keyed_by_model_and_exact_text(|| EmbeddingCache::open(&path).unwrap()).await;
+}
+
+const REDIS_VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
+
+/// The test Redis server, or `None` (saying why) outside CI when none is configured.
+fn redis_url() -> Option<String> {
+    match std::env::var(REDIS_VAR) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            assert!(
+                std::env::var("CI").is_err(),
+                "{REDIS_VAR} is not set, and CI is set: the Redis cache must be tested in CI"
+            );
+            eprintln!("SKIPPED: set {REDIS_VAR} to a redis:// URL of a running redis-server");
+            None
+        }
+    }
+}
+
+/// A key prefix no other run uses.
+fn fresh_prefix() -> String {
+    format!("test-embeddings-{}:", uuid_like())
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{}-{nanos}", std::process::id())
+}
+
+#[tokio::test]
+async fn a_redis_cache_is_keyed_by_model_and_exact_text() {
+    let Some(url) = redis_url() else { return };
+    let prefix = fresh_prefix();
+    the_cache_is_keyed_by_model_and_exact_text(|| EmbeddingCache::redis(&url, &prefix).unwrap())
+        .await;
+}
+
+/// `--embedding-cache redis://...`: a second process shares what the first embedded.
+#[tokio::test]
+async fn pick_keeps_embeddings_in_redis_when_given_its_url() {
+    let Some(url) = redis_url() else { return };
+    // a database of its own, so the default prefix cannot meet another run's vectors
+    let url = format!("{}/9", url.trim_end_matches('/'));
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    redis::cmd("FLUSHDB").query::<()>(&mut conn).unwrap();
+    let args = ["rain", "--scorer", "hybrid", "--embedding-cache", &url];
+    let run_once = || async {
+        let counting = Counting::default();
+        let (exit, out, err) = run_with(
+            PickCommand::new().with_embedder(Arc::new(counting.clone())),
+            &args,
+            true,
+        )
+        .await;
+        assert_eq!(exit, Exit::Success, "{err}");
+        assert!(err.contains("redis://"), "{err}");
+        (counting.count(), out)
+    };
+    let (first, out_first) = run_once().await;
+    let (second, out_second) = run_once().await;
+    assert_eq!(first, 3, "the two read-only tools and the query");
+    assert_eq!(second, 0, "everything came from Redis");
+    assert_eq!(out_first, out_second);
+}
+
+#[test]
+fn an_unreachable_redis_cache_is_a_clear_error_and_a_password_is_never_shown() {
+    let e = EmbeddingCache::redis("redis://:hunter2@127.0.0.1:1/", "tools:").unwrap_err();
+    assert!(
+        e.message
+            .contains("cannot connect to redis://***@127.0.0.1:1/"),
+        "{}",
+        e.message
+    );
+    let (exit, _, err) = futures::executor::block_on(run_with(
+        PickCommand::new().with_embedder(Arc::new(Words)),
+        &[
+            "rain",
+            "--scorer",
+            "hybrid",
+            "--embedding-cache",
+            "redis://:hunter2@127.0.0.1:1/",
+        ],
+        false,
+    ));
+    assert_eq!(exit, Exit::Usage, "{err}");
+    assert!(err.contains("embedding cache"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let shown = tool_runtime::select::cli::CacheLocation::parse("redis://:hunter2@10.0.0.1:6379/2");
+    assert_eq!(
+        shown.to_string(),
+        "redis://***@10.0.0.1:6379/2 (keys tools:embeddings:*)"
+    );
+}
+
+/// `--queries`: one JSON line per query, in order, with plain and JSON-object lines, a refused
+/// line reported in place and the exit code 1 at the end.
+#[tokio::test]
+async fn queries_from_a_file_get_one_json_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queries.txt");
+    std::fs::write(
+        &file,
+        "weather in the city\n\n{\"id\": \"q-time\", \"query\": \"what time is it\"}\n\
+         {\"id\": 7}\n{not json\nrain\n",
+    )
+    .unwrap();
+    let (exit, out, err) = run(&["--queries", file.to_str().unwrap()], false).await;
+    assert_eq!(exit, Exit::Refused, "{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines[0]["id"], 1);
+    assert_eq!(lines[0]["query"], "weather in the city");
+    assert_eq!(lines[0]["candidates"][0]["name"], "get_weather");
+    assert_eq!(lines[1]["id"], "q-time");
+    assert_eq!(lines[1]["candidates"][0]["name"], "get_time");
+    assert_eq!(lines[2]["id"], 7);
+    assert_eq!(lines[2]["error"]["code"], "INVALID_ARGUMENTS");
+    assert!(
+        lines[2]["error"]["message"]
+            .as_str()
             .unwrap()
-            .len("words-test")
-            .unwrap(),
-        3
+            .contains("\"query\"")
+    );
+    assert_eq!(lines[3]["id"], 5);
+    assert!(
+        lines[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 5")
+    );
+    assert_eq!(lines[4]["id"], 6);
+    assert_eq!(
+        lines[4]["candidates"].as_array().unwrap().len(),
+        0,
+        "no read-only tool mentions rain"
+    );
+
+    // every line answered is the answer of the single-query command
+    let (_, single, _) = run(&["what time is it"], true).await;
+    let single: Value = serde_json::from_str(&single).unwrap();
+    assert_eq!(lines[1]["candidates"], single);
+
+    // all well: exit 0
+    std::fs::write(&file, "weather\ntime\n").unwrap();
+    let (exit, out, _) = run(&["--queries", file.to_str().unwrap()], false).await;
+    assert_eq!(exit, Exit::Success);
+    assert_eq!(out.lines().count(), 2);
+}
+
+#[tokio::test]
+async fn queries_and_a_query_are_exclusive_and_a_missing_file_is_a_usage_error() {
+    let cmd = PickCommand::new().command();
+    assert!(
+        cmd.clone()
+            .try_get_matches_from(["pick", "q", "--queries", "f"])
+            .is_err()
+    );
+    assert!(cmd.try_get_matches_from(["pick", "--queries", "f"]).is_ok());
+    let (exit, out, err) = run(&["--queries", "/nonexistent/queries.txt"], false).await;
+    assert_eq!(exit, Exit::Usage);
+    assert!(out.is_empty());
+    assert!(err.contains("cannot read --queries"), "{err}");
+}
+
+/// One process, many queries: the catalog is embedded once, then only each query.
+#[tokio::test]
+async fn a_batch_embeds_the_catalog_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queries.txt");
+    std::fs::write(&file, "rain\nwhat time is it\nclock\n").unwrap();
+    let counting = Counting::default();
+    let (exit, out, err) = run_with(
+        PickCommand::new().with_embedder(Arc::new(counting.clone())),
+        &["--queries", file.to_str().unwrap(), "--scorer", "embedding"],
+        false,
+    )
+    .await;
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert_eq!(out.lines().count(), 3);
+    assert_eq!(
+        counting.count(),
+        2 + 3,
+        "two read-only tools once, three queries"
     );
 }

@@ -409,9 +409,7 @@ async fn semantic_rows(
 ) -> Result<Vec<Row>, String> {
     use tool_runtime::select::cli::default_embedding_cache;
     use tool_runtime::select::minilm::MiniLm;
-    use tool_runtime::select::{
-        CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, HybridScorer,
-    };
+    use tool_runtime::select::{CachedEmbedder, Embedder, EmbeddingScorer, HybridScorer};
 
     let Some(dir) = MiniLm::dir_from_env() else {
         println!("embedding and hybrid rows skipped: TOOLS_MINILM_DIR is not set");
@@ -420,10 +418,10 @@ async fn semantic_rows(
     // Through the embedding cache `tools pick` uses, so a second run embeds nothing; the
     // preparation column then times reading the vectors back.
     let embedder: Arc<dyn Embedder> = match default_embedding_cache() {
-        Some(path) => {
-            let cache = EmbeddingCache::open(&path).map_err(|e| e.message)?;
+        Some(at) => {
+            let cache = at.open().map_err(|e| e.message)?;
             let id = MiniLm::cache_id(&dir).map_err(|e| e.message)?;
-            println!("Embedding cache: {}", path.display());
+            println!("Embedding cache: {at}");
             Arc::new(CachedEmbedder::lazy(id, cache, move || {
                 MiniLm::load(&dir).map(|m| Arc::new(m) as Arc<dyn Embedder>)
             }))

@@ -1,22 +1,36 @@
-//! `tools pick "QUERY" [--top K] [--scorer bm25|keyword|embedding|hybrid] [--min-score S]
-//! [--allow-unsafe] [--debug] [--embedding-cache FILE | --no-embedding-cache]`: pre-selection
-//! from the command line.
+//! `tools pick ("QUERY" | --queries FILE|-) [--top K] [--scorer bm25|keyword|embedding|hybrid]
+//! [--min-score S] [--allow-unsafe] [--debug] [--embedding-cache FILE|URL | --no-embedding-cache]`:
+//! pre-selection from the command line.
+//!
+//! `--queries` answers many queries in one process, so a batch or an evaluation loads the model
+//! and the catalog's embeddings once. The file (or standard input, `-`) holds one query per line,
+//! or one JSON object per line with a `query` string and any `id`; blank lines are skipped. Each
+//! query gets one JSON line on standard output, in input order, written as soon as it is
+//! answered: `{"id": ..., "query": ..., "candidates": [...]}`, or `{"id": ..., "error": {...}}`
+//! for a line that could not be answered (the others still are, and the exit code is then 1).
+//! A plain line's id is its line number.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::io::BufRead;
+
 use clap::{Arg, ArgAction, value_parser};
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use serde_json::{Value, json};
 
 use super::catalog::Catalog;
-use super::embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer};
+use super::embed::{
+    CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, is_redis_url, without_password,
+};
 use super::hybrid::HybridScorer;
 use super::keyword::KeywordOverlapScorer;
-use super::pick::PickOptions;
+use super::pick::{Candidate, PickOptions};
 use super::scorer::Scorer;
 use crate::cli::{CliCommand, Exit, Output};
-use crate::error::ToolError;
+use crate::display::{visible, visible_lines};
+use crate::error::{ErrorCode, ToolError};
 use crate::toolset::ToolSet;
 
 /// Whether this build carries the local all-MiniLM-L6-v2 embedder (tool-runtime's `minilm`
@@ -124,44 +138,44 @@ impl PickCommand {
     /// The embedder for the semantic scorers, behind the embedding cache at `cache` when one is
     /// named; `Err` is the message for the user. The local model is loaded only when the cache
     /// lacks a text.
-    fn embedder(&self, cache: Option<&Path>) -> Result<Semantics, String> {
+    fn embedder(&self, cache: Option<&CacheLocation>) -> Result<Semantics, String> {
         let message = |e: ToolError| match e.recover_action {
             Some(hint) => format!("{} ({hint})", e.message),
             None => e.message,
         };
-        let open = |path: &Path| EmbeddingCache::open(path).map_err(message);
+        let open = |at: &CacheLocation| at.open().map_err(message);
         match (&self.semantic, cache) {
             (Semantic::Unavailable(why), _) => Err(why.clone()),
             (Semantic::Ready(embedder), None) => Ok(Semantics::plain(embedder.clone())),
-            (Semantic::Ready(embedder), Some(path)) => Ok(Semantics::cached(
-                CachedEmbedder::new(embedder.clone(), open(path)?),
-                path,
+            (Semantic::Ready(embedder), Some(at)) => Ok(Semantics::cached(
+                CachedEmbedder::new(embedder.clone(), open(at)?),
+                at,
             )),
             #[cfg(feature = "minilm")]
             (Semantic::Load(dir), None) => super::embed::minilm::MiniLm::load(dir)
                 .map(|m| Semantics::plain(Arc::new(m)))
                 .map_err(message),
             #[cfg(feature = "minilm")]
-            (Semantic::Load(dir), Some(path)) => {
+            (Semantic::Load(dir), Some(at)) => {
                 use super::embed::minilm::MiniLm;
                 let id = MiniLm::cache_id(dir).map_err(message)?;
                 let dir = dir.clone();
-                let lazy = CachedEmbedder::lazy(id, open(path)?, move || {
+                let lazy = CachedEmbedder::lazy(id, open(at)?, move || {
                     MiniLm::load(&dir).map(|m| Arc::new(m) as Arc<dyn Embedder>)
                 });
-                Ok(Semantics::cached(lazy, path))
+                Ok(Semantics::cached(lazy, at))
             }
         }
     }
 
-    /// Where the embedding cache is for this run: `--embedding-cache PATH`, none with
+    /// Where the embedding cache is for this run: `--embedding-cache`, none with
     /// `--no-embedding-cache`, else for the local model [`default_embedding_cache`].
-    fn cache_path(&self, matches: &clap::ArgMatches) -> Option<PathBuf> {
+    fn cache_location(&self, matches: &clap::ArgMatches) -> Option<CacheLocation> {
         if matches.get_flag("no-embedding-cache") {
             return None;
         }
-        if let Some(path) = matches.get_one::<PathBuf>("embedding-cache") {
-            return Some(path.clone());
+        if let Some(at) = matches.get_one::<String>("embedding-cache") {
+            return Some(CacheLocation::parse(at));
         }
         match self.semantic {
             #[cfg(feature = "minilm")]
@@ -171,22 +185,93 @@ impl PickCommand {
     }
 }
 
-/// The embedding cache the shipped `tools pick` uses for the local model: `TOOLS_EMBEDDING_CACHE`,
-/// else `embeddings.sqlite3` under `$XDG_CACHE_HOME/tool-calling` or `~/.cache/tool-calling`.
-pub fn default_embedding_cache() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("TOOLS_EMBEDDING_CACHE") {
-        return Some(PathBuf::from(path));
+/// Where embeddings are kept across runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheLocation {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A Redis server, under a key prefix.
+    Redis {
+        /// The server's URL.
+        url: String,
+        /// The key prefix (the store's).
+        prefix: String,
+    },
+}
+
+impl CacheLocation {
+    /// A `redis://` (`rediss://`, `redis+unix://`) URL, with the prefix `tools:`, or else a
+    /// SQLite file path.
+    pub fn parse(text: &str) -> Self {
+        if is_redis_url(text) {
+            CacheLocation::Redis {
+                url: text.to_owned(),
+                prefix: crate::executor::DEFAULT_REDIS_PREFIX.to_owned(),
+            }
+        } else {
+            CacheLocation::File(PathBuf::from(text))
+        }
+    }
+
+    /// Opens (creating a file if needed) the cache here.
+    pub fn open(&self) -> Result<EmbeddingCache, ToolError> {
+        match self {
+            CacheLocation::File(path) => EmbeddingCache::open(path),
+            CacheLocation::Redis { url, prefix } => EmbeddingCache::redis(url, prefix),
+        }
+    }
+}
+
+impl std::fmt::Display for CacheLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheLocation::File(path) => write!(f, "{}", visible(&path.display().to_string())),
+            CacheLocation::Redis { url, prefix } => {
+                let shown = without_password(url);
+                write!(
+                    f,
+                    "{} (keys {}embeddings:*)",
+                    visible(&shown),
+                    visible(prefix)
+                )
+            }
+        }
+    }
+}
+
+/// The embedding cache the shipped `tools pick` uses for the local model, in this order:
+/// `TOOLS_EMBEDDING_CACHE` (a file path or a Redis URL); the configured store when it is Redis
+/// (`TOOLS_STORE`, or the `store` of `$TOOLS_CONFIG` / `./tools.toml`), so replicas sharing a
+/// Redis share their embeddings too; else `embeddings.sqlite3` under
+/// `$XDG_CACHE_HOME/tool-calling` or `~/.cache/tool-calling`.
+pub fn default_embedding_cache() -> Option<CacheLocation> {
+    if let Some(at) = std::env::var_os("TOOLS_EMBEDDING_CACHE").filter(|v| !v.is_empty()) {
+        return Some(CacheLocation::parse(&at.to_string_lossy()));
+    }
+    match crate::executor::cli::load_config(None) {
+        Ok(config) => {
+            if let crate::executor::StoreKind::Redis { url, prefix } = config.store.kind() {
+                return Some(CacheLocation::Redis {
+                    url: url.to_owned(),
+                    prefix: prefix.to_owned(),
+                });
+            }
+        }
+        // the commands that use the store report a broken configuration; selection goes on
+        Err(e) => tracing::debug!(error = %e, "configuration unreadable; embedding cache on disk"),
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("tool-calling").join("embeddings.sqlite3"))
+    Some(CacheLocation::File(
+        base.join("tool-calling").join("embeddings.sqlite3"),
+    ))
 }
 
 /// The embedder a run uses, and its cache when it has one (to say what was embedded).
 struct Semantics {
     embedder: Arc<dyn Embedder>,
-    cached: Option<(Arc<CachedEmbedder>, PathBuf)>,
+    cached: Option<(Arc<CachedEmbedder>, CacheLocation)>,
 }
 
 impl Semantics {
@@ -197,11 +282,11 @@ impl Semantics {
         }
     }
 
-    fn cached(embedder: CachedEmbedder, path: &Path) -> Self {
+    fn cached(embedder: CachedEmbedder, at: &CacheLocation) -> Self {
         let embedder = Arc::new(embedder);
         Semantics {
             embedder: embedder.clone(),
-            cached: Some((embedder, path.to_owned())),
+            cached: Some((embedder, at.clone())),
         }
     }
 }
@@ -212,7 +297,22 @@ impl CliCommand for PickCommand {
     fn command(&self) -> clap::Command {
         clap::Command::new("pick")
             .about("Rank the tools for a request and print the best candidates (runs nothing)")
-            .arg(Arg::new("query").required(true).help("The user's request"))
+            .arg(
+                Arg::new("query")
+                    .required_unless_present("queries")
+                    .conflicts_with("queries")
+                    .help("The user's request"),
+            )
+            .arg(
+                Arg::new("queries")
+                    .long("queries")
+                    .value_name("FILE")
+                    .value_parser(value_parser!(PathBuf))
+                    .help(
+                        "Answer one query per line of FILE (- for standard input; a line may be \
+                         {\"id\": ..., \"query\": \"...\"}), one JSON line per query",
+                    ),
+            )
             .arg(
                 Arg::new("top")
                     .long("top")
@@ -249,11 +349,11 @@ impl CliCommand for PickCommand {
             .arg(
                 Arg::new("embedding-cache")
                     .long("embedding-cache")
-                    .value_name("FILE")
-                    .value_parser(value_parser!(PathBuf))
+                    .value_name("FILE|URL")
                     .help(
-                        "Keep embeddings in this SQLite file across runs (default for the local \
-                         model: $TOOLS_EMBEDDING_CACHE, else ~/.cache/tool-calling/embeddings.sqlite3)",
+                        "Keep embeddings across runs in this SQLite file or redis:// server \
+                         (default for the local model: $TOOLS_EMBEDDING_CACHE, else the store \
+                         when it is Redis, else ~/.cache/tool-calling/embeddings.sqlite3)",
                     ),
             )
             .arg(
@@ -272,10 +372,6 @@ impl CliCommand for PickCommand {
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Exit> {
         async move {
-            let query = matches
-                .get_one::<String>("query")
-                .map(String::as_str)
-                .unwrap_or("");
             let top = matches.get_one::<usize>("top").copied().unwrap_or(3);
             let min_score = matches.get_one::<f64>("min-score").copied().unwrap_or(0.05);
             let scorer_name = matches
@@ -287,7 +383,7 @@ impl CliCommand for PickCommand {
             let scorer: Option<Arc<dyn Scorer>> = match scorer_name {
                 "keyword" => Some(Arc::new(KeywordOverlapScorer)),
                 "embedding" | "hybrid" => {
-                    let semantics = match self.embedder(self.cache_path(matches).as_deref()) {
+                    let semantics = match self.embedder(self.cache_location(matches).as_ref()) {
                         Ok(semantics) => semantics,
                         Err(why) => {
                             let _ = writeln!(output.err, "error: --scorer {scorer_name} {why}");
@@ -312,51 +408,160 @@ impl CliCommand for PickCommand {
             if let Some(s) = scorer {
                 options = options.scorer(s);
             }
-            let candidates = match catalog.pick(query, &options).await {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = writeln!(output.err, "error: {}", e.message);
-                    return Exit::Refused;
+            let exit = match matches.get_one::<PathBuf>("queries") {
+                Some(path) => batch(&catalog, &options, path, output).await,
+                None => {
+                    let query = matches
+                        .get_one::<String>("query")
+                        .map(String::as_str)
+                        .unwrap_or("");
+                    match catalog.pick(query, &options).await {
+                        Ok(candidates) => {
+                            let allow_unsafe = matches.get_flag("allow-unsafe");
+                            print_candidates(&candidates, min_score, allow_unsafe, output);
+                            Exit::Success
+                        }
+                        Err(e) => {
+                            let _ = writeln!(output.err, "error: {}", visible_lines(&e.message));
+                            Exit::Refused
+                        }
+                    }
                 }
             };
-            if let Some((embedder, path)) = &cached {
+            if let Some((embedder, location)) = &cached {
                 // on stderr, out of the listing's way: why a run was slow, or that it was not
                 let _ = writeln!(
                     output.err,
-                    "embedded {} text(s) with {}; the others came from {}",
+                    "embedded {} text(s) with {}; the others came from {location}",
                     embedder.embedded(),
                     embedder.model(),
-                    path.display()
                 );
             }
-            if output.json {
-                let text = serde_json::to_string_pretty(&candidates)
-                    .expect("candidates serialize to JSON");
-                let _ = writeln!(output.out, "{text}");
-            } else if candidates.is_empty() {
-                let _ = writeln!(
-                    output.out,
-                    "no tool scored at least {min_score} for this request{}",
-                    if matches.get_flag("allow-unsafe") {
-                        ""
-                    } else {
-                        " (only read-only tools are considered; --allow-unsafe widens the search)"
-                    }
-                );
-            } else {
-                for c in &candidates {
-                    let _ = writeln!(
-                        output.out,
-                        "{}. {}  {:.3}  {}",
-                        c.provenance.rank,
-                        c.name(),
-                        c.score,
-                        c.reason
-                    );
-                }
-            }
-            Exit::Success
+            exit
         }
         .boxed()
+    }
+}
+
+fn print_candidates(
+    candidates: &[Candidate],
+    min_score: f64,
+    allow_unsafe: bool,
+    output: &mut Output<'_>,
+) {
+    if output.json {
+        let text = serde_json::to_string_pretty(&candidates).expect("candidates serialize to JSON");
+        let _ = writeln!(output.out, "{text}");
+    } else if candidates.is_empty() {
+        let _ = writeln!(
+            output.out,
+            "no tool scored at least {min_score} for this request{}",
+            if allow_unsafe {
+                ""
+            } else {
+                " (only read-only tools are considered; --allow-unsafe widens the search)"
+            }
+        );
+    } else {
+        for c in candidates {
+            let _ = writeln!(
+                output.out,
+                "{}. {}  {:.3}  {}",
+                c.provenance.rank,
+                visible(c.name()),
+                c.score,
+                visible(&c.reason)
+            );
+        }
+    }
+}
+
+/// One line of a `--queries` input: its id and query, or why it is not one.
+fn parse_query_line(number: usize, line: &str) -> Result<(Value, String), (Value, ToolError)> {
+    let trimmed = line.trim();
+    if !trimmed.starts_with('{') {
+        return Ok((json!(number), trimmed.to_owned()));
+    }
+    let refuse = |id: Value, message: String| {
+        Err((
+            id,
+            ToolError::new(ErrorCode::INVALID_ARGUMENTS, message).recover(
+                "write one query per line, or a JSON object {\"id\": ..., \"query\": \"...\"}",
+            ),
+        ))
+    };
+    let object = match serde_json::from_str::<Value>(trimmed) {
+        Ok(Value::Object(object)) => object,
+        Ok(_) | Err(_) => {
+            return refuse(
+                json!(number),
+                format!("line {number} starts with '{{' but is not a JSON object"),
+            );
+        }
+    };
+    let id = object.get("id").cloned().unwrap_or(json!(number));
+    match object.get("query") {
+        Some(Value::String(query)) => Ok((id, query.clone())),
+        _ => refuse(id, format!("line {number} has no \"query\" string")),
+    }
+}
+
+/// Answers every query of `path` (`-`: standard input), one JSON line each, in order.
+async fn batch(
+    catalog: &Catalog,
+    options: &PickOptions,
+    path: &Path,
+    output: &mut Output<'_>,
+) -> Exit {
+    let reader: Box<dyn BufRead + Send> = if path == Path::new("-") {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(file) => Box::new(std::io::BufReader::new(file)),
+            Err(e) => {
+                let _ = writeln!(
+                    output.err,
+                    "error: cannot read --queries {}: {e}",
+                    visible(&path.display().to_string())
+                );
+                return Exit::Usage;
+            }
+        }
+    };
+    let mut failed = 0usize;
+    for (i, line) in reader.lines().enumerate() {
+        let number = i + 1;
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                // not UTF-8, or the input broke off: say where, and stop reading
+                let _ = writeln!(output.err, "error: --queries line {number}: {e}");
+                failed += 1;
+                break;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match parse_query_line(number, &line) {
+            Ok((id, query)) => match catalog.pick(&query, options).await {
+                Ok(candidates) => json!({"id": id, "query": query, "candidates": candidates}),
+                Err(e) => {
+                    failed += 1;
+                    json!({"id": id, "query": query, "error": e.to_json()})
+                }
+            },
+            Err((id, e)) => {
+                failed += 1;
+                json!({"id": id, "error": e.to_json()})
+            }
+        };
+        let _ = writeln!(output.out, "{answer}");
+        let _ = output.out.flush();
+    }
+    if failed == 0 {
+        Exit::Success
+    } else {
+        Exit::Refused
     }
 }

@@ -88,6 +88,7 @@ pub use bm25::{Bm25Config, Bm25Scorer, name_words};
 pub use catalog::{Catalog, Pool, ToolId};
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
+pub(crate) use embed::without_password;
 pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
 pub use hybrid::{Fusion, HybridScorer};
 pub use keyword::KeywordOverlapScorer;

@@ -17,7 +17,7 @@
 //! approvers racing each other cannot both win.
 
 mod memory;
-mod redis_store;
+pub(crate) mod redis_store;
 mod sqlite;
 
 use serde::{Deserialize, Serialize};

@@ -17,9 +17,56 @@ use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
 pub struct RedisStore {
+    link: RedisLink,
+    prefix: String,
+}
+
+/// One synchronous Redis connection, made when first needed and made again once when a command
+/// finds it dropped. Shared by the store and the embedding cache.
+pub(crate) struct RedisLink {
     client: redis::Client,
     conn: Mutex<Option<redis::Connection>>,
-    prefix: String,
+}
+
+impl RedisLink {
+    /// A link to `url`; nothing is connected until the first command.
+    pub(crate) fn new(url: &str) -> redis::RedisResult<Self> {
+        Ok(RedisLink {
+            client: redis::Client::open(url)?,
+            conn: Mutex::new(None),
+        })
+    }
+
+    /// Connects now, so that a wrong address is reported when opening.
+    pub(crate) fn connect(&self) -> redis::RedisResult<()> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(self.client.get_connection()?);
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the connection, reconnecting once if the connection was lost.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, String> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        for attempt in 0..2 {
+            if guard.is_none() {
+                *guard = Some(self.client.get_connection().map_err(|e| e.to_string())?);
+            }
+            let conn = guard.as_mut().expect("connected above");
+            match f(conn) {
+                Ok(v) => return Ok(v),
+                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => {
+                    *guard = None;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("redis: the connection keeps failing".into())
+    }
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -63,13 +110,15 @@ impl RedisStore {
 
     /// Connects with a key prefix of your own (several applications on one server).
     pub fn with_prefix(url: &str, prefix: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(err)?;
-        let conn = client
-            .get_connection()
-            .map_err(|e| StoreError(format!("cannot connect to {url}: {e}")))?;
+        let link = RedisLink::new(url).map_err(err)?;
+        link.connect().map_err(|e| {
+            StoreError(format!(
+                "cannot connect to {}: {e}",
+                crate::select::without_password(url)
+            ))
+        })?;
         Ok(RedisStore {
-            client,
-            conn: Mutex::new(Some(conn)),
+            link,
             prefix: prefix.to_owned(),
         })
     }
@@ -80,26 +129,11 @@ impl RedisStore {
         k
     }
 
-    /// Runs `f` on the connection, reconnecting once if the connection was lost.
     fn with<T>(
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
     ) -> Result<T, StoreError> {
-        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        for attempt in 0..2 {
-            if guard.is_none() {
-                *guard = Some(self.client.get_connection().map_err(err)?);
-            }
-            let conn = guard.as_mut().expect("connected above");
-            match f(conn) {
-                Ok(v) => return Ok(v),
-                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => {
-                    *guard = None;
-                }
-                Err(e) => return Err(err(e)),
-            }
-        }
-        Err(StoreError("redis: the connection keeps failing".into()))
+        self.link.with(f).map_err(StoreError)
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StoreError> {

@@ -1,11 +1,12 @@
-//! Embeddings kept across processes: a SQLite file of vectors by model and text, and an
-//! [`Embedder`] that answers from it and asks the model only for what it has not seen.
+//! Embeddings kept across processes: vectors by model and text in a SQLite file (the default)
+//! or in Redis (beside the store, when several processes or machines share it), and an
+//! [`Embedder`] that answers from them and asks the model only for what it has not seen.
 //!
-//! Embedding a catalog is the slow part of semantic selection (a thousand tools take a minute
-//! on two cores with the local MiniLM), and a command-line run starts with an empty memory. The
-//! cache is keyed by the model's identifier and the exact text, so a changed description is a
-//! new text and is embedded again, and nothing else is. Loading the model is deferred to the
-//! first text the cache does not hold: a repeated query over a known catalog needs no model.
+//! Embedding a catalog is the slow part of semantic selection, and a command-line run starts
+//! with an empty memory. The cache is keyed by the model's identifier and the exact text, so a
+//! changed description is a new text and is embedded again, and nothing else is. Loading the
+//! model is deferred to the first text the cache does not hold: a repeated query over a known
+//! catalog needs no model.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,24 +18,40 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Embedder;
 use crate::error::{ErrorCode, ToolError};
+use crate::store::redis_store::RedisLink;
 
 fn cache_error(e: impl std::fmt::Display) -> ToolError {
     ToolError::new(ErrorCode::INTERNAL, format!("embedding cache: {e}"))
 }
 
-/// Vectors by model and text, in a SQLite file shared by every process that opens it.
+/// Vectors by model and text, shared by every process that opens the same file or server.
 pub struct EmbeddingCache {
-    conn: Mutex<Connection>,
+    backend: Backend,
+}
+
+enum Backend {
+    Sqlite(Mutex<Connection>),
+    /// One hash per model (`{prefix}embeddings:{model}`), a field per text.
+    Redis {
+        link: RedisLink,
+        prefix: String,
+    },
 }
 
 impl std::fmt::Debug for EmbeddingCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbeddingCache").finish_non_exhaustive()
+        let backend = match &self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Redis { .. } => "redis",
+        };
+        f.debug_struct("EmbeddingCache")
+            .field("backend", &backend)
+            .finish_non_exhaustive()
     }
 }
 
 impl EmbeddingCache {
-    /// Opens (creating if needed) the cache at `path`, with its parent directory.
+    /// Opens (creating if needed) the SQLite cache at `path`, with its parent directory.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ToolError> {
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -46,6 +63,32 @@ impl EmbeddingCache {
     /// A cache in memory (tests; the same code paths as a file).
     pub fn open_in_memory() -> Result<Self, ToolError> {
         Self::init(Connection::open_in_memory().map_err(cache_error)?)
+    }
+
+    /// The cache in the Redis server at `url` (`redis://host:port/db`), under the key prefix
+    /// `prefix` (the store's, `tools:` by default). Connects now, so a wrong address is
+    /// reported here rather than as a slow run.
+    pub fn redis(url: &str, prefix: &str) -> Result<Self, ToolError> {
+        let link = RedisLink::new(url).map_err(cache_error)?;
+        link.connect().map_err(|e| {
+            cache_error(format!("cannot connect to {}: {e}", without_password(url)))
+        })?;
+        Ok(EmbeddingCache {
+            backend: Backend::Redis {
+                link,
+                prefix: prefix.to_owned(),
+            },
+        })
+    }
+
+    /// Opens the cache a location names: a `redis://` (or `rediss://`, `redis+unix://`) URL,
+    /// with the key prefix `tools:`, or else a SQLite file path.
+    pub fn at(location: &str) -> Result<Self, ToolError> {
+        if is_redis_url(location) {
+            Self::redis(location, crate::executor::DEFAULT_REDIS_PREFIX)
+        } else {
+            Self::open(location)
+        }
     }
 
     fn init(conn: Connection) -> Result<Self, ToolError> {
@@ -62,66 +105,132 @@ impl EmbeddingCache {
         )
         .map_err(cache_error)?;
         Ok(EmbeddingCache {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
         })
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    fn redis_key(prefix: &str, model: &str) -> String {
+        format!("{prefix}embeddings:{model}")
     }
 
     /// The cached vector of each text, in order (`None` where there is none).
     pub fn get(&self, model: &str, texts: &[String]) -> Result<Vec<Option<Vec<f32>>>, ToolError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached("SELECT vector FROM embeddings WHERE model = ?1 AND text = ?2")
-            .map_err(cache_error)?;
-        texts
-            .iter()
-            .map(|text| {
-                let blob: Option<Vec<u8>> = stmt
-                    .query_row(params![model, text], |r| r.get(0))
-                    .optional()
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+                let mut stmt = conn
+                    .prepare_cached("SELECT vector FROM embeddings WHERE model = ?1 AND text = ?2")
                     .map_err(cache_error)?;
-                Ok(blob.and_then(|b| from_bytes(&b)))
-            })
-            .collect()
+                texts
+                    .iter()
+                    .map(|text| {
+                        let blob: Option<Vec<u8>> = stmt
+                            .query_row(params![model, text], |r| r.get(0))
+                            .optional()
+                            .map_err(cache_error)?;
+                        Ok(blob.and_then(|b| from_bytes(&b)))
+                    })
+                    .collect()
+            }
+            Backend::Redis { link, prefix } => {
+                let key = Self::redis_key(prefix, model);
+                let blobs: Vec<Option<Vec<u8>>> = link
+                    .with(|c| redis::cmd("HMGET").arg(&key).arg(texts).query(c))
+                    .map_err(cache_error)?;
+                Ok(blobs
+                    .into_iter()
+                    .map(|b| b.and_then(|b| from_bytes(&b)))
+                    .collect())
+            }
+        }
     }
 
-    /// Keeps `vectors` for `texts` (same order), in one transaction.
+    /// Keeps `vectors` for `texts` (same order), all or none.
     pub fn put(
         &self,
         model: &str,
         texts: &[String],
         vectors: &[Vec<f32>],
     ) -> Result<(), ToolError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction().map_err(cache_error)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO embeddings (model, text, vector) VALUES (?1, ?2, ?3)",
-                )
-                .map_err(cache_error)?;
-            for (text, vector) in texts.iter().zip(vectors) {
-                stmt.execute(params![model, text, to_bytes(vector)])
-                    .map_err(cache_error)?;
+        if texts.is_empty() {
+            return Ok(());
+        }
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+                let tx = conn.transaction().map_err(cache_error)?;
+                {
+                    let mut stmt = tx
+                        .prepare_cached(
+                            "INSERT OR REPLACE INTO embeddings (model, text, vector) \
+                             VALUES (?1, ?2, ?3)",
+                        )
+                        .map_err(cache_error)?;
+                    for (text, vector) in texts.iter().zip(vectors) {
+                        stmt.execute(params![model, text, to_bytes(vector)])
+                            .map_err(cache_error)?;
+                    }
+                }
+                tx.commit().map_err(cache_error)
+            }
+            Backend::Redis { link, prefix } => {
+                let key = Self::redis_key(prefix, model);
+                let mut cmd = redis::cmd("HSET");
+                cmd.arg(&key);
+                for (text, vector) in texts.iter().zip(vectors) {
+                    cmd.arg(text).arg(to_bytes(vector));
+                }
+                link.with(|c| cmd.query::<()>(c)).map_err(cache_error)
             }
         }
-        tx.commit().map_err(cache_error)
     }
 
     /// How many vectors the cache holds for `model`.
     pub fn len(&self, model: &str) -> Result<usize, ToolError> {
-        self.conn()
-            .query_row(
-                "SELECT COUNT(*) FROM embeddings WHERE model = ?1",
-                [model],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as usize)
-            .map_err(cache_error)
+        match &self.backend {
+            Backend::Sqlite(conn) => conn
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .query_row(
+                    "SELECT COUNT(*) FROM embeddings WHERE model = ?1",
+                    [model],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as usize)
+                .map_err(cache_error),
+            Backend::Redis { link, prefix } => link
+                .with(|c| {
+                    redis::cmd("HLEN")
+                        .arg(Self::redis_key(prefix, model))
+                        .query(c)
+                })
+                .map_err(cache_error),
+        }
     }
+}
+
+/// `url` with any user and password replaced by `***`, for messages.
+pub(crate) fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Whether `location` names a Redis server rather than a file.
+pub(crate) fn is_redis_url(location: &str) -> bool {
+    ["redis://", "rediss://", "redis+unix://"]
+        .iter()
+        .any(|scheme| {
+            location
+                .get(..scheme.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
+        })
 }
 
 /// Little-endian `f32`s: the vector exactly as computed.

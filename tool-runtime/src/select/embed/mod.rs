@@ -20,6 +20,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 
 pub use cache::{CachedEmbedder, EmbeddingCache};
+pub(crate) use cache::{is_redis_url, without_password};
 
 /// Turns texts into fixed-size vectors whose cosine similarity reflects meaning.
 pub trait Embedder: Send + Sync {
