@@ -70,8 +70,16 @@
 //!
 //! Scorers are pluggable ([`Scorer`]): [`Bm25Scorer`] (the default, over the catalog's inverted
 //! index), [`KeywordOverlapScorer`] (the seed's, kept as a baseline), [`EmbeddingScorer`] over any
-//! [`Embedder`] (a local all-MiniLM-L6-v2 ships behind the `minilm` feature), [`HybridScorer`],
-//! and [`LlmScorer`] over a [`RelevanceClassifier`] a provider client implements.
+//! [`Embedder`] (a local all-MiniLM-L6-v2 ships behind the `minilm` feature), [`HybridScorer`]
+//! (BM25 and cosine combined by a [`Fusion`] rule), and [`LlmScorer`] over a
+//! [`RelevanceClassifier`] a provider client implements.
+//!
+//! # Embeddings across processes
+//!
+//! [`EmbeddingScorer`] keeps each tool's vector in memory. Put a [`CachedEmbedder`] in front of
+//! the model to keep them across processes too, in an [`EmbeddingCache`] (a SQLite file, or Redis
+//! for several processes or machines): a new process then reads the catalog's vectors back and
+//! loads the model only for a text it has not seen, typically the query.
 
 mod bm25;
 mod catalog;
