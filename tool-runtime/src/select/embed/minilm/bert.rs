@@ -22,15 +22,31 @@ fn default_eps() -> f64 {
 }
 
 struct Linear {
-    /// Stored transposed (in × out) so a batch multiplies without a transpose per call.
-    weight_t: Tensor,
+    /// As stored (out × in); multiplied through a transposed view, which the matrix product
+    /// reads by strides, so loading copies nothing.
+    weight: Tensor,
     bias: Tensor,
 }
 
 impl Linear {
+    /// `x · Wᵀ + b` over the last dimension. The batch and sequence dimensions are folded into
+    /// the rows of one matrix product: a batched product would broadcast the weight to every
+    /// text, copying it each time.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.broadcast_matmul(&self.weight_t)?
-            .broadcast_add(&self.bias)
+        let dims = x.dims().to_vec();
+        let (inner, rows) = match dims.split_last() {
+            Some((&inner, outer)) => (inner, outer.iter().product::<usize>()),
+            None => return Err(candle_core::Error::Msg("a scalar has no features".into())),
+        };
+        let y = x
+            .reshape((rows, inner))?
+            .matmul(&self.weight.t()?)?
+            .broadcast_add(&self.bias)?;
+        let mut out = dims;
+        if let Some(last) = out.last_mut() {
+            *last = y.dim(1)?;
+        }
+        y.reshape(out)
     }
 }
 
@@ -92,7 +108,7 @@ impl Weights {
 
     fn linear(&self, prefix: &str) -> Result<Linear> {
         Ok(Linear {
-            weight_t: self.get(&format!("{prefix}.weight"))?.t()?.contiguous()?,
+            weight: self.get(&format!("{prefix}.weight"))?,
             bias: self.get(&format!("{prefix}.bias"))?,
         })
     }
