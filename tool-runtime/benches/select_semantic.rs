@@ -72,7 +72,9 @@ fn main() {
         };
 
         let bm25 = PickOptions::new().allow_unsafe(true);
-        group.sample_size(30).measurement_time(Duration::from_secs(5));
+        group
+            .sample_size(30)
+            .measurement_time(Duration::from_secs(5));
         group.bench_function(BenchmarkId::new("bm25", n), |b| {
             b.iter(|| black_box(block_on(catalog.pick(&next(), &bm25)).unwrap()))
         });
@@ -86,7 +88,9 @@ fn main() {
             b.iter(|| black_box(block_on(catalog.pick(&next(), &warm_options)).unwrap()))
         });
 
-        group.sample_size(10).measurement_time(Duration::from_secs(10));
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(10));
         group.bench_function(BenchmarkId::new("hybrid_from_disk", n), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
