@@ -94,8 +94,11 @@ impl EmbeddingCache {
     fn init(conn: Connection) -> Result<Self, ToolError> {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(cache_error)?;
+        // A cache may lose its last writes in a power cut (they are embedded again), so a
+        // commit does not wait for the disk: a new query is kept without an fsync per pick.
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
+             PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS embeddings (
                  model TEXT NOT NULL,
                  text TEXT NOT NULL,

@@ -44,7 +44,7 @@ pub fn tool_text(def: &ToolDefinition) -> String {
         text.push_str(&def.tags.join(", "));
         text.push(')');
     }
-    let schema = def.parameters_value();
+    let schema = def.try_parameters_value().unwrap_or_default();
     if let Some(properties) = schema.get("properties").and_then(|p| p.as_object())
         && !properties.is_empty()
     {
@@ -61,8 +61,12 @@ fn fingerprint(text: &str) -> u64 {
     h.finish()
 }
 
-/// A tool's embedding with the fingerprint of the text it was computed from.
-type Cached = (u64, Arc<[f32]>);
+/// A tool's embedding, the definition it was computed for and the fingerprint of its text.
+struct Cached {
+    definition: Arc<ToolDefinition>,
+    fingerprint: u64,
+    vector: Arc<[f32]>,
+}
 
 /// Scores tools by cosine similarity of embeddings (clamped at 0). Each tool's embedding is
 /// computed once, in batches, and cached under its name and a fingerprint of its text, so an
@@ -118,58 +122,61 @@ impl EmbeddingScorer {
         ids: &[ToolId],
         deadline: Option<Deadline>,
     ) -> Result<Vec<Arc<[f32]>>, ToolError> {
-        let texts: Vec<(ToolId, String, u64)> = ids
-            .iter()
-            .map(|&id| {
-                let text = tool_text(catalog.definition(id));
-                let fp = fingerprint(&text);
-                (id, text, fp)
-            })
-            .collect();
-        let missing: Vec<usize> = {
+        // A tool whose cached vector was computed for this very definition is answered
+        // without building its text; only the others are compared by text, so a query over a
+        // warm catalog costs no text building or schema parsing per tool.
+        let mut vectors: Vec<Option<Arc<[f32]>>> = vec![None; ids.len()];
+        let mut stale: Vec<(usize, String, u64)> = Vec::new();
+        {
             let cache = self.cache.read().expect("embedding cache poisoned");
-            texts
-                .iter()
-                .enumerate()
-                .filter(|(_, (id, _, fp))| {
-                    cache
-                        .get(catalog.definition(*id).name.as_ref())
-                        .is_none_or(|(f, _)| f != fp)
-                })
-                .map(|(i, _)| i)
-                .collect()
-        };
-        for chunk in missing.chunks(self.batch.max(1)) {
+            for (i, &id) in ids.iter().enumerate() {
+                let def = catalog.definition(id);
+                let entry = cache.get(def.name.as_ref());
+                if let Some(e) = entry.filter(|e| Arc::ptr_eq(&e.definition, def)) {
+                    vectors[i] = Some(e.vector.clone());
+                    continue;
+                }
+                let text = tool_text(def);
+                let fp = fingerprint(&text);
+                match entry.filter(|e| e.fingerprint == fp) {
+                    Some(e) => vectors[i] = Some(e.vector.clone()),
+                    None => stale.push((i, text, fp)),
+                }
+            }
+        }
+        for chunk in stale.chunks(self.batch.max(1)) {
             if deadline.is_some_and(|d| d.expired()) {
                 return Err(out_of_time());
             }
-            let batch: Vec<String> = chunk.iter().map(|&i| texts[i].1.clone()).collect();
-            let vectors = self.embedder.embed(&batch).await?;
-            if vectors.len() != batch.len() {
+            let batch: Vec<String> = chunk.iter().map(|(_, text, _)| text.clone()).collect();
+            let embedded = self.embedder.embed(&batch).await?;
+            if embedded.len() != batch.len() {
                 return Err(ToolError::new(
                     ErrorCode::INTERNAL,
                     format!(
                         "embedder {:?} returned {} vectors for {} texts",
                         self.embedder.model(),
-                        vectors.len(),
+                        embedded.len(),
                         batch.len()
                     ),
                 ));
             }
             let mut cache = self.cache.write().expect("embedding cache poisoned");
-            for (&i, v) in chunk.iter().zip(vectors) {
-                let (id, _, fp) = &texts[i];
+            for ((i, _, fp), v) in chunk.iter().zip(embedded) {
+                let definition = catalog.definition(ids[*i]).clone();
+                let vector: Arc<[f32]> = normalized(v).into();
+                vectors[*i] = Some(vector.clone());
                 cache.insert(
-                    catalog.definition(*id).name.to_string(),
-                    (*fp, normalized(v).into()),
+                    definition.name.to_string(),
+                    Cached {
+                        definition,
+                        fingerprint: *fp,
+                        vector,
+                    },
                 );
             }
         }
-        let cache = self.cache.read().expect("embedding cache poisoned");
-        Ok(texts
-            .iter()
-            .map(|(id, _, _)| cache[catalog.definition(*id).name.as_ref()].1.clone())
-            .collect())
+        Ok(vectors.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     /// Cosine similarities (clamped to 0..=1) of every pool tool, unsorted and untruncated.
