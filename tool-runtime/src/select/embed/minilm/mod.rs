@@ -29,9 +29,6 @@ pub const MODEL_DIR_ENV: &str = "TOOLS_MINILM_DIR";
 /// Longest input embedded, in tokens (all-MiniLM-L6-v2 was trained on 256; longer text is cut).
 const MAX_TOKENS: usize = 256;
 
-/// The most tokens (texts × padded length) run through the model at once.
-const GROUP_TOKENS: usize = 256;
-
 /// all-MiniLM-L6-v2 on the CPU.
 #[derive(Clone)]
 pub struct MiniLm {
@@ -142,36 +139,12 @@ impl MiniLm {
             .iter()
             .map(|t| self.inner.tokenizer.encode(t, max))
             .collect();
-        // Texts of similar length run together in small groups: a batch pads every text to its
-        // longest, and its attention grows with the square of that length, so one long text in a
-        // random batch of 32 multiplies the work; large batches also allocate tensors of tens of
-        // megabytes per operation, which the allocator maps and unmaps each time (page faults
-        // that showed as a third of the run in system time).
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| ids[i].len());
-        let mut groups: Vec<&[usize]> = Vec::new();
-        let mut rest = &order[..];
-        while !rest.is_empty() {
-            // sorted, so the last text of a group is its longest
-            let mut take = 1;
-            while take < rest.len() && (take + 1) * ids[rest[take]].len() <= GROUP_TOKENS {
-                take += 1;
-            }
-            let (group, tail) = rest.split_at(take);
-            groups.push(group);
-            rest = tail;
-        }
-        let mut out = vec![Vec::new(); ids.len()];
-        for group in groups {
-            let batch: Vec<Vec<u32>> = group.iter().map(|&i| ids[i].clone()).collect();
-            let vectors = self.inner.model.embed(&batch).map_err(|e| {
-                ToolError::new(ErrorCode::INTERNAL, format!("embedding failed: {e}"))
-            })?;
-            for (&i, v) in group.iter().zip(vectors) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
+        // No grouping by length: the forward pass packs the texts' tokens end to end, so a long
+        // text costs no padding to the others.
+        self.inner
+            .model
+            .embed(&ids)
+            .map_err(|e| ToolError::new(ErrorCode::INTERNAL, format!("embedding failed: {e}")))
     }
 }
 
