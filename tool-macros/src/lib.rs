@@ -5,6 +5,7 @@
 //! (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that calls
 //! into `tool_runtime::__private`.
 
+mod agree;
 mod ast;
 mod attr;
 mod declare;
@@ -105,8 +106,14 @@ use proc_macro::TokenStream;
 /// A missing description, an invalid name, intent placeholders and `sensitive` names that match
 /// no argument, conflicting options, a verbatim schema that is not JSON, not a draft 2020-12 JSON
 /// Schema, not an object, has a remote `$ref`, or disagrees with the parameters (names after
-/// serde renames, required-ness), `strict` that cannot hold, a struct without a schema, and
-/// argument types that cannot be deserialized into (borrowed, `impl Trait`, generics, `self`).
+/// serde renames, required-ness, and the JSON types of the properties against the Rust types:
+/// integers, floats, strings, booleans, `Option` and null, sequences by their `items`, maps by
+/// their `additionalProperties`, `enum`/`const` values), `strict` that cannot hold, a struct
+/// without a schema, and argument types that cannot be deserialized into (borrowed,
+/// `impl Trait`, generics, `self`). A type the macro cannot see into (a struct or enum of the
+/// author's, `serde_json::Value`, a field with `#[serde(with)]` or `deserialize_with`) is not
+/// compared: its part of the schema is the author's to keep in step, and a call the type refuses
+/// is answered with serde's error at run time.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()

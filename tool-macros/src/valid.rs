@@ -591,7 +591,8 @@ fn mode_of(e: &Expr, errors: &mut darling::error::Accumulator) -> Option<&'stati
 }
 
 /// A verbatim schema must agree with the Rust type: the same property names (after serde
-/// renames, with a "did you mean" for near misses), and the same required-ness both ways. What
+/// renames, with a "did you mean" for near misses), the same required-ness both ways, and JSON
+/// types the Rust types can hold (`agree`). What
 /// the Rust type requires (not an `Option`, no default) must be listed in `required`; what the
 /// schema requires must not have a default of its own (it would never apply), and an `Option`
 /// the schema requires must accept `null` (or it could never be `None`). A container's
@@ -638,6 +639,11 @@ fn check_agreement(input: &Input, v: &Verbatim, errors: &mut darling::error::Acc
                 .with_span(&p.span),
             );
         }
+        if !custom_deserializer(p)
+            && let Some(why) = crate::agree::property_disagreement(&v.value, wire, &p.ty)
+        {
+            errors.push(Error::custom(why).with_span(&p.ty));
+        }
     }
     if !has_flatten {
         let wires: Vec<&str> = args.iter().map(|(_, w)| w.as_str()).collect();
@@ -664,6 +670,17 @@ fn check_agreement(input: &Input, v: &Verbatim, errors: &mut darling::error::Acc
             }
         }
     }
+}
+
+/// `#[serde(with = "..")]` or `deserialize_with`: the field's JSON is the function's to define.
+fn custom_deserializer(p: &Param) -> bool {
+    p.serde.iter().any(|a| {
+        a.meta.require_list().is_ok_and(|l| {
+            l.tokens.clone().into_iter().any(|t| {
+                matches!(&t, proc_macro2::TokenTree::Ident(i) if i == "with" || i == "deserialize_with")
+            })
+        })
+    })
 }
 
 fn output(ret: &syn::ReturnType, errors: &mut darling::error::Accumulator) -> Output {
