@@ -10,15 +10,16 @@
 //! tensor per operation, each of the ~20 operations of a layer allocated and zeroed a new buffer
 //! of up to tens of megabytes, which the allocator mapped and unmapped each time, and the page
 //! faults showed as a third of the run in system time. Matrix products go to `gemm` (the kernel
-//! candle itself calls, on the same threads), with the bias, and the residual where there is one,
+//! candle also uses, on rayon's threads), with the bias, and the residual where there is one,
 //! already in the destination so that the product accumulates onto them in the same pass.
-//! candle reads `model.safetensors` and converts its weights to `f32`.
+//! The weights are read from `model.safetensors` straight into the layouts the pass uses.
 
-use std::collections::HashMap;
-
-use candle_core::{DType, Result, Tensor};
 use rayon::prelude::*;
+use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
+
+/// Why the model cannot be loaded or run, said for the person who supplied its files.
+pub type Result<T> = std::result::Result<T, String>;
 
 /// The fields of `config.json` the forward pass reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -255,34 +256,54 @@ pub struct Bert {
     pub max_positions: usize,
 }
 
-struct Weights(HashMap<String, Tensor>);
+struct Weights<'a>(SafeTensors<'a>);
 
-impl Weights {
-    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+impl Weights<'_> {
+    /// The tensor's shape and its raw little-endian `f32` values.
+    fn find(&self, name: &str) -> Result<safetensors::tensor::TensorView<'_>> {
         // Some exports prefix every name with the architecture.
-        let t = self
-            .0
-            .get(name)
-            .or_else(|| self.0.get(&format!("bert.{name}")))
-            .ok_or_else(|| {
-                candle_core::Error::Msg(format!("model.safetensors has no tensor {name}"))
-            })?;
-        if t.dims() != shape {
-            return Err(candle_core::Error::Msg(format!(
+        self.0
+            .tensor(name)
+            .or_else(|_| self.0.tensor(&format!("bert.{name}")))
+            .map_err(|_| format!("model.safetensors has no tensor {name}"))
+    }
+
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let t = self.find(name)?;
+        if t.shape() != shape {
+            return Err(format!(
                 "model.safetensors: {name} is {:?}, config.json implies {shape:?}",
-                t.dims()
-            )));
+                t.shape()
+            ));
         }
-        t.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()
+        if t.dtype() != Dtype::F32 {
+            return Err(format!(
+                "model.safetensors: {name} is stored as {:?}; this embedder reads f32 weights \
+                 (all-MiniLM-L6-v2 as published)",
+                t.dtype()
+            ));
+        }
+        Ok(t.data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     /// The weights of a linear layer (stored out × in), transposed.
     fn transposed(&self, name: &str, inputs: usize, outputs: usize) -> Result<Vec<f32>> {
         let w = self.get(name, &[outputs, inputs])?;
         let mut t = vec![0f32; w.len()];
-        for (o, row) in w.chunks_exact(inputs).enumerate() {
-            for (i, v) in row.iter().enumerate() {
-                t[i * outputs + o] = *v;
+        // In tiles, so that the reads and the writes both stay within a few cache lines: a
+        // plain loop writes a column of the result for each row it reads, a cache miss a value.
+        const TILE: usize = 32;
+        for o0 in (0..outputs).step_by(TILE) {
+            for i0 in (0..inputs).step_by(TILE) {
+                for o in o0..(o0 + TILE).min(outputs) {
+                    let row = &w[o * inputs..][..inputs];
+                    for i in i0..(i0 + TILE).min(inputs) {
+                        t[i * outputs + o] = row[i];
+                    }
+                }
             }
         }
         Ok(t)
@@ -336,22 +357,27 @@ struct Scratch {
 }
 
 impl Bert {
-    /// Loads the weights of `model.safetensors` for `config`.
-    pub fn load(tensors: HashMap<String, Tensor>, config: &Config) -> Result<Self> {
+    /// Loads the weights from the bytes of `model.safetensors` for `config`.
+    pub fn load(safetensors: &[u8], config: &Config) -> Result<Self> {
         if config.num_attention_heads == 0
             || !config
                 .hidden_size
                 .is_multiple_of(config.num_attention_heads)
         {
-            return Err(candle_core::Error::Msg(
+            return Err(
                 "config.json: hidden_size must be a multiple of num_attention_heads".into(),
-            ));
+            );
         }
+        let tensors = SafeTensors::deserialize(safetensors)
+            .map_err(|e| format!("model.safetensors is not a safetensors file: {e}"))?;
         let w = Weights(tensors);
         let eps = config.layer_norm_eps;
         let hidden = config.hidden_size;
         let inter = config.intermediate_size;
+        // The layers are read and laid out on every core: the model is loaded for the first
+        // query of a process, whose answer waits for it.
         let layers = (0..config.num_hidden_layers)
+            .into_par_iter()
             .map(|i| {
                 let p = format!("encoder.layer.{i}");
                 Ok(Layer {
@@ -373,20 +399,12 @@ impl Bert {
             })
             .collect::<Result<Vec<_>>>()?;
         let table = |name: &str| -> Result<Vec<f32>> {
-            let t =
-                w.0.get(name)
-                    .or_else(|| w.0.get(&format!("bert.{name}")))
-                    .ok_or_else(|| {
-                        candle_core::Error::Msg(format!("model.safetensors has no tensor {name}"))
-                    })?;
-            let rows = t.dims().first().copied().unwrap_or(0);
+            let rows = w.find(name)?.shape().first().copied().unwrap_or(0);
             w.get(name, &[rows, hidden])
         };
         let token_type = table("embeddings.token_type_embeddings.weight")?;
         if token_type.len() < hidden {
-            return Err(candle_core::Error::Msg(
-                "model.safetensors: no token type embedding".into(),
-            ));
+            return Err("model.safetensors: no token type embedding".into());
         }
         let position = table("embeddings.position_embeddings.weight")?;
         Ok(Bert {
@@ -409,16 +427,16 @@ impl Bert {
         let vocab = self.word.len() / self.hidden;
         for seq in batch {
             if seq.len() > self.max_positions {
-                return Err(candle_core::Error::Msg(format!(
+                return Err(format!(
                     "{} tokens, more than the model's {} positions",
                     seq.len(),
                     self.max_positions
-                )));
+                ));
             }
             if let Some(id) = seq.iter().find(|&&id| id as usize >= vocab) {
-                return Err(candle_core::Error::Msg(format!(
+                return Err(format!(
                     "token id {id} is outside the vocabulary of {vocab}"
-                )));
+                ));
             }
         }
         let longest = batch.iter().map(Vec::len).max().unwrap_or(0);
@@ -432,7 +450,7 @@ impl Bert {
             attended: vec![0.0; rows * self.hidden],
             inner: vec![0.0; rows * self.intermediate],
         };
-        let threads = candle_core::utils::get_num_threads();
+        let threads = rayon::current_num_threads();
         let mut out = Vec::with_capacity(batch.len());
         let mut rest = batch;
         while !rest.is_empty() {

