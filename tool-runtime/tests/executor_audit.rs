@@ -445,3 +445,93 @@ async fn a_tool_error_echoing_a_secret_does_not_leak_it() {
     );
     assert!(!trail_text(&exec, &sink).contains("s3cr3tpw"));
 }
+
+/// Captures the messages of events under one target.
+#[derive(Clone, Default)]
+struct Events(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if event.metadata().target() == "tool_runtime::confirmation" {
+            let mut fields = HashMap::new();
+            event.record(&mut Visit(&mut fields));
+            let mut line = fields.remove("message").unwrap_or_default();
+            let mut rest: Vec<_> = fields.into_iter().collect();
+            rest.sort();
+            for (k, v) in rest {
+                line.push_str(&format!(" {k}={v}"));
+            }
+            self.0.lock().unwrap().push(line);
+        }
+    }
+}
+
+/// One confirmed modification under `cfg`, with the confirmation events and the audit records
+/// (sink and store) it left.
+async fn one_confirmed_call(cfg: ExecutorConfig) -> (Vec<String>, usize, usize) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let events = Events::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let ran = Counter::default();
+    let mut set = ToolSet::new();
+    echo(&mut set, def("edit_note", Safety::Modify), &ran);
+    let person = Person::answering([tool_runtime::executor::Answer::Yes]);
+    let store = Arc::new(tool_runtime::store::MemoryStore::new());
+    let sink = Arc::new(MemoryAuditSink::new());
+    let exec = Executor::builder(set)
+        .config(cfg)
+        .store(store)
+        .confirmation(person.clone())
+        .audit_sink(sink.clone())
+        .build()
+        .unwrap();
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "edit_note", json!({"text": "new words"})),
+            CallContext::new(""),
+        )
+        .await;
+    // whatever is logged, the call itself is asked about and runs
+    assert!(r.outcome.is_success(), "{:?}", r.outcome);
+    assert_eq!((person.asked().len(), ran.get()), (1, 1));
+    let stored = exec.activity(&ActivityQuery::default()).unwrap().len();
+    let events = events.0.lock().unwrap().clone();
+    (events, sink.records().len(), stored)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn confirmations_are_logged_unless_log_confirmations_is_off() {
+    let (events, _, _) = one_confirmed_call(quick()).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events[0].starts_with("confirmation asked") && events[0].contains("tool=edit_note"));
+    assert!(events[1].starts_with("confirmation answered") && events[1].contains("answer=yes"));
+    // the arguments never reach the log
+    assert!(!events.iter().any(|e| e.contains("new words")));
+
+    let (events, sink, stored) = one_confirmed_call(ExecutorConfig {
+        log_confirmations: false,
+        ..quick()
+    })
+    .await;
+    assert!(events.is_empty(), "{events:?}");
+    // the audit trail is another switch
+    assert_eq!((sink, stored), (1, 1));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn log_tool_calls_off_writes_no_audit_record_anywhere() {
+    let (_, sink, stored) = one_confirmed_call(quick()).await;
+    assert_eq!((sink, stored), (1, 1));
+    let (events, sink, stored) = one_confirmed_call(ExecutorConfig {
+        log_tool_calls: false,
+        ..quick()
+    })
+    .await;
+    assert_eq!((sink, stored), (0, 0), "no record in the sink or the store");
+    assert_eq!(
+        events.len(),
+        2,
+        "confirmations are still logged: {events:?}"
+    );
+}

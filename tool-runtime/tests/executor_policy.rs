@@ -568,3 +568,102 @@ fn previewers_and_undo_planners_must_name_registered_tools() {
         .unwrap_err();
     assert!(err.to_string().contains("ghost"), "{err}");
 }
+
+/// Body runs of the lookup tools below.
+static LOOKUPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A read-only `lookup` tool, with a schema or (`allow_no_schema`, only possible in code)
+/// without one in the given mode.
+macro_rules! lookup_tool {
+    ($ty:ident, $mode:expr) => {
+        struct $ty;
+        impl tool_runtime::Tool for $ty {
+            type Args = serde_json::Value;
+            type Output = serde_json::Value;
+            fn definition() -> &'static tool_runtime::ToolDefinition {
+                static DEF: std::sync::LazyLock<tool_runtime::ToolDefinition> =
+                    std::sync::LazyLock::new(|| {
+                        let b = tool_runtime::definition::DefinitionBuilder::new(
+                            "lookup",
+                            "Looks a record up by anything.",
+                        )
+                        .safety(Safety::ReadOnly);
+                        let mode: Option<tool_runtime::NoSchemaMode> = $mode;
+                        match mode {
+                            Some(m) => b.no_schema(m),
+                            None => b.verbatim(r#"{"type": "object"}"#),
+                        }
+                        .build()
+                    });
+                &DEF
+            }
+            async fn call(
+                a: serde_json::Value,
+                _: &CallContext,
+            ) -> Result<serde_json::Value, tool_runtime::ToolError> {
+                LOOKUPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(a)
+            }
+        }
+    };
+}
+
+#[tokio::test]
+async fn a_tool_without_a_schema_in_human_approval_mode_is_always_asked_about() {
+    use tool_runtime::NoSchemaMode;
+    lookup_tool!(Checked, None);
+    lookup_tool!(FreeReadOnly, Some(NoSchemaMode::ReadOnly));
+    lookup_tool!(FreeApproved, Some(NoSchemaMode::HumanApproval));
+    // read-only runs at once by default; the same tool without a schema, registered for human
+    // approval, is asked about: nothing validated its arguments, so a person looks at them
+    let cases: [(ToolSet, Option<NoSchemaMode>, usize); 3] = [
+        (ToolSet::new().with::<Checked>().unwrap(), None, 0),
+        (
+            ToolSet::new().with::<FreeReadOnly>().unwrap(),
+            Some(NoSchemaMode::ReadOnly),
+            0,
+        ),
+        (
+            ToolSet::new().with::<FreeApproved>().unwrap(),
+            Some(NoSchemaMode::HumanApproval),
+            1,
+        ),
+    ];
+    for (set, mode, asks) in cases {
+        let before = LOOKUPS.load(std::sync::atomic::Ordering::SeqCst);
+        let person = Person::answering([Answer::No {
+            reason: Some("not that one".into()),
+        }]);
+        let (exec, sink) = executor(set, quick(), &person);
+        let r = exec
+            .call(
+                &ToolCall::new("c", "lookup", json!({"anything": [1, 2]})),
+                ctx("s"),
+            )
+            .await;
+        let ran = LOOKUPS.load(std::sync::atomic::Ordering::SeqCst) - before;
+        assert_eq!(person.asked().len(), asks, "{mode:?}");
+        let record = &sink.records()[0];
+        // the trail says which calls ran on arguments no schema checked
+        assert_eq!(record.validated, mode.is_none(), "{mode:?}");
+        assert_eq!(record.no_schema_mode, mode);
+        if asks == 1 {
+            assert!(
+                matches!(r.outcome, Outcome::Denied { .. }),
+                "{:?}",
+                r.outcome
+            );
+            assert_eq!(ran, 0, "denied: the body never ran");
+            assert_eq!(record.decision, Decision::Denied);
+            assert_eq!(record.decided_by, Decider::User);
+            assert_eq!(
+                person.asked()[0].preview.arguments,
+                json!({"anything": [1, 2]})
+            );
+        } else {
+            assert!(r.outcome.is_success(), "{mode:?}: {:?}", r.outcome);
+            assert_eq!(ran, 1);
+            assert_eq!(record.decided_by, Decider::Policy);
+        }
+    }
+}

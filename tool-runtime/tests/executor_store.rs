@@ -363,6 +363,8 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         repairs: vec![],
         attempts: 1,
         cached: false,
+        validated: true,
+        no_schema_mode: None,
         operation_id: None,
         undo_id: None,
     }

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::definition::{Safety, ToolDefinition};
+use crate::definition::{NoSchemaMode, Safety, ToolDefinition};
 use crate::error::ToolError;
 use crate::hydrate::Repair;
 use crate::id::SharedId;
@@ -67,6 +67,13 @@ pub struct AuditRecord {
     /// The result came from the cache.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// Whether the arguments were checked against the tool's schema. `false` only for a tool
+    /// registered without one (`allow_no_schema`); written out only then.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub validated: bool,
+    /// The mode a tool without a schema ran under (`no_schema_mode`), when `validated` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_schema_mode: Option<NoSchemaMode>,
     /// The pending operation this call was or became, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
@@ -74,6 +81,14 @@ pub struct AuditRecord {
     /// if it was journaled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo_id: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 /// Receives every audit record. Must not block for long: it runs on the call's task.

@@ -44,6 +44,8 @@ pub(crate) struct Trail {
     pub(crate) repairs: Vec<Repair>,
     /// What the record's summary must not show (the raw arguments' secret values).
     pub(crate) secrets: audit::Secrets,
+    /// The tool has no schema: its arguments run unvalidated, in this mode.
+    pub(crate) no_schema: Option<crate::NoSchemaMode>,
 }
 
 impl Trail {
@@ -58,6 +60,7 @@ impl Trail {
         self.secrets.use_definition(def);
         self.secrets.add_arguments(raw);
         self.arguments = audited;
+        self.no_schema = def.no_schema_mode();
     }
 
     pub(crate) fn new(started: Instant) -> Self {
@@ -71,6 +74,7 @@ impl Trail {
             arguments: None,
             repairs: Vec::new(),
             secrets: audit::Secrets::default(),
+            no_schema: None,
         }
     }
 }
@@ -395,6 +399,16 @@ impl Executor {
         let mut instance = instance;
         let mut rounds = 0;
         loop {
+            if cfg.log_confirmations {
+                tracing::info!(
+                    target: "tool_runtime::confirmation",
+                    tool = %def.name,
+                    call_id = %cx.call_id,
+                    first_use,
+                    round = rounds,
+                    "confirmation asked"
+                );
+            }
             // the handler is application code: a panic in it must end this call only, not the
             // task that may be running the other calls of the model's turn
             let asking = AssertUnwindSafe(async { self.inner.confirmer.confirm(&request).await })
@@ -970,6 +984,8 @@ impl Executor {
             repairs: trail.repairs,
             attempts: trail.attempts,
             cached: trail.cached,
+            validated: trail.no_schema.is_none(),
+            no_schema_mode: trail.no_schema,
             operation_id: trail.operation_id,
             undo_id: exec.undo_id().map(str::to_owned),
         };
