@@ -614,3 +614,44 @@ async fn calls_past_the_per_turn_limit_are_refused_with_a_structured_error() {
             .all(|(_, r)| r["error"]["code"] == "TOO_MANY_CALLS")
     );
 }
+
+#[tokio::test]
+async fn a_model_that_never_answers_stops_at_max_iterations_with_its_work_kept() {
+    // three tool turns scripted, and an answer the run must never reach
+    let (base, script) = serve(vec![
+        call("c1", "add", r#"{"a":1,"b":2}"#, (10, 1)),
+        call("c2", "add", r#"{"a":3,"b":4}"#, (10, 1)),
+        call("c3", "add", r#"{"a":5,"b":6}"#, (10, 1)),
+        answer("too late"),
+    ])
+    .await;
+    let executor = Executor::builder(toolset(&Deleted::default()))
+        .build()
+        .unwrap();
+    let agent = Agent::new(
+        model(&base),
+        executor,
+        AgentConfig {
+            max_iterations: 2,
+            ..Default::default()
+        },
+    );
+    let report = agent.run("keep adding").await.unwrap();
+    assert_eq!(report.status, RunStatus::MaxIterations);
+    assert_eq!(report.answer, None);
+    assert_eq!(report.iterations, 2);
+    assert_eq!(script.requests.lock().unwrap().len(), 2, "no third request");
+    // both turns' calls ran and are on the record: stopping loses nothing that happened
+    assert_eq!(report.audit.len(), 2);
+    assert!(report.audit.iter().all(|r| r.status == Status::Success));
+    assert_eq!(
+        (report.usage.input_tokens, report.usage.output_tokens),
+        (20, 2)
+    );
+    let results = report
+        .transcript
+        .iter()
+        .filter(|e| matches!(e, TranscriptEntry::Tool { .. }))
+        .count();
+    assert_eq!(results, 2);
+}

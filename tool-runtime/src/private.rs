@@ -21,6 +21,17 @@ use crate::tool::{CallContext, FromCallContext, StateRequirement, Tool};
 use crate::toolset::{RegistrationError, ToolSet};
 use crate::validate::SchemaError;
 
+/// How many argument checks (plans or validators, one per tool) and how many jsonschema
+/// validators this process has compiled so far. Compiling is the costly part of registration and
+/// must happen once per tool and process, never per set or per call; tests hold it to that.
+pub fn compiled() -> (usize, usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        crate::toolset::CHECKS_COMPILED.load(Relaxed),
+        crate::validate::VALIDATORS_COMPILED.load(Relaxed),
+    )
+}
+
 /// Byte equality of two strings, usable in constants (`toolset!`'s duplicate-name check).
 pub const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

@@ -264,10 +264,16 @@ enum Check {
     Validator(Validator),
 }
 
+/// How many times registration has compiled a tool's check in this process (see
+/// [`crate::__private::compiled`]).
+pub(crate) static CHECKS_COMPILED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 impl Check {
     /// Checks a definition the way registration promises (a valid name, an object schema, no
     /// remote `$ref`, a schema that is itself valid) and compiles how its arguments are checked.
     fn of(definition: &ToolDefinition) -> Result<Check, RegistrationError> {
+        CHECKS_COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = definition.name.to_string();
         if !is_valid_tool_name(&name) {
             return Err(RegistrationError::InvalidName(name));

@@ -5,6 +5,10 @@ use serde_json::Value;
 
 use crate::error::Violation;
 
+/// How many validators this process has compiled (see [`crate::__private::compiled`]).
+pub(crate) static VALIDATORS_COMPILED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// A compiled JSON Schema (draft 2020-12) validator for one tool's arguments.
 pub struct Validator {
     inner: jsonschema::Validator,
@@ -29,6 +33,7 @@ impl Validator {
                 "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
             )));
         }
+        VALIDATORS_COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(false)
