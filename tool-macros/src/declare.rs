@@ -69,7 +69,9 @@ fn table(input: &Input, c: &Checked, derived: Option<&str>) -> Option<TokenStrea
         parameters: &value,
         output_schema: output.as_ref().and_then(Option::as_ref),
         strict,
-        hints: tool_wire::McpHints::for_category(category, c.idempotent)?,
+        hints: tool_wire::McpHints::for_category(category, c.idempotent)?
+            .reversible(c.reversible)
+            .human_approval(matches!(c.schema, Schema::None("HumanApproval"))),
     };
     let views = tool_wire::declare::default_declarations(&spec, output.is_some());
     let (keys, texts): (Vec<&str>, Vec<String>) = views.into_iter().unzip();
@@ -81,6 +83,7 @@ fn table(input: &Input, c: &Checked, derived: Option<&str>) -> Option<TokenStrea
     };
     let safety = syn::Ident::new(c.safety, Span::call_site());
     let idempotent = c.idempotent;
+    let reversible = c.reversible;
     let output = match &output {
         None => quote!(::core::option::Option::None),
         Some(None) => quote!(::core::option::Option::Some(::core::option::Option::None)),
@@ -97,6 +100,7 @@ fn table(input: &Input, c: &Checked, derived: Option<&str>) -> Option<TokenStrea
             strict: #strict,
             safety: ::tool_runtime::Safety::#safety,
             idempotent: #idempotent,
+            reversible: #reversible,
             output_schema: #output,
             views: &[#((#keys, #texts)),*],
         }

@@ -189,11 +189,15 @@ fn expected_schema(provider: &str) -> Value {
             {"name": "get_weather", "title": "Get weather", "description": "Current weather",
                 "inputSchema": weather,
                 "annotations": {"title": "Get weather", "readOnlyHint": false,
-                    "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}},
+                    "destructiveHint": false, "idempotentHint": false, "openWorldHint": true},
+                "_meta": {"tool-runtime/safety": {"category": "external",
+                    "confirmation": "configured", "first_use_gate": true, "reversible": false}}},
             {"name": "delete_file", "title": "Delete file", "description": "Delete a file",
                 "inputSchema": delete, "outputSchema": output,
                 "annotations": {"title": "Delete file", "readOnlyHint": false,
-                    "destructiveHint": true, "idempotentHint": true, "openWorldHint": false}}
+                    "destructiveHint": true, "idempotentHint": true, "openWorldHint": false},
+                "_meta": {"tool-runtime/safety": {"category": "modify",
+                    "confirmation": "always", "first_use_gate": false, "reversible": false}}}
         ]}),
         other => panic!("no expectation for {other}"),
     }

@@ -544,6 +544,8 @@ pub struct PrebuiltDeclarations {
     pub safety: Safety,
     /// [`ToolDefinition::idempotent`] as it was (MCP annotations).
     pub idempotent: bool,
+    /// [`ToolDefinition::reversible`] as it was (the MCP declaration's safety facts).
+    pub reversible: bool,
     /// The output schema the output-dependent views (Gemini, MCP) were built with, compact JSON:
     /// `Some(None)` for none, `None` when it was not known at compile time (those views are then
     /// absent from `views`).

@@ -37,7 +37,9 @@ pub enum GeminiSchemaField {
     Parameters,
 }
 
-/// MCP `ToolAnnotations` hints (spec 2025-11-25), derived from the tool's safety category.
+/// MCP `ToolAnnotations` hints (spec 2025-11-25), derived from the tool's safety category, and
+/// the framework's own safety facts, which MCP has no standard field for: they go in the
+/// declaration's `_meta` under [`SAFETY_META_KEY`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct McpHints {
     /// `readOnlyHint`.
@@ -48,20 +50,38 @@ pub struct McpHints {
     pub idempotent: bool,
     /// `openWorldHint`.
     pub open_world: bool,
+    /// The safety category's configuration name (`read_only`, `create`, `modify`, `external`,
+    /// `unspecified`).
+    pub category: &'static str,
+    /// Whether every call waits for a person's yes, whatever the executor's configuration says
+    /// (a modification, an undeclared category, a tool without a schema run under human
+    /// approval); otherwise the configuration decides.
+    pub always_confirmed: bool,
+    /// Whether the first call in a session passes the first-time gate for external services.
+    pub first_use_gate: bool,
+    /// Whether a call can be undone.
+    pub reversible: bool,
 }
+
+/// The `_meta` key of a declaration's framework safety facts (MCP reserves unprefixed keys; a
+/// prefix names whose they are).
+pub const SAFETY_META_KEY: &str = "tool-runtime/safety";
 
 impl McpHints {
     /// The hints of a safety category by its configuration name (`read_only`, `create`, `modify`,
     /// `external`, `unspecified`), after DESIGN.md's table: read-only → read-only and idempotent;
     /// create → neither read-only nor destructive; modify → destructive; external → open world;
     /// unspecified → MCP's own defaults (destructive, open world). `None` for an unknown name.
+    /// Not reversible and not run under human approval: see [`McpHints::reversible`] and
+    /// [`McpHints::human_approval`].
     pub fn for_category(category: &str, idempotent: bool) -> Option<McpHints> {
-        let (read_only, destructive, open_world) = match category {
-            "read_only" => (true, false, false),
-            "create" => (false, false, false),
-            "modify" => (false, true, false),
-            "external" => (false, false, true),
-            "unspecified" => (false, true, true),
+        let (category, read_only, destructive, open_world): (&'static str, _, _, _) = match category
+        {
+            "read_only" => ("read_only", true, false, false),
+            "create" => ("create", false, false, false),
+            "modify" => ("modify", false, true, false),
+            "external" => ("external", false, false, true),
+            "unspecified" => ("unspecified", false, true, true),
             _ => return None,
         };
         Some(McpHints {
@@ -70,7 +90,25 @@ impl McpHints {
             // a tool that changes nothing is idempotent whatever its flag says
             idempotent: idempotent || read_only,
             open_world,
+            category,
+            always_confirmed: matches!(category, "modify" | "unspecified"),
+            first_use_gate: matches!(category, "external" | "unspecified"),
+            reversible: false,
         })
+    }
+
+    /// The same hints for a tool whose calls can (or cannot) be undone.
+    pub fn reversible(self, reversible: bool) -> McpHints {
+        McpHints { reversible, ..self }
+    }
+
+    /// The same hints for a tool without a schema that runs only with a person's approval
+    /// (`no_schema_mode = human_approval`) when `yes`.
+    pub fn human_approval(self, yes: bool) -> McpHints {
+        McpHints {
+            always_confirmed: self.always_confirmed || yes,
+            ..self
+        }
     }
 }
 
@@ -207,8 +245,21 @@ pub fn mcp_annotations(spec: &ToolSpec<'_>) -> Value {
     })
 }
 
-/// MCP `tools/list` Tool: `{name, title, description, inputSchema, outputSchema, annotations}`;
-/// `outputSchema` only when it is object-rooted, as the spec requires.
+/// The declaration's `_meta`: the framework's safety facts under [`SAFETY_META_KEY`], for a
+/// client that shows the user what a call will do before it is made.
+pub fn mcp_meta(hints: &McpHints) -> Value {
+    json!({
+        SAFETY_META_KEY: {
+            "category": hints.category,
+            "confirmation": if hints.always_confirmed { "always" } else { "configured" },
+            "first_use_gate": hints.first_use_gate,
+            "reversible": hints.reversible,
+        }
+    })
+}
+
+/// MCP `tools/list` Tool: `{name, title, description, inputSchema, outputSchema, annotations,
+/// _meta}`; `outputSchema` only when it is object-rooted, as the spec requires.
 pub fn mcp(spec: &ToolSpec<'_>) -> Value {
     let mut tool = Map::new();
     tool.insert("name".into(), json!(spec.name));
@@ -223,6 +274,7 @@ pub fn mcp(spec: &ToolSpec<'_>) -> Value {
         tool.insert("outputSchema".into(), out.clone());
     }
     tool.insert("annotations".into(), mcp_annotations(spec));
+    tool.insert("_meta".into(), mcp_meta(&spec.hints));
     Value::Object(tool)
 }
 

@@ -136,7 +136,8 @@ pub fn prebuilt(codec: &dyn Codec, def: &ToolDefinition) -> Option<&'static str>
         && def.parameters.get() == p.parameters
         && def.strict == p.strict
         && def.safety == p.safety
-        && def.idempotent == p.idempotent;
+        && def.idempotent == p.idempotent
+        && def.reversible == p.reversible;
     if !unchanged {
         return None;
     }

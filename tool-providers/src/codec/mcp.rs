@@ -206,13 +206,15 @@ mod tests {
             Safety::External,
             Safety::Unspecified,
         ] {
-            for idempotent in [false, true] {
+            for (idempotent, reversible) in [(false, false), (true, false), (false, true)] {
                 def.safety = safety;
                 def.idempotent = idempotent;
+                def.reversible = reversible;
                 assert_eq!(
-                    tool_wire::McpHints::for_category(safety.as_str(), idempotent),
+                    tool_wire::McpHints::for_category(safety.as_str(), idempotent)
+                        .map(|h| h.reversible(reversible)),
                     Some(crate::codec::mcp_hints(&def)),
-                    "{safety:?} idempotent={idempotent}"
+                    "{safety:?} idempotent={idempotent} reversible={reversible}"
                 );
             }
         }

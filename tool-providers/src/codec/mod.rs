@@ -34,7 +34,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{Map, Value};
-use tool_runtime::{ErrorCode, ToolCall, ToolDefinition, ToolError, ToolInstance, ToolSet};
+use tool_runtime::{
+    ErrorCode, NoSchemaMode, Safety, ToolCall, ToolDefinition, ToolError, ToolInstance, ToolSet,
+};
 
 pub use cache::DeclarationCache;
 pub use outcome::{ToolOutcome, ToolResult};
@@ -350,6 +352,11 @@ pub(crate) fn mcp_hints(def: &ToolDefinition) -> tool_wire::McpHints {
         destructive: safety.is_destructive(),
         idempotent: def.idempotent || safety.is_read_only(),
         open_world: safety.is_open_world(),
+        category: safety.as_str(),
+        always_confirmed: matches!(safety, Safety::Modify | Safety::Unspecified)
+            || def.no_schema_mode() == Some(NoSchemaMode::HumanApproval),
+        first_use_gate: matches!(safety, Safety::External | Safety::Unspecified),
+        reversible: def.reversible,
     }
 }
 
