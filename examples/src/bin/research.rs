@@ -3,7 +3,13 @@
 //! ```text
 //! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
 //! cargo run -p examples --bin research -- --undo CALL_ID   # or the undo id (`un-...`) an ambiguous call id lists
+//! cargo run -p examples --bin research -- serve [--addr 127.0.0.1:8080] [--db PATH]
 //! ```
+//! `serve` serves the same tools, store and policy over HTTP (`tool-server`): the JSON API, the
+//! approvals page at `/`, and the OpenAPI document. Calls that need a person wait as pending
+//! operations that the page (or `POST /api/v1/pending/{id}/approve`) decides. The bearer tokens
+//! come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without them, on a loopback address,
+//! fresh ones are made and printed with the page's link.
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
 //! whose first line is then the question. In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal
@@ -12,6 +18,7 @@
 //! (set up on first run), unless a provider's key is in the environment.
 
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,11 +31,15 @@ use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents, RunReport, Tr
 use tool_providers::codec::ToolChoice;
 use tool_providers::http::Provider;
 use tool_runtime::executor::Status;
-use tool_runtime::executor::{ApproveAll, ConfirmationHandler, ExecutorConfig, TerminalConfirmer};
+use tool_runtime::executor::{
+    ApproveAll, ConfirmationHandler, Deferred, ExecutorConfig, TerminalConfirmer,
+};
 use tool_runtime::select::PickOptions;
 use tool_runtime::{CallContext, ErrorCode};
+use tool_server::{ServerOptions, Tokens};
 
 struct Args {
+    serve: Option<SocketAddr>,
     provider: Option<Provider>,
     db: PathBuf,
     yes: bool,
@@ -40,7 +51,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID|UNDO_ID"
+        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID|UNDO_ID\n       research serve [--addr HOST:PORT] [--db PATH]"
     );
     std::process::exit(2)
 }
@@ -53,6 +64,7 @@ fn parse() -> Args {
             PathBuf::from(home).join(".local/share/tool-calling/research.sqlite")
         });
     let mut a = Args {
+        serve: None,
         provider: None,
         db: data,
         yes: false,
@@ -61,9 +73,20 @@ fn parse() -> Args {
         undo: None,
         question: Vec::new(),
     };
-    let mut it = std::env::args().skip(1);
+    let mut it = std::env::args().skip(1).peekable();
+    if it.peek().map(String::as_str) == Some("serve") {
+        it.next();
+        a.serve = Some(DEFAULT_ADDR.parse().expect("a valid address"));
+    }
     while let Some(arg) = it.next() {
         match arg.as_str() {
+            "--addr" if a.serve.is_some() => {
+                let v = it.next().unwrap_or_else(|| usage());
+                a.serve = Some(v.parse().unwrap_or_else(|e| {
+                    eprintln!("--addr {v}: {e}");
+                    std::process::exit(2)
+                }));
+            }
             "--provider" => {
                 let v = it.next().unwrap_or_else(|| usage());
                 a.provider = Some(v.parse().unwrap_or_else(|e| {
@@ -77,10 +100,60 @@ fn parse() -> Args {
             "--small-model" => a.small_model = true,
             "--undo" => a.undo = Some(it.next().unwrap_or_else(|| usage())),
             "-h" | "--help" => usage(),
+            _ if a.serve.is_some() => usage(),
             _ => a.question.push(arg),
         }
     }
     a
+}
+
+/// Where `serve` listens unless told otherwise.
+const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// `research serve`: the tools over HTTP, with every confirmation waiting for the page.
+async fn serve(addr: SocketAddr, db: Db, doi: DoiService, db_path: &std::path::Path) -> ! {
+    let executor = research::executor(
+        research::toolset(db.clone(), doi),
+        db,
+        &db_path.with_extension("store.sqlite"),
+        Arc::new(Deferred),
+        ExecutorConfig::default(),
+    )
+    .unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let tokens = match Tokens::from_env() {
+        Ok(Some(t)) => t,
+        Ok(None) => Tokens::generate(),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }
+    };
+    let options = ServerOptions::new(tokens.clone());
+    let listener = tool_server::bind(addr, &options).await.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let local = listener.local_addr().unwrap_or(addr);
+    if tokens.generated() {
+        eprintln!(
+            "approvals page: http://{local}/#token={}",
+            tokens.approver()
+        );
+        eprintln!("agent token (TOOLS_AGENT_TOKEN): {}", tokens.agent());
+    } else {
+        eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
+    }
+    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
+    match tool_server::serve_on(listener, executor, options).await {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
 }
 
 #[tokio::main]
@@ -99,6 +172,9 @@ async fn main() {
             .build()
             .expect("client"),
     };
+    if let Some(addr) = args.serve {
+        serve(addr, db, doi, &args.db).await;
+    }
     let sink: tool_providers::agent::EventSink = Arc::new(print_event);
     // One reader of stdin for the questions and the confirmations (see `examples::input`).
     let input = SharedInput::stdin();

@@ -149,12 +149,22 @@ pub struct ActivityQuery {
     pub since_ms: Option<u64>,
     /// At most this many, newest first (default 100).
     pub limit: Option<usize>,
+    /// Skip this many matching records, newest first, before taking `limit` (the next page).
+    /// Records added between two pages shift the later page: a reader sees a record twice,
+    /// never misses one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
 }
 
 impl ActivityQuery {
     /// The effective limit.
     pub fn limit(&self) -> usize {
         self.limit.unwrap_or(100)
+    }
+
+    /// The effective offset.
+    pub fn offset(&self) -> usize {
+        self.offset.unwrap_or(0)
     }
 
     /// Whether a record passes the filters.

@@ -201,6 +201,7 @@ impl Store for MemoryStore {
             .iter()
             .rev()
             .filter(|r| query.matches(r))
+            .skip(query.offset())
             .take(query.limit())
             .cloned()
             .collect())

@@ -416,9 +416,14 @@ impl Store for RedisStore {
         let all: Vec<String> =
             self.with(|c| redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(c))?;
         let mut out = Vec::new();
+        let mut skip = query.offset();
         for data in all.iter().rev() {
             let r: AuditRecord = from_json(data)?;
             if query.matches(&r) {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
                 out.push(r);
                 if out.len() == query.limit() {
                     break;

@@ -438,7 +438,11 @@ impl Store for SqliteStore {
         if let Some(t) = q.since_ms {
             push("ts >=", (t as i64).into());
         }
-        sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", q.limit()));
+        sql.push_str(&format!(
+            " ORDER BY seq DESC LIMIT {} OFFSET {}",
+            q.limit(),
+            q.offset()
+        ));
         let conn = self.conn();
         let mut stmt = conn.prepare(&sql).map_err(err)?;
         let rows = stmt

@@ -1,0 +1,159 @@
+//! One error shape for every route: `{"error": <ToolError>}` with a status that matches its code.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+use tool_runtime::{ErrorCode, ToolError};
+use utoipa::ToSchema;
+
+/// `UNAUTHORIZED`: no or an unknown bearer token.
+pub(crate) const UNAUTHORIZED: ErrorCode = ErrorCode::of("UNAUTHORIZED");
+/// `FORBIDDEN`: a valid token whose role may not do this.
+pub(crate) const FORBIDDEN: ErrorCode = ErrorCode::of("FORBIDDEN");
+/// `ALREADY_RESOLVED`: the executor's code for a pending operation decided before.
+pub(crate) const ALREADY_RESOLVED: ErrorCode = ErrorCode::of("ALREADY_RESOLVED");
+/// `UNAVAILABLE`: the store cannot be reached.
+pub(crate) const UNAVAILABLE: ErrorCode = ErrorCode::of("UNAVAILABLE");
+
+/// An error answered by the server: the executor's structured error and the HTTP status it maps
+/// to.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    status: StatusCode,
+    error: ToolError,
+}
+
+/// The body of every error response.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct ErrorBody {
+    /// The structured error: `code`, `message`, `retryable`, and where they apply
+    /// `recover_action`, `violations` (one per offending argument, with its JSON pointer) and
+    /// `details` (suggestions, `retry_after_ms`, the operation's state).
+    #[schema(value_type = Object)]
+    error: Value,
+}
+
+impl ApiError {
+    /// The status a structured error is answered with, by its code.
+    pub fn status_of(error: &ToolError) -> StatusCode {
+        let code = &error.code;
+        if *code == ErrorCode::UNKNOWN_TOOL || *code == ErrorCode::NOT_FOUND {
+            StatusCode::NOT_FOUND
+        } else if *code == ErrorCode::INVALID_ARGUMENTS
+            || *code == ErrorCode::SCHEMA_REQUIRED
+            || *code == ErrorCode::NESTING_TOO_DEEP
+        {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else if *code == ErrorCode::INVALID_JSON {
+            StatusCode::BAD_REQUEST
+        } else if *code == ErrorCode::PAYLOAD_TOO_LARGE {
+            StatusCode::PAYLOAD_TOO_LARGE
+        } else if *code == ErrorCode::NOT_ALLOWED || *code == FORBIDDEN {
+            StatusCode::FORBIDDEN
+        } else if *code == UNAUTHORIZED {
+            StatusCode::UNAUTHORIZED
+        } else if *code == ALREADY_RESOLVED {
+            StatusCode::CONFLICT
+        } else if *code == ErrorCode::RATE_LIMITED {
+            StatusCode::TOO_MANY_REQUESTS
+        } else if *code == UNAVAILABLE {
+            StatusCode::SERVICE_UNAVAILABLE
+        } else if *code == ErrorCode::TIMEOUT {
+            StatusCode::GATEWAY_TIMEOUT
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+    }
+
+    /// The error with the status its code maps to.
+    pub fn new(error: ToolError) -> Self {
+        ApiError {
+            status: Self::status_of(&error),
+            error,
+        }
+    }
+
+    pub(crate) fn set_status(&mut self, status: StatusCode) {
+        self.status = status;
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The structured error.
+    pub fn error(&self) -> &ToolError {
+        &self.error
+    }
+
+    pub(crate) fn unauthorized(message: &str) -> Self {
+        ApiError::new(
+            ToolError::new(UNAUTHORIZED, message).recover(
+                "send `Authorization: Bearer <token>` with the agent's or approver's token",
+            ),
+        )
+    }
+
+    pub(crate) fn forbidden(message: &str) -> Self {
+        ApiError::new(ToolError::new(FORBIDDEN, message))
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(ToolError::new(ErrorCode::INTERNAL, message))
+    }
+}
+
+impl From<ToolError> for ApiError {
+    fn from(error: ToolError) -> Self {
+        ApiError::new(error)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry_after = self
+            .error
+            .details
+            .get("retry_after_ms")
+            .and_then(Value::as_u64)
+            .map(|ms| ms.div_ceil(1000).max(1));
+        let unauthorized = self.status == StatusCode::UNAUTHORIZED;
+        let body = serde_json::json!({ "error": self.error });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if unauthorized {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_codes() {
+        let of = |code| ApiError::status_of(&ToolError::new(code, "x"));
+        assert_eq!(of(ErrorCode::UNKNOWN_TOOL), StatusCode::NOT_FOUND);
+        assert_eq!(
+            of(ErrorCode::INVALID_ARGUMENTS),
+            StatusCode::UNPROCESSABLE_ENTITY
+        );
+        assert_eq!(
+            of(ErrorCode::PAYLOAD_TOO_LARGE),
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(of(ALREADY_RESOLVED), StatusCode::CONFLICT);
+        assert_eq!(of(ErrorCode::RATE_LIMITED), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(of(ErrorCode::INTERNAL), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

@@ -1,0 +1,193 @@
+//! Serving an [`Executor`] over HTTP: a JSON API, an approvals page for the person who decides,
+//! and MCP, all on one axum [`Router`].
+//!
+//! The API runs every call through the executor, so a client of the API gets exactly the policy a
+//! model in the agent loop gets: hydration against the canonical schema, confirmation, first-time
+//! gates, rate limits, the cache and one audit record per call. A call that needs a person is
+//! parked as a pending operation (the executor should be built with
+//! [`Deferred`](tool_runtime::executor::Deferred)) and answered `202 Accepted`; the person
+//! approves or denies it from the page or the API, from this process or any other sharing the
+//! store.
+//!
+//! | Route | Role | What it does |
+//! |---|---|---|
+//! | `GET /api/v1/tools` | agent | canonical definitions, or a provider's declarations (`?provider=`) |
+//! | `POST /api/v1/tools/{name}/check` | agent | hydrate only: the validated arguments or the errors |
+//! | `POST /api/v1/tools/{name}/call` | agent | run through the executor (200, 202 pending, 404, 422) |
+//! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations |
+//! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
+//! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
+//! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
+//! | `GET /` | none | the approvals page (it asks for the approver's token) |
+//!
+//! Approving is a person's act: two bearer tokens, one for agents and one for approvers
+//! ([`Tokens`]); the agent's token never reaches approve or deny. Every error, from any route,
+//! is `{"error": {"code", "message", "retryable", "recover_action"?, "violations"?,
+//! "details"?}}` with a status that matches its code.
+//!
+//! ```no_run
+//! # async fn demo(executor: tool_runtime::Executor) -> Result<(), tool_server::ServeError> {
+//! use tool_server::{ServerOptions, Tokens};
+//!
+//! // Tokens from TOOLS_AGENT_TOKEN and TOOLS_APPROVER_TOKEN, or fresh ones on loopback.
+//! let options = ServerOptions::new(Tokens::from_env()?.unwrap_or_else(Tokens::generate));
+//! tool_server::serve("127.0.0.1:8080".parse().unwrap(), executor, options).await
+//! # }
+//! ```
+
+mod auth;
+mod body;
+mod error;
+mod options;
+mod page;
+mod routes;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use tool_providers::codec::DeclarationCache;
+use tool_runtime::Executor;
+use utoipa::OpenApi;
+
+use auth::BearerScheme;
+pub use auth::Role;
+pub use error::ApiError;
+pub use options::{ServerOptions, TokenError, Tokens};
+
+/// Everything a handler needs; cloned per request (every field is shared).
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) executor: Executor,
+    pub(crate) declarations: Arc<DeclarationCache>,
+    pub(crate) tokens: Arc<Tokens>,
+    /// The largest request body read, in bytes.
+    pub(crate) max_body_bytes: usize,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "tool-server",
+        description = "Tools served through the tool-runtime executor: list, check, call, \
+                       approve and deny pending operations, and the activity feed."
+    ),
+    modifiers(&BearerScheme),
+    tags(
+        (name = "tools", description = "The tool set and its calls"),
+        (name = "approvals", description = "Pending operations and their decisions"),
+        (name = "activity", description = "The audit trail as a feed"),
+        (name = "health", description = "Liveness and readiness"),
+    )
+)]
+struct ApiDoc;
+
+/// The API, the approvals page and the OpenAPI document over `executor`, as a router an app can
+/// serve on its own or merge into its own router.
+pub fn router(executor: Executor, options: ServerOptions) -> Router {
+    let (router, _) = split(executor, options);
+    router
+}
+
+/// The OpenAPI 3.1 document of every route [`router`] serves, as served at
+/// `/api/v1/openapi.json`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let (_, doc) = routes::api().split_for_parts();
+    let mut base = ApiDoc::openapi();
+    base.merge(doc);
+    base
+}
+
+fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi::OpenApi) {
+    let max_body_bytes = options
+        .max_body_bytes
+        .unwrap_or_else(|| body::default_limit(executor.toolset().limits()));
+    let state = AppState {
+        executor,
+        declarations: Arc::new(DeclarationCache::new()),
+        tokens: Arc::new(options.tokens),
+        max_body_bytes,
+    };
+    let doc = Arc::new(openapi());
+    let (api, _) = routes::api().split_for_parts();
+    let document = doc.clone();
+    let router = Router::new()
+        .merge(api.with_state(state.clone()))
+        .merge(page::router())
+        .route(
+            "/api/v1/openapi.json",
+            axum::routing::get(move || async move { axum::Json(document.as_ref().clone()) }),
+        )
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed);
+    (router, doc.as_ref().clone())
+}
+
+/// Why the server did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address needs both tokens set by the operator.
+    #[error(
+        "refusing to serve on {addr}: a non-loopback address needs both TOOLS_AGENT_TOKEN and \
+         TOOLS_APPROVER_TOKEN set (generated tokens are for 127.0.0.1 only)"
+    )]
+    Exposed {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The tokens in the environment are unusable.
+    #[error(transparent)]
+    Tokens(#[from] TokenError),
+    /// Binding or serving failed.
+    #[error("serving on {addr}: {source}")]
+    Io {
+        /// The address.
+        addr: SocketAddr,
+        /// The failure.
+        source: std::io::Error,
+    },
+}
+
+/// Serves [`router`] on `addr` until the process is interrupted (Ctrl-C) or the listener fails.
+///
+/// Refuses a non-loopback address unless both tokens were configured (not generated).
+pub async fn serve(
+    addr: SocketAddr,
+    executor: Executor,
+    options: ServerOptions,
+) -> Result<(), ServeError> {
+    let listener = bind(addr, &options).await?;
+    serve_on(listener, executor, options).await
+}
+
+/// Binds `addr` after the exposure check of [`serve`]; `addr` may have port 0, the listener
+/// tells the port it got.
+pub async fn bind(
+    addr: SocketAddr,
+    options: &ServerOptions,
+) -> Result<tokio::net::TcpListener, ServeError> {
+    if !addr.ip().is_loopback() && options.tokens.generated() {
+        return Err(ServeError::Exposed { addr });
+    }
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Io { addr, source })
+}
+
+/// Serves [`router`] on a listener from [`bind`] until Ctrl-C.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    executor: Executor,
+    options: ServerOptions,
+) -> Result<(), ServeError> {
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
+    let app = router(executor, options);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|source| ServeError::Io { addr, source })
+}

@@ -1,0 +1,91 @@
+//! The API's routes, each group in its own file; the OpenAPI document is collected from the
+//! handlers' annotations as they are routed, so a route cannot be served undocumented.
+
+mod activity;
+mod health;
+mod pending;
+mod tools;
+
+use axum::http::{Method, Uri};
+use serde_json::{Map, Value};
+use tool_runtime::{ErrorCode, Execution, ToolError};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Every API route with its documentation.
+pub(crate) fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(tools::list))
+        .routes(routes!(tools::check))
+        .routes(routes!(tools::call))
+        .routes(routes!(pending::list))
+        .routes(routes!(pending::get))
+        .routes(routes!(pending::approve))
+        .routes(routes!(pending::deny))
+        .routes(routes!(activity::feed))
+        .routes(routes!(activity::stream))
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+}
+
+/// An execution as the API answers it: the outcome's fields (`status` first) at the top level,
+/// beside the call id, the tool, and the full result, undo and audit facts when present.
+pub(crate) fn execution_json(exec: &Execution) -> Value {
+    let mut out = Map::new();
+    out.insert("call_id".into(), Value::from(exec.call_id.as_str()));
+    out.insert("tool".into(), Value::from(exec.tool.as_str()));
+    if let Value::Object(outcome) = exec.outcome.to_json() {
+        out.extend(outcome);
+    }
+    if let Some(full) = &exec.full {
+        out.insert("full".into(), full.clone());
+    }
+    if let Some(undo) = &exec.undo {
+        out.insert(
+            "undo".into(),
+            serde_json::to_value(undo).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(failure) = &exec.audit_failure {
+        out.insert("audit_failure".into(), Value::from(failure.as_str()));
+    }
+    Value::Object(out)
+}
+
+/// Runs a store-bound executor method on the blocking pool: the store is synchronous and may
+/// wait on disk or the network, which must not hold a runtime worker.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the store task failed: {e}")))?
+        .map_err(ApiError::from)
+}
+
+/// Any path the API does not serve.
+pub(crate) async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(
+        ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!("there is no route {}", uri.path()),
+        )
+        .recover("see /api/v1/openapi.json for the routes this server serves"),
+    )
+}
+
+/// A served path with a method it does not take.
+pub(crate) async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    let mut e = ApiError::new(
+        ToolError::new(
+            ErrorCode::of("METHOD_NOT_ALLOWED"),
+            format!("{} does not take {method}", uri.path()),
+        )
+        .recover("see /api/v1/openapi.json for the methods each route takes"),
+    );
+    e.set_status(axum::http::StatusCode::METHOD_NOT_ALLOWED);
+    e
+}

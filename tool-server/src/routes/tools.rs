@@ -1,0 +1,241 @@
+//! `GET /api/v1/tools`, `POST /api/v1/tools/{name}/check` and `POST /api/v1/tools/{name}/call`.
+
+use std::str::FromStr;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tool_providers::codec::Provider;
+use tool_runtime::{Arguments, CallContext, ErrorCode, Initiator, Outcome, ToolCall, ToolError};
+use utoipa::{IntoParams, ToSchema};
+
+use super::execution_json;
+use crate::AppState;
+use crate::auth::AgentAccess;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ErrorBody};
+
+/// Which view of the tools to list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListQuery {
+    /// A provider's declarations (`openai`, `openai-responses`, `anthropic`, `ollama`,
+    /// `gemini`, `mcp`) instead of the canonical definitions.
+    provider: Option<String>,
+}
+
+/// The tool set: canonical definitions, or one provider's declarations.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tools",
+    operation_id = "list_tools",
+    tag = "tools",
+    params(ListQuery),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "`{\"tools\": [...]}`: canonical definitions (name, \
+          description, parameters, safety, ...), or with `provider` that provider's declarations \
+          and `{\"provider\": ...}`", body = Object),
+        (status = 401, description = "No or an unknown token", body = ErrorBody),
+        (status = 422, description = "An unknown provider", body = ErrorBody),
+    )
+)]
+pub(crate) async fn list(
+    _: AgentAccess,
+    State(state): State<AppState>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let toolset = state.executor.toolset();
+    let Some(name) = query.provider else {
+        let tools: Vec<Value> = toolset
+            .definitions()
+            .map(|d| serde_json::to_value(d).unwrap_or(Value::Null))
+            .collect();
+        return Ok(Json(json!({ "tools": tools })));
+    };
+    let provider = Provider::from_str(&name).map_err(|e| {
+        ApiError::new(
+            ToolError::new(ErrorCode::INVALID_ARGUMENTS, e.to_string()).recover(format!(
+                "use one of {}",
+                Provider::ALL.map(Provider::as_str).join(", ")
+            )),
+        )
+    })?;
+    let codec = provider.codec();
+    let mut tools = Vec::with_capacity(toolset.len());
+    for def in toolset.definitions() {
+        let text = state
+            .declarations
+            .declaration(codec.as_ref(), def)
+            .map_err(|e| ApiError::internal(format!("declaring {}: {e}", def.name)))?;
+        tools.push(
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| ApiError::internal(format!("declaring {}: {e}", def.name)))?,
+        );
+    }
+    Ok(Json(
+        json!({ "provider": provider.as_str(), "tools": tools }),
+    ))
+}
+
+/// A call's arguments, as a model would send them.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct CallRequest {
+    /// The arguments: a JSON object, or a string holding one (as most providers send them).
+    #[schema(value_type = Object)]
+    arguments: Option<Box<RawValue>>,
+    /// The session the call belongs to (first-time gates are per session).
+    session: Option<String>,
+}
+
+impl CallRequest {
+    fn into_call(self, name: String) -> (ToolCall, Option<String>) {
+        let arguments = match self.arguments {
+            None => Arguments::Text("{}".to_owned()),
+            Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+                // a JSON string holds the arguments' text, as providers send it
+                Ok(text) => Arguments::Text(text),
+                Err(_) => Arguments::Text(raw.get().to_owned()),
+            },
+        };
+        (ToolCall::new(new_call_id(), name, arguments), self.session)
+    }
+}
+
+/// A call id for a call made over HTTP: `http-` and 32 hex digits.
+fn new_call_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // the id only has to be unique, not secret
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = nanos.to_le_bytes();
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("http-{hex}")
+}
+
+/// Hydrates a call without running it: the arguments as the tool would receive them, or every
+/// violation with its pointer.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tools/{name}/check",
+    operation_id = "check_tool",
+    tag = "tools",
+    params(("name" = String, Path, description = "The tool")),
+    request_body = CallRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "`{\"tool\", \"valid\": true, \"arguments\", \"repairs\"}`: \
+          the validated arguments and any repair applied to them", body = Object),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No or an unknown token", body = ErrorBody),
+        (status = 404, description = "No such tool; `details.suggestions` has the nearest names", body = ErrorBody),
+        (status = 413, description = "The body or the arguments are too large", body = ErrorBody),
+        (status = 422, description = "Invalid arguments: `violations` has each one's pointer", body = ErrorBody),
+    )
+)]
+pub(crate) async fn check(
+    _: AgentAccess,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    JsonBody(request): JsonBody<CallRequest>,
+) -> Result<Json<Value>, ApiError> {
+    let (call, _) = request.into_call(name);
+    let instance = state.executor.toolset().hydrate(&call)?;
+    Ok(Json(json!({
+        "tool": instance.name(),
+        "valid": true,
+        "arguments": instance.arguments(),
+        "repairs": instance.repairs(),
+    })))
+}
+
+/// Runs a call through the executor, started by a person (`initiator: user`).
+#[utoipa::path(
+    post,
+    path = "/api/v1/tools/{name}/call",
+    operation_id = "call_tool",
+    tag = "tools",
+    params(("name" = String, Path, description = "The tool")),
+    request_body = CallRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The execution: `status` (`success`, `error` for a tool \
+          that failed while running, `denied`), `call_id`, `tool`, and `value`, `error` or \
+          `reason`", body = Object),
+        (status = 202, description = "Waiting for a person: `{\"status\": \"pending\", \
+          \"operation_id\", \"preview\"}`", body = Object),
+        (status = 400, description = "The body is not JSON", body = ErrorBody),
+        (status = 401, description = "No or an unknown token", body = ErrorBody),
+        (status = 403, description = "The policy does not allow this tool", body = ErrorBody),
+        (status = 404, description = "No such tool; `details.suggestions` has the nearest names", body = ErrorBody),
+        (status = 413, description = "The body or the arguments are too large", body = ErrorBody),
+        (status = 422, description = "Invalid arguments: `violations` has each one's pointer", body = ErrorBody),
+        (status = 429, description = "Rate limited; `Retry-After` says when to come back", body = ErrorBody),
+        (status = 500, description = "The call ran but its audit record could not be written \
+          (`details.execution` has what happened)", body = ErrorBody),
+    )
+)]
+pub(crate) async fn call(
+    _: AgentAccess,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    JsonBody(request): JsonBody<CallRequest>,
+) -> Result<Response, ApiError> {
+    let (call, session) = request.into_call(name);
+    let mut cx = CallContext::new(call.id.clone());
+    cx.session = session;
+    cx.initiator = Initiator::User;
+    let exec = state.executor.call(&call, cx).await;
+    answer(&state, &exec)
+}
+
+/// The response for an execution: errors the caller can fix before anything ran get their own
+/// status; everything that ran (or was decided) is answered with the execution.
+pub(crate) fn answer(
+    state: &AppState,
+    exec: &tool_runtime::Execution,
+) -> Result<Response, ApiError> {
+    if let Some(failure) = &exec.audit_failure
+        && state.executor.config().audit_required
+    {
+        return Err(ApiError::new(
+            ToolError::new(
+                ErrorCode::of("AUDIT_FAILED"),
+                format!("the call's audit record could not be written: {failure}"),
+            )
+            .with_detail("execution", execution_json(exec)),
+        ));
+    }
+    match &exec.outcome {
+        Outcome::Pending { .. } => {
+            Ok((StatusCode::ACCEPTED, Json(execution_json(exec))).into_response())
+        }
+        Outcome::Error { error } if before_running(&error.code) => {
+            Err(ApiError::new(error.clone()))
+        }
+        _ => Ok(Json(execution_json(exec)).into_response()),
+    }
+}
+
+/// Failures that stop a call before its tool runs: the request was wrong or not allowed.
+fn before_running(code: &ErrorCode) -> bool {
+    [
+        ErrorCode::UNKNOWN_TOOL,
+        ErrorCode::INVALID_JSON,
+        ErrorCode::INVALID_ARGUMENTS,
+        ErrorCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::NESTING_TOO_DEEP,
+        ErrorCode::SCHEMA_REQUIRED,
+        ErrorCode::NOT_ALLOWED,
+        ErrorCode::RATE_LIMITED,
+    ]
+    .contains(code)
+}

@@ -1,0 +1,185 @@
+//! A small notes app served on 127.0.0.1: a read-only tool, a create tool and a delete that a
+//! person must approve, over a SQLite store in a temporary directory.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Previewer};
+use tool_runtime::store::SqliteStore;
+use tool_runtime::{ErrorCode, State, ToolError, tool};
+use tool_server::{ServerOptions, Tokens};
+
+pub const AGENT: &str = "agent-token-for-tests-0001";
+pub const APPROVER: &str = "approver-token-for-tests-0001";
+
+/// The notes, shared by the tools and the test.
+#[derive(Clone, Default)]
+pub struct Notes(pub Arc<Mutex<BTreeMap<String, String>>>);
+
+impl Notes {
+    pub fn get(&self, id: &str) -> Option<String> {
+        self.0.lock().unwrap().get(id).cloned()
+    }
+}
+
+/// Reads one note.
+#[tool(read_only, intent = "Read the note {id}")]
+pub fn read_note(
+    /// The note's id.
+    id: String,
+    State(notes): State<Notes>,
+) -> Result<String, ToolError> {
+    notes
+        .get(&id)
+        .ok_or_else(|| ToolError::new(ErrorCode::NOT_FOUND, format!("no note {id:?}")))
+}
+
+/// Adds a note.
+#[tool(create, intent = "Add the note {id}")]
+pub fn add_note(
+    /// The new note's id.
+    id: String,
+    /// Its text, 1 to 200 characters.
+    #[arg(min_length = 1, max_length = 200)]
+    text: String,
+    State(notes): State<Notes>,
+) -> Result<Value, ToolError> {
+    notes.0.lock().unwrap().insert(id.clone(), text);
+    Ok(json!({ "added": id }))
+}
+
+/// Deletes a note for good.
+#[tool(modify, intent = "Delete the note {id}")]
+pub fn delete_note(
+    /// The note to delete.
+    id: String,
+    State(notes): State<Notes>,
+) -> Result<Value, ToolError> {
+    match notes.0.lock().unwrap().remove(&id) {
+        Some(_) => Ok(json!({ "deleted": id })),
+        None => Err(ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!("no note {id:?}"),
+        )),
+    }
+}
+
+/// A running server and what the test needs to talk to it.
+pub struct Server {
+    pub base: String,
+    pub addr: SocketAddr,
+    pub notes: Notes,
+    pub executor: Executor,
+    pub http: reqwest::Client,
+    _dir: tempfile::TempDir,
+}
+
+pub async fn start() -> Server {
+    start_with(|o| o).await
+}
+
+pub async fn start_with(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Server {
+    let notes = Notes::default();
+    notes
+        .0
+        .lock()
+        .unwrap()
+        .insert("n1".into(), "buy milk".into());
+    let set = tool_runtime::toolset![read_note, add_note, delete_note]
+        .unwrap()
+        .with_state(notes.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("store.sqlite")).unwrap();
+    // the change a delete makes, as the confirmation shows it
+    let seen = notes.clone();
+    let preview: Previewer = Arc::new(move |args: Value, _cx| {
+        let id = args["id"].as_str().unwrap_or_default().to_owned();
+        let text = seen.get(&id);
+        Box::pin(async move { Ok(json!({ "removes": { "id": id, "text": text } })) })
+    });
+    let executor = Executor::builder(set)
+        .preview_with("delete_note", preview)
+        .config(ExecutorConfig {
+            auto_confirm_create: true,
+            ..ExecutorConfig::default()
+        })
+        .store(Arc::new(store))
+        .confirmation(Deferred)
+        .build()
+        .unwrap();
+    let opts = options(ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap()));
+    let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = tool_server::router(executor.clone(), opts);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Server {
+        base: format!("http://{addr}"),
+        addr,
+        notes,
+        executor,
+        http: reqwest::Client::new(),
+        _dir: dir,
+    }
+}
+
+impl Server {
+    /// `method path` with `token` and a JSON body; the status and the JSON answer.
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap();
+        let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, json)
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.send(reqwest::Method::GET, path, token, None).await
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
+        self.send(reqwest::Method::POST, path, token, Some(body))
+            .await
+    }
+
+    /// Parks a delete of `id` as a pending operation and returns its id.
+    pub async fn park_delete(&self, id: &str) -> String {
+        let (status, body) = self
+            .post(
+                "/api/v1/tools/delete_note/call",
+                Some(AGENT),
+                json!({ "arguments": { "id": id } }),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+        body["operation_id"].as_str().unwrap().to_owned()
+    }
+}
+
+/// The error body's shape, the same on every route.
+pub fn assert_error(body: &Value, code: &str) {
+    let e = &body["error"];
+    assert_eq!(e["code"], code, "{body}");
+    assert!(
+        e["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert!(e["retryable"].is_boolean(), "{body}");
+}
