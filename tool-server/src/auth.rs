@@ -3,9 +3,11 @@
 //! The role comes from the `Authorization` header alone: nothing in a request's body, query or
 //! other headers takes part, so no argument a model writes can make a request an approver's.
 
-use axum::extract::FromRequestParts;
-use axum::http::header;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::Response;
 use utoipa::Modify;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
@@ -46,9 +48,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn role_of(tokens: &Tokens, parts: &Parts) -> Result<Role, ApiError> {
-    let value = parts
-        .headers
+fn role_of(tokens: &Tokens, headers: &HeaderMap) -> Result<Role, ApiError> {
+    let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| ApiError::unauthorized("this route needs a bearer token"))?;
     let presented = value
@@ -69,7 +70,7 @@ impl FromRequestParts<AppState> for AgentAccess {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        role_of(&state.tokens, parts).map(|_| AgentAccess)
+        role_of(&state.tokens, &parts.headers).map(|_| AgentAccess)
     }
 }
 
@@ -80,7 +81,7 @@ impl FromRequestParts<AppState> for ApproverAccess {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        match role_of(&state.tokens, parts)? {
+        match role_of(&state.tokens, &parts.headers)? {
             Role::Approver => Ok(ApproverAccess),
             Role::Agent => Err(ApiError::forbidden(
                 "deciding pending operations and reading the activity feed take the approver's \
@@ -88,6 +89,16 @@ impl FromRequestParts<AppState> for ApproverAccess {
             )),
         }
     }
+}
+
+/// Admits requests to a nested service (MCP at `/mcp`) with the agent's or approver's token.
+pub(crate) async fn agent_layer(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    role_of(&state.tokens, request.headers())?;
+    Ok(next.run(request).await)
 }
 
 /// Declares the bearer scheme in the OpenAPI document.

@@ -19,6 +19,7 @@
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
+//! | `/mcp` | agent | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor, with confirmation asked in-band (`elicitation/create`) when the client can |
 //!
 //! Approving is a person's act: two bearer tokens, one for agents and one for approvers
 //! ([`Tokens`]); the agent's token never reaches approve or deny. Every error, from any route,
@@ -46,7 +47,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tool_providers::codec::DeclarationCache;
+use tool_providers::mcp::McpServer;
 use tool_runtime::Executor;
 use utoipa::OpenApi;
 
@@ -102,6 +106,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let max_body_bytes = options
         .max_body_bytes
         .unwrap_or_else(|| body::default_limit(executor.toolset().limits()));
+    let mcp = mcp_service(&executor, &options.allowed_hosts, max_body_bytes);
     let state = AppState {
         executor,
         declarations: Arc::new(DeclarationCache::new()),
@@ -111,16 +116,37 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();
-    let router = Router::new()
-        .merge(api.with_state(state.clone()))
-        .merge(page::router())
-        .route(
-            "/api/v1/openapi.json",
-            axum::routing::get(move || async move { axum::Json(document.as_ref().clone()) }),
-        )
-        .fallback(routes::not_found)
-        .method_not_allowed_fallback(routes::method_not_allowed);
+    let router =
+        Router::new()
+            .merge(api.with_state(state.clone()))
+            .merge(page::router())
+            .merge(Router::new().nest_service("/mcp", mcp).layer(
+                axum::middleware::from_fn_with_state(state.clone(), auth::agent_layer),
+            ))
+            .route(
+                "/api/v1/openapi.json",
+                axum::routing::get(move || async move { axum::Json(document.as_ref().clone()) }),
+            )
+            .fallback(routes::not_found)
+            .method_not_allowed_fallback(routes::method_not_allowed);
     (router, doc.as_ref().clone())
+}
+
+/// MCP over streamable HTTP: one [`McpServer`] session per MCP session, all on the executor.
+fn mcp_service(
+    executor: &Executor,
+    hosts: &[String],
+    max_body_bytes: usize,
+) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    let server = McpServer::new(executor.clone());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts.iter().cloned())
+        .with_max_request_body_bytes(max_body_bytes);
+    StreamableHttpService::new(
+        move || Ok(server.new_session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
 }
 
 /// Why the server did not start or stopped.

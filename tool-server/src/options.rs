@@ -120,6 +120,7 @@ fn random_token() -> String {
 pub struct ServerOptions {
     pub(crate) tokens: Tokens,
     pub(crate) max_body_bytes: Option<usize>,
+    pub(crate) allowed_hosts: Vec<String>,
 }
 
 impl ServerOptions {
@@ -128,6 +129,7 @@ impl ServerOptions {
         ServerOptions {
             tokens,
             max_body_bytes: None,
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
         }
     }
 
@@ -135,6 +137,14 @@ impl ServerOptions {
     /// default is the tool set's argument size limit plus room for the request's envelope.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = Some(bytes);
+        self
+    }
+
+    /// The `Host` names MCP requests at `/mcp` may carry (default `localhost`, `127.0.0.1`,
+    /// `::1`): the guard against DNS rebinding that the MCP specification asks of HTTP servers.
+    /// A server reached under another name lists it here.
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
         self
     }
 

@@ -5,10 +5,13 @@
 //! safety category as annotations), built once and cached; `tools/call` goes through
 //! [`Executor::call`], so an MCP client gets exactly the policy a model in the agent loop gets:
 //! hydration against the canonical schema, confirmation, first-time gates, rate limits, the
-//! cache and one audit record per call. The MCP client cannot approve anything: a call that
-//! needs a person is decided by the executor's [`ConfirmationHandler`] (with
-//! [`Deferred`], the client gets the pending operation's id and preview, and a person approves
-//! it later through [`Executor::approve`], from any process sharing the store).
+//! cache and one audit record per call. The model cannot approve anything: a call that needs a
+//! person is asked about in-band with `elicitation/create` when the client declared that
+//! capability (the MCP host shows its user the preview; accept runs the call, with edited
+//! arguments if the user typed any, decline or no answer within the confirmation timeout is a
+//! denial). Otherwise the executor's [`ConfirmationHandler`] decides (with [`Deferred`], the
+//! client gets the pending operation's id and preview, and a person approves it later through
+//! [`Executor::approve`], from any process sharing the store).
 //!
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
@@ -28,6 +31,7 @@
 //! [`Deferred`]: tool_runtime::executor::Deferred
 
 mod door;
+mod elicit;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +48,7 @@ use tool_runtime::executor::Outcome;
 use tool_runtime::{Arguments, CallContext, ErrorCode, Executor, ToolCall, ToolError};
 
 pub use door::DEFAULT_MAX_REQUEST_BYTES;
+pub use elicit::EDITED_ARGUMENTS_FIELD;
 
 use crate::codec::mcp::Mcp;
 use crate::codec::{Codec, CodecError, ToolOutcome, ToolResult};
@@ -152,8 +157,26 @@ impl McpServer {
         &self.tools
     }
 
+    /// The same server for another connection: it shares the executor and the declarations and
+    /// is its own session for the first-time gates (each HTTP session gets one).
+    pub fn new_session(&self) -> Self {
+        McpServer {
+            session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
+            ..self.clone()
+        }
+    }
+
     /// Runs one `tools/call` through the executor; the MCP call's request id becomes the call id.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
+        self.call_through(&self.executor, params, request_id).await
+    }
+
+    async fn call_through(
+        &self,
+        executor: &Executor,
+        params: CallToolRequestParams,
+        request_id: &str,
+    ) -> CallToolResult {
         let arguments = match params.arguments {
             Some(map) => Value::Object(map),
             None => json!({}),
@@ -165,7 +188,7 @@ impl McpServer {
         );
         let mut cx = CallContext::new(request_id);
         cx.session = Some(self.session.to_string());
-        let execution = self.executor.call(&call, cx).await;
+        let execution = executor.call(&call, cx).await;
         result_of(&call, &execution.outcome)
     }
 
@@ -282,8 +305,17 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let id = request_id(&context.id);
+        // A client that can ask its user confirms its own calls in-band; others get the
+        // executor's own handler (a pending operation, with `Deferred`).
+        let executor = if elicit::Elicit::supported(&context.peer) {
+            self.executor.with_confirmation(Arc::new(elicit::Elicit {
+                peer: context.peer.clone(),
+            }))
+        } else {
+            self.executor.clone()
+        };
         tokio::select! {
-            result = self.call(request, &id) => Ok(result.into()),
+            result = self.call_through(&executor, request, &id) => Ok(result.into()),
             // The client gave up (notifications/cancelled): dropping the call cancels the tool.
             () = context.ct.cancelled() => Err(rmcp::ErrorData::internal_error(
                 "the client cancelled the call", None)),

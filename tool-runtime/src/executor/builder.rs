@@ -197,11 +197,11 @@ impl ExecutorBuilder {
             None => self.config.store.open()?,
         };
         Ok(Executor {
+            confirmer,
             inner: Arc::new(Inner {
                 toolset: self.toolset,
                 config: self.config,
                 store,
-                confirmer,
                 sinks: self.sinks,
                 limiter: self.limiter.unwrap_or_default(),
                 cache: TtlCache::default(),

@@ -411,8 +411,8 @@ impl Executor {
             }
             // the handler is application code: a panic in it must end this call only, not the
             // task that may be running the other calls of the model's turn
-            let asking = AssertUnwindSafe(async { self.inner.confirmer.confirm(&request).await })
-                .catch_unwind();
+            let asking =
+                AssertUnwindSafe(async { self.confirmer.confirm(&request).await }).catch_unwind();
             let answer = match tokio::time::timeout(request.timeout, asking).await {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(payload)) => {

@@ -79,13 +79,15 @@ pub type Previewer =
 #[derive(Clone)]
 pub struct Executor {
     inner: Arc<Inner>,
+    /// Who asks a person; per handle, so that one connection (an MCP client that can ask its
+    /// user) can confirm its own calls while sharing everything else.
+    confirmer: Arc<dyn ConfirmationHandler>,
 }
 
 struct Inner {
     toolset: ToolSet,
     config: ExecutorConfig,
     store: Arc<dyn Store>,
-    confirmer: Arc<dyn ConfirmationHandler>,
     sinks: Vec<Arc<dyn AuditSink>>,
     limiter: RateLimiter,
     cache: cache::TtlCache,
@@ -110,6 +112,21 @@ impl Executor {
     /// Starts building an executor for `toolset`.
     pub fn builder(toolset: ToolSet) -> ExecutorBuilder {
         ExecutorBuilder::new(toolset)
+    }
+
+    /// The same executor (store, tools, rate limits, cache, first-time gates, audit) asking
+    /// `handler` for the confirmations of the calls made through the returned handle: for a
+    /// surface whose own user can answer, such as an MCP client that declared elicitation. The
+    /// operator's `confirmation = "deferred"` still wins: then calls are parked as pending
+    /// operations whatever the handler.
+    pub fn with_confirmation(&self, handler: Arc<dyn ConfirmationHandler>) -> Executor {
+        if self.inner.config.confirmation == Some(ConfirmationMode::Deferred) {
+            return self.clone();
+        }
+        Executor {
+            inner: self.inner.clone(),
+            confirmer: handler,
+        }
     }
 
     /// The tools this executor runs.

@@ -82,6 +82,13 @@ pub async fn start() -> Server {
 }
 
 pub async fn start_with(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Server {
+    start_with_config(|_| {}, options).await
+}
+
+pub async fn start_with_config(
+    config: impl FnOnce(&mut ExecutorConfig),
+    options: impl FnOnce(ServerOptions) -> ServerOptions,
+) -> Server {
     let notes = Notes::default();
     notes
         .0
@@ -100,12 +107,14 @@ pub async fn start_with(options: impl FnOnce(ServerOptions) -> ServerOptions) ->
         let text = seen.get(&id);
         Box::pin(async move { Ok(json!({ "removes": { "id": id, "text": text } })) })
     });
+    let mut cfg = ExecutorConfig {
+        auto_confirm_create: true,
+        ..ExecutorConfig::default()
+    };
+    config(&mut cfg);
     let executor = Executor::builder(set)
         .preview_with("delete_note", preview)
-        .config(ExecutorConfig {
-            auto_confirm_create: true,
-            ..ExecutorConfig::default()
-        })
+        .config(cfg)
         .store(Arc::new(store))
         .confirmation(Deferred)
         .build()

@@ -1,0 +1,170 @@
+//! Confirmation inside MCP: a call that needs a person is asked about with `elicitation/create`,
+//! through the client that made it, when that client declared the capability.
+//!
+//! The question goes to the MCP host's user, not to the model: the host shows the form and sends
+//! back the person's action. Nothing in the call's arguments takes part in the answer. Accept runs
+//! the call (with the arguments the person typed in the form, when they typed any, validated
+//! again); decline and cancel are denials; no answer within the confirmation timeout is a denial.
+
+use futures::future::BoxFuture;
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{Value, json};
+use tool_runtime::executor::{Answer, ConfirmationHandler, ConfirmationRequest};
+
+/// The form field for edited arguments: elicitation forms carry only primitive fields, so the
+/// arguments travel as JSON text.
+pub const EDITED_ARGUMENTS_FIELD: &str = "arguments";
+
+/// Asks the MCP client's user with `elicitation/create`.
+pub(crate) struct Elicit {
+    pub(crate) peer: Peer<RoleServer>,
+}
+
+impl Elicit {
+    /// Whether `peer` declared form elicitation in `initialize`.
+    pub(crate) fn supported(peer: &Peer<RoleServer>) -> bool {
+        peer.supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+    }
+}
+
+/// The form's message: what the terminal's confirmation box shows, as text.
+pub(crate) fn message(request: &ConfirmationRequest) -> String {
+    let p = &request.preview;
+    let mut out = format!(
+        "Confirm: {}\nTool: {} ({})\nArguments: {}\n",
+        p.intent,
+        p.tool,
+        p.category.as_str(),
+        p.arguments
+    );
+    if let Some(change) = &p.change {
+        out.push_str(&format!("Change: {change}\n"));
+    }
+    out.push_str(if p.reversible {
+        "It can be undone.\n"
+    } else {
+        "It cannot be undone.\n"
+    });
+    if let Some(first) = &p.first_use {
+        out.push_str(&format!(
+            "{} Leaves this system: {}.\n",
+            first.message,
+            if first.data_leaving.is_empty() {
+                "nothing".to_owned()
+            } else {
+                first.data_leaving.join(", ")
+            }
+        ));
+    }
+    if let Some(problem) = &request.problem {
+        out.push_str(&format!("Your edit was not accepted: {problem}\n"));
+    }
+    out.push_str("Accept to run it (optionally with edited arguments as JSON), decline to refuse.");
+    out
+}
+
+fn params(request: &ConfirmationRequest) -> Option<ElicitRequestParams> {
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": message(request),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                EDITED_ARGUMENTS_FIELD: {
+                    "type": "string",
+                    "title": "Edited arguments",
+                    "description": "Leave empty to run with the arguments shown; otherwise the \
+                                    complete arguments as a JSON object (checked again)."
+                }
+            }
+        }
+    }))
+    .ok()
+}
+
+/// The answer an elicitation result stands for.
+pub(crate) fn answer(action: ElicitationAction, content: Option<&Value>) -> Answer {
+    match action {
+        ElicitationAction::Accept => {
+            let edited = content
+                .and_then(|c| c.get(EDITED_ARGUMENTS_FIELD))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty());
+            match edited {
+                None => Answer::Yes,
+                // text that is not a JSON object goes to the executor as it is: it validates
+                // the edit and asks again with the problem
+                Some(text) => Answer::Edit {
+                    arguments: serde_json::from_str(text)
+                        .unwrap_or_else(|_| Value::String(text.to_owned())),
+                },
+            }
+        }
+        ElicitationAction::Decline => Answer::No {
+            reason: Some("the user declined this call in their MCP client".into()),
+        },
+        ElicitationAction::Cancel => Answer::No {
+            reason: Some("the user dismissed the confirmation in their MCP client".into()),
+        },
+        // an action this version does not know is not a yes
+        _ => Answer::No {
+            reason: Some("the MCP client answered the confirmation with an unknown action".into()),
+        },
+    }
+}
+
+impl ConfirmationHandler for Elicit {
+    fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let Some(params) = params(request) else {
+                return Answer::Defer;
+            };
+            match self
+                .peer
+                .create_elicitation_with_timeout(params, Some(request.timeout))
+                .await
+            {
+                Ok(result) => answer(result.action, result.content.as_ref()),
+                Err(rmcp::service::ServiceError::Timeout { .. }) => Answer::Timeout,
+                Err(e) => {
+                    tracing::warn!(error = %e, "elicitation failed; the call is parked instead");
+                    Answer::Defer
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_map_to_answers_and_an_edit_travels_as_json_text() {
+        assert_eq!(answer(ElicitationAction::Accept, None), Answer::Yes);
+        assert_eq!(
+            answer(ElicitationAction::Accept, Some(&json!({"arguments": "  "}))),
+            Answer::Yes
+        );
+        assert_eq!(
+            answer(
+                ElicitationAction::Accept,
+                Some(&json!({"arguments": "{\"id\": \"n2\"}"}))
+            ),
+            Answer::Edit {
+                arguments: json!({"id": "n2"})
+            }
+        );
+        assert!(matches!(
+            answer(ElicitationAction::Decline, None),
+            Answer::No { .. }
+        ));
+        assert!(matches!(
+            answer(ElicitationAction::Cancel, None),
+            Answer::No { .. }
+        ));
+    }
+}
