@@ -87,3 +87,69 @@ fn an_mcp_client_lists_calls_and_parks_a_deletion_for_approval() {
     let db = examples::graph::GraphDb::open(&db).unwrap();
     assert!(db.node("obs-3").is_err());
 }
+
+/// The official MCP Python SDK client over stdio: a client that declares elicitation is asked
+/// about the deletion in-band; declining leaves the node, accepting deletes it.
+#[test]
+fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
+    let python = match std::env::var("TOOLS_CONFORMANCE_PYTHON") {
+        Ok(p) if !p.is_empty() => p,
+        _ => {
+            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+                panic!("CI is set but TOOLS_CONFORMANCE_PYTHON (with the mcp SDK) is not");
+            }
+            eprintln!("SKIPPED: TOOLS_CONFORMANCE_PYTHON is not set");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("graph.sqlite");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-server/tests/mcp/client.py");
+    let run = |answer: &str| -> Vec<Value> {
+        let out = Command::new(&python)
+            .arg(script)
+            .args(["--answer", answer, "list"])
+            .arg("delete_node={\"node_id\": \"obs-3\", \"cascade\": true}")
+            .arg("--stdio")
+            .arg(env!("CARGO_BIN_EXE_graph"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--mcp")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let node_exists = || {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap()
+            == 1
+    };
+
+    let lines = run("decline");
+    let asked: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["elicitation"].as_str())
+        .collect();
+    assert_eq!(asked.len(), 1, "{lines:?}");
+    assert!(asked[0].contains("obs-3"), "{}", asked[0]);
+    let result = &lines.last().unwrap()["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(node_exists(), "a declined deletion ran");
+
+    let lines = run("accept");
+    let result = &lines.last().unwrap()["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(!node_exists(), "an accepted deletion did not run");
+}
