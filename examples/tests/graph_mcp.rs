@@ -104,7 +104,10 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("graph.sqlite");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-server/tests/mcp/client.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tool-server/tests/mcp/client.py"
+    );
     let run = |answer: &str| -> Vec<Value> {
         let out = Command::new(&python)
             .arg(script)

@@ -16,6 +16,7 @@
 //! | `POST /api/v1/tools/{name}/call` | agent | run through the executor (200, 202 pending, 404, 422) |
 //! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations |
 //! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
+//! | `POST /api/v1/chat`, `GET /api/v1/chat/{run_id}` | agent | the agent loop run server-side (with [`ServerOptions::chat`]), as JSON or server-sent events; a run waiting for a person resumes once every operation is decided |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
@@ -67,6 +68,8 @@ pub(crate) struct AppState {
     pub(crate) tokens: Arc<Tokens>,
     /// The largest request body read, in bytes.
     pub(crate) max_body_bytes: usize,
+    /// The agent behind `/api/v1/chat`, when the server has one.
+    pub(crate) chat: Option<Arc<routes::chat::Chat>>,
 }
 
 #[derive(OpenApi)]
@@ -81,6 +84,7 @@ pub(crate) struct AppState {
         (name = "tools", description = "The tool set and its calls"),
         (name = "approvals", description = "Pending operations and their decisions"),
         (name = "activity", description = "The audit trail as a feed"),
+        (name = "chat", description = "The agent loop, run server-side"),
         (name = "health", description = "Liveness and readiness"),
     )
 )]
@@ -112,6 +116,9 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         declarations: Arc::new(DeclarationCache::new()),
         tokens: Arc::new(options.tokens),
         max_body_bytes,
+        chat: options
+            .agent
+            .map(|agent| Arc::new(routes::chat::Chat::new(agent))),
     };
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();

@@ -1,6 +1,9 @@
 //! What a server is started with: its two bearer tokens and its limits.
 
 use std::fmt;
+use std::sync::Arc;
+
+use tool_providers::agent::Agent;
 
 /// The environment variable holding the agents' token (list, check, call).
 pub const AGENT_TOKEN_ENV: &str = "TOOLS_AGENT_TOKEN";
@@ -121,6 +124,7 @@ pub struct ServerOptions {
     pub(crate) tokens: Tokens,
     pub(crate) max_body_bytes: Option<usize>,
     pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) agent: Option<Arc<Agent>>,
 }
 
 impl ServerOptions {
@@ -129,6 +133,7 @@ impl ServerOptions {
         ServerOptions {
             tokens,
             max_body_bytes: None,
+            agent: None,
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
         }
     }
@@ -145,6 +150,14 @@ impl ServerOptions {
     /// A server reached under another name lists it here.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Serves `POST /api/v1/chat` with this agent. Build it over the same executor the server
+    /// serves, so that its calls that wait for a person are the pending operations the page
+    /// shows, and a decision resumes the run.
+    pub fn chat(mut self, agent: Agent) -> Self {
+        self.agent = Some(Arc::new(agent));
         self
     }
 

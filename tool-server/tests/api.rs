@@ -534,6 +534,8 @@ async fn health_readiness_and_the_openapi_document_need_no_token() {
         ("/api/v1/activity/stream", "get"),
         ("/healthz", "get"),
         ("/readyz", "get"),
+        ("/api/v1/chat", "post"),
+        ("/api/v1/chat/{run_id}", "get"),
     ] {
         assert!(doc["paths"][path][method].is_object(), "{method} {path}");
     }

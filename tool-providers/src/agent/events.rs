@@ -88,6 +88,11 @@ pub enum AgentEvent {
 /// Where events go. Called on the run's task; keep it quick (send to a channel, print).
 pub type EventSink = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 
+tokio::task_local! {
+    /// The sink of the run on this task, set by `Agent::run_observed` and `resume_observed`.
+    pub(crate) static RUN_EVENTS: EventSink;
+}
+
 /// A confirmation handler that reports each request as an [`AgentEvent::ConfirmationRequested`]
 /// before asking the wrapped handler. Install it in the executor the agent uses.
 pub struct ConfirmWithEvents<H> {

@@ -301,6 +301,30 @@ impl Agent {
         if let Some(sink) = &self.events {
             sink(&event);
         }
+        let _ = events::RUN_EVENTS.try_with(|sink| sink(&event));
+    }
+
+    /// [`Agent::run_with_history`], with this run's events also sent to `sink` (besides the
+    /// agent's own sink): for a server that streams each request's events to its own client
+    /// while sharing one agent.
+    pub async fn run_observed(
+        &self,
+        history: Vec<Value>,
+        question: &str,
+        sink: EventSink,
+    ) -> Result<RunReport, AgentError> {
+        events::RUN_EVENTS
+            .scope(sink, self.run_with_history(history, question))
+            .await
+    }
+
+    /// [`Agent::resume`], with this run's events also sent to `sink`.
+    pub async fn resume_observed(
+        &self,
+        state: RunState,
+        sink: EventSink,
+    ) -> Result<RunReport, AgentError> {
+        events::RUN_EVENTS.scope(sink, self.resume(state)).await
     }
 
     /// Runs one user request to its end: an answer, `max_iterations`, or a suspension.

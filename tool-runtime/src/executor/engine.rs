@@ -141,14 +141,21 @@ impl Executor {
     /// outcome only.
     pub async fn run_batch(&self, calls: &[ToolCall], cx: &CallContext) -> Vec<Execution> {
         use futures::StreamExt;
-        futures::stream::iter(calls.iter().map(|call| {
-            let mut cx = cx.clone();
-            cx.call_id = call.id.clone();
-            async move { self.call(call, cx).await }
-        }))
-        .buffered(self.inner.config.max_concurrency.max(1))
-        .collect()
-        .await
+        // The futures are made first (they do nothing until polled): a stream over a closure
+        // returning them would make the whole batch's future fail rustc's `Send` proof when a
+        // caller spawns it.
+        let runs: Vec<_> = calls
+            .iter()
+            .map(|call| {
+                let mut cx = cx.clone();
+                cx.call_id = call.id.clone();
+                self.call(call, cx)
+            })
+            .collect();
+        futures::stream::iter(runs)
+            .buffered(self.inner.config.max_concurrency.max(1))
+            .collect()
+            .await
     }
 
     /// Runs a chain (see the `chain` module docs for the `{"$ref": "step#/pointer"}` syntax): each

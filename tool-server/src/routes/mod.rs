@@ -2,6 +2,7 @@
 //! handlers' annotations as they are routed, so a route cannot be served undocumented.
 
 mod activity;
+pub(crate) mod chat;
 mod health;
 mod pending;
 mod tools;
@@ -29,6 +30,8 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(activity::stream))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
+        .routes(routes!(chat::chat))
+        .routes(routes!(chat::run))
 }
 
 /// An execution as the API answers it: the outcome's fields (`status` first) at the top level,

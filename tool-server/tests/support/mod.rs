@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tool_providers::agent::{Agent, AgentConfig, ChatModel};
+use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
 use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Previewer};
 use tool_runtime::store::SqliteStore;
 use tool_runtime::{ErrorCode, State, ToolError, tool};
@@ -77,6 +79,11 @@ pub struct Server {
     _dir: tempfile::TempDir,
 }
 
+/// A server whose `/api/v1/chat` talks to the OpenAI-compatible server at `base`.
+pub async fn start_with_model(base: &str) -> Server {
+    start_full(Some(base), |_| {}, |o| o).await
+}
+
 pub async fn start() -> Server {
     start_with(|o| o).await
 }
@@ -86,6 +93,14 @@ pub async fn start_with(options: impl FnOnce(ServerOptions) -> ServerOptions) ->
 }
 
 pub async fn start_with_config(
+    config: impl FnOnce(&mut ExecutorConfig),
+    options: impl FnOnce(ServerOptions) -> ServerOptions,
+) -> Server {
+    start_full(None, config, options).await
+}
+
+pub async fn start_full(
+    model: Option<&str>,
     config: impl FnOnce(&mut ExecutorConfig),
     options: impl FnOnce(ServerOptions) -> ServerOptions,
 ) -> Server {
@@ -119,7 +134,14 @@ pub async fn start_with_config(
         .confirmation(Deferred)
         .build()
         .unwrap();
-    let opts = options(ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap()));
+    let mut opts = options(ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap()));
+    if let Some(base) = model {
+        let cfg = ClientConfig::new(Provider::OpenAiChat, "scripted")
+            .with_base_url(base)
+            .with_retry(RetryPolicy::none());
+        let model = ChatModel::new(HttpClient::new(cfg).unwrap());
+        opts = opts.chat(Agent::new(model, executor.clone(), AgentConfig::default()));
+    }
     let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
         .await
         .unwrap();

@@ -1,0 +1,364 @@
+//! `POST /api/v1/chat` and `GET /api/v1/chat/{run_id}`: the agent loop run server-side.
+//!
+//! A run that ends on calls waiting for a person is suspended, not lost: the server watches the
+//! pending operations in the store (so a decision made on any replica counts) and resumes the run
+//! once every one is decided; the model then sees each outcome (a denial with the person's
+//! reason). With `Accept: text/event-stream` the run's events stream as they happen, across the
+//! suspension, and the stream ends with a `done` event carrying the run's final report.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tool_providers::agent::{Agent, AgentError, AgentEvent, EventSink, RunReport, RunStatus};
+use tool_providers::codec::{Decoded, StopReason};
+use tool_runtime::store::PendingState;
+use tool_runtime::{ErrorCode, Executor, ToolError};
+use utoipa::ToSchema;
+
+use super::blocking;
+use crate::AppState;
+use crate::auth::AgentAccess;
+use crate::body::JsonBody;
+use crate::error::{ApiError, ErrorBody};
+
+/// How often a suspended run looks at its pending operations.
+const POLL: Duration = Duration::from_millis(300);
+/// How long a suspended run waits for its decisions before it stops watching (it stays listed
+/// as suspended).
+const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// The agent behind the chat route and the runs it has started.
+pub(crate) struct Chat {
+    pub(crate) agent: Arc<Agent>,
+    runs: Mutex<HashMap<String, Value>>,
+}
+
+impl Chat {
+    pub(crate) fn new(agent: Arc<Agent>) -> Self {
+        Chat {
+            agent,
+            runs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn set(&self, run_id: &str, body: Value) {
+        self.runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(run_id.to_owned(), body);
+    }
+
+    fn get(&self, run_id: &str) -> Option<Value> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(run_id)
+            .cloned()
+    }
+}
+
+/// One message of the conversation.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct Message {
+    /// `user` or `assistant`.
+    role: String,
+    /// The text.
+    content: String,
+}
+
+/// A conversation whose last message is the user's request.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct ChatRequest {
+    /// The conversation so far, oldest first; the last one is the user's new request.
+    messages: Vec<Message>,
+}
+
+impl ChatRequest {
+    /// The history in the provider's format and the question.
+    fn split(self, agent: &Agent) -> Result<(Vec<Value>, String), ApiError> {
+        let invalid =
+            |m: &str| {
+                ApiError::new(ToolError::new(ErrorCode::INVALID_ARGUMENTS, m).recover(
+                    "send {\"messages\": [..., {\"role\": \"user\", \"content\": \"...\"}]}",
+                ))
+            };
+        let mut messages = self.messages;
+        let last = messages
+            .pop()
+            .ok_or_else(|| invalid("there are no messages"))?;
+        if last.role != "user" {
+            return Err(invalid("the last message must be the user's"));
+        }
+        let model = agent.model();
+        let mut history = Vec::new();
+        for m in messages {
+            match m.role.as_str() {
+                "user" => history.push(model.user_message(&m.content)),
+                "assistant" => history.extend(model.assistant_entries(&Decoded {
+                    text: m.content,
+                    calls: Vec::new(),
+                    stop: StopReason::EndTurn,
+                    assistant: None,
+                })),
+                other => {
+                    return Err(invalid(&format!(
+                        "a message's role is {other:?}; use user or assistant"
+                    )));
+                }
+            }
+        }
+        Ok((history, last.content))
+    }
+}
+
+/// Runs the agent loop on a conversation: the model's answer, or a suspended run waiting for a
+/// person.
+#[utoipa::path(
+    post,
+    path = "/api/v1/chat",
+    operation_id = "chat",
+    tag = "chat",
+    request_body = ChatRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The run's report: `run_id`, `status` (`answered`, \
+          `max_iterations`), `answer`, `transcript`, `iterations`, `usage`. With \
+          `Accept: text/event-stream`: the run's events (`text_delta`, `call_started`, \
+          `call_finished`, `suspended`, `final_answer`, ...) and a last `done` event with the \
+          report", body = Object),
+        (status = 202, description = "Suspended: `{\"run_id\", \"status\": \"suspended\", \
+          \"pending\": [...]}`; it resumes by itself once every operation is decided \
+          (`GET /api/v1/chat/{run_id}`)", body = Object),
+        (status = 401, description = "No or an unknown token", body = ErrorBody),
+        (status = 404, description = "This server has no agent", body = ErrorBody),
+        (status = 422, description = "The messages do not end with the user's", body = ErrorBody),
+        (status = 502, description = "The model failed", body = ErrorBody),
+    )
+)]
+pub(crate) async fn chat(
+    _: AgentAccess,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<ChatRequest>,
+) -> Result<Response, ApiError> {
+    let chat = state.chat.clone().ok_or_else(no_agent)?;
+    let (history, question) = request.split(&chat.agent)?;
+    let executor = state.executor.clone();
+    if wants_events(&headers) {
+        return Ok(stream(chat, executor, history, question).into_response());
+    }
+    let report = chat
+        .agent
+        .run_with_history(history, &question)
+        .await
+        .map_err(agent_failed)?;
+    let body = run_body(&report);
+    let run_id = report.correlation_id.clone();
+    chat.set(&run_id, body.clone());
+    if report.suspended().is_none() {
+        return Ok(Json(body).into_response());
+    }
+    tokio::spawn(async move {
+        let report = carry_on(&chat, &executor, report, None).await;
+        chat.set(&run_id, report);
+    });
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
+
+/// Where a run stands: suspended, or its final report.
+#[utoipa::path(
+    get,
+    path = "/api/v1/chat/{run_id}",
+    operation_id = "get_chat_run",
+    tag = "chat",
+    params(("run_id" = String, Path, description = "The run id a chat answer gave")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The run's latest report (`status` `suspended` while it \
+          waits)", body = Object),
+        (status = 401, description = "No or an unknown token", body = ErrorBody),
+        (status = 404, description = "No such run on this server", body = ErrorBody),
+    )
+)]
+pub(crate) async fn run(
+    _: AgentAccess,
+    State(state): State<AppState>,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let chat = state.chat.clone().ok_or_else(no_agent)?;
+    chat.get(&run_id).map(Json).ok_or_else(|| {
+        ApiError::new(ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!("there is no chat run {run_id:?} on this server"),
+        ))
+    })
+}
+
+fn wants_events(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+fn no_agent() -> ApiError {
+    ApiError::new(
+        ToolError::new(
+            ErrorCode::NOT_FOUND,
+            "this server has no agent to chat with",
+        )
+        .recover("serve with ServerOptions::chat(agent)"),
+    )
+}
+
+fn agent_failed(e: AgentError) -> ApiError {
+    let mut err = ApiError::new(ToolError::new(
+        ErrorCode::of("AGENT_FAILED"),
+        format!("the run failed: {e}"),
+    ));
+    err.set_status(StatusCode::BAD_GATEWAY);
+    err
+}
+
+/// The report as the API answers it.
+fn run_body(report: &RunReport) -> Value {
+    let (status, pending) = match &report.status {
+        RunStatus::Answered => ("answered", Vec::new()),
+        RunStatus::MaxIterations => ("max_iterations", Vec::new()),
+        RunStatus::Suspended { state } => (
+            "suspended",
+            state
+                .pending
+                .iter()
+                .map(|p| json!({ "operation_id": p.operation_id, "tool": p.call.name }))
+                .collect(),
+        ),
+    };
+    let mut body = json!({
+        "run_id": report.correlation_id,
+        "status": status,
+        "answer": report.answer,
+        "transcript": report.transcript,
+        "iterations": report.iterations,
+        "usage": report.usage,
+    });
+    if !pending.is_empty() {
+        body["pending"] = Value::Array(pending);
+    }
+    body
+}
+
+/// Waits for each suspension's decisions and resumes, until the run ends (or waits too long);
+/// the last report's body.
+async fn carry_on(
+    chat: &Chat,
+    executor: &Executor,
+    mut report: RunReport,
+    sink: Option<EventSink>,
+) -> Value {
+    while let Some(state) = report.suspended().cloned() {
+        chat.set(&report.correlation_id, run_body(&report));
+        if !decided(executor, &state.operation_ids()).await {
+            return run_body(&report);
+        }
+        let resumed = match &sink {
+            Some(s) => chat.agent.resume_observed(state, s.clone()).await,
+            None => chat.agent.resume(state).await,
+        };
+        report = match resumed {
+            Ok(r) => r,
+            Err(e) => {
+                return json!({
+                    "run_id": report.correlation_id,
+                    "status": "failed",
+                    "error": ToolError::new(ErrorCode::of("AGENT_FAILED"), e.to_string()),
+                });
+            }
+        };
+    }
+    run_body(&report)
+}
+
+/// Whether every operation was decided (completed or denied) within [`MAX_WAIT`].
+async fn decided(executor: &Executor, ids: &[String]) -> bool {
+    let deadline = tokio::time::Instant::now() + MAX_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        let (executor, ids) = (executor.clone(), ids.to_vec());
+        let all = blocking(move || {
+            for id in &ids {
+                let op = executor.pending_operation(id)?;
+                let done = op.is_none_or(|op| {
+                    matches!(
+                        op.state,
+                        PendingState::Completed { .. } | PendingState::Denied { .. }
+                    )
+                });
+                if !done {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+        .await;
+        if all.unwrap_or(false) {
+            return true;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    false
+}
+
+/// The run as server-sent events: every agent event by its name, then `done` with the report.
+fn stream(
+    chat: Arc<Chat>,
+    executor: Executor,
+    history: Vec<Value>,
+    question: String,
+) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {
+    let (tx, rx) = mpsc::unbounded_channel::<Event>();
+    let events = tx.clone();
+    let sink: EventSink = Arc::new(move |e: &AgentEvent| {
+        let name = serde_json::to_value(e)
+            .ok()
+            .and_then(|v| v["event"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "event".into());
+        if let Ok(event) = Event::default().event(name).json_data(e) {
+            let _ = events.send(event);
+        }
+    });
+    // the run goes on if the client disconnects: its calls and decisions are real
+    tokio::spawn(async move {
+        let done = match chat
+            .agent
+            .run_observed(history, &question, sink.clone())
+            .await
+        {
+            Ok(report) => {
+                chat.set(&report.correlation_id, run_body(&report));
+                let id = report.correlation_id.clone();
+                let body = carry_on(&chat, &executor, report, Some(sink)).await;
+                chat.set(&id, body.clone());
+                body
+            }
+            Err(e) => json!({ "error": agent_failed(e).error() }),
+        };
+        if let Ok(event) = Event::default().event("done").json_data(&done) {
+            let _ = tx.send(event);
+        }
+    });
+    let body = futures::stream::unfold(
+        rx,
+        |mut rx| async move { rx.recv().await.map(|e| (Ok(e), rx)) },
+    );
+    Sse::new(body).keep_alive(KeepAlive::default())
+}
