@@ -198,3 +198,54 @@ async fn an_audit_record_that_cannot_be_written_is_reported_with_the_execution()
         .query(&mut conn)
         .unwrap();
 }
+
+/// Two executors on one Redis (two replicas) share one rate-limit budget: a limit of 3 calls a
+/// minute admits 3 calls in all, not 3 each, and the refusals say when to come back.
+#[tokio::test]
+async fn rate_limits_hold_across_executors_sharing_redis() {
+    let p = prefix("rate");
+    let (Some(a), Some(b)) = (store(&p), store(&p)) else {
+        return;
+    };
+    let counter = Counter::default();
+    let replica = |store: RedisStore| {
+        let mut set = ToolSet::new();
+        echo(&mut set, def("lookup", Safety::ReadOnly), &counter);
+        let mut cfg = quick();
+        cfg.cache.enabled = false;
+        cfg.rate_limits.tools.insert(
+            "lookup".into(),
+            tool_runtime::executor::Window::per_minute(3),
+        );
+        Executor::builder(set)
+            .config(cfg)
+            .store(Arc::new(store))
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (replica(a), replica(b));
+    let mut admitted = 0;
+    let mut refused = Vec::new();
+    for i in 0..8 {
+        let exec = if i % 2 == 0 { &a } else { &b };
+        let r = exec
+            .call(
+                &ToolCall::new(format!("c{i}"), "lookup", json!({"n": i})),
+                CallContext::new(format!("c{i}")),
+            )
+            .await;
+        match r.outcome {
+            Outcome::Success { .. } => admitted += 1,
+            Outcome::Error { error } => refused.push(error),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(admitted, 3, "one budget for both replicas");
+    assert_eq!(counter.get(), 3);
+    assert_eq!(refused.len(), 5);
+    for e in &refused {
+        assert_eq!(e.code, tool_runtime::ErrorCode::RATE_LIMITED, "{e:?}");
+        let ms = e.details["retry_after_ms"].as_u64().unwrap();
+        assert!(ms > 0 && ms <= 60_000, "{ms}");
+    }
+}

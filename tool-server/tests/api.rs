@@ -618,3 +618,53 @@ fn the_openapi_document_is_valid_openapi_3_1() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// 1,000 calls at once through the API on the SQLite store: every request answered, every call
+/// run once and audited once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_thousand_concurrent_calls_are_each_answered_and_audited_once() {
+    let s = start().await;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap();
+    let calls = (0..1000).map(|i| {
+        let (http, base) = (http.clone(), s.base.clone());
+        tokio::spawn(async move {
+            let res = http
+                .post(format!("{base}/api/v1/tools/add_note/call"))
+                .bearer_auth(AGENT)
+                .json(&json!({ "arguments": { "id": format!("c{i}"), "text": "t" } }))
+                .send()
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            let body: Value = res.json().await.unwrap();
+            (status, body)
+        })
+    });
+    let mut call_ids = std::collections::HashSet::new();
+    for handle in futures::future::join_all(calls).await {
+        let (status, body) = handle.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["status"], "success", "{body}");
+        call_ids.insert(body["call_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(call_ids.len(), 1000);
+    assert_eq!(s.notes.0.lock().unwrap().len(), 1001, "n1 and the thousand");
+    let records = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery {
+            tool: Some("add_note".into()),
+            limit: Some(5000),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(records.len(), 1000);
+    let audited: std::collections::HashSet<String> =
+        records.iter().map(|r| r.call_id.to_string()).collect();
+    assert_eq!(
+        audited, call_ids,
+        "one record per call, for exactly these calls"
+    );
+}

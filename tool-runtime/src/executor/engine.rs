@@ -725,16 +725,9 @@ impl Executor {
                 cached: true,
             };
         }
-        if let Err(wait) = self.inner.limiter.acquire(def, &cfg.rate_limits) {
-            let ms = wait.as_millis() as u64;
+        if let Err(error) = self.acquire_rate(def, &cfg.rate_limits) {
             return Ran {
-                result: Err(ToolError::new(
-                    ErrorCode::RATE_LIMITED,
-                    format!("too many calls of {:?}; try again in {ms} ms", def.name),
-                )
-                .retryable(true)
-                .recover(format!("wait {ms} ms before calling this tool again"))
-                .with_detail("retry_after_ms", ms)),
+                result: Err(error),
                 attempts: 0,
                 cached: false,
             };
@@ -869,6 +862,40 @@ impl Executor {
             reversible: self.inner.undo.contains_key(def.name.as_ref()),
             change,
             first_use,
+        })
+    }
+
+    /// Counts a call against its rate limits: in the store when the store shares them across
+    /// processes (every replica then sees one budget), else in this process's limiter. A store
+    /// that cannot be asked refuses the call, retryably: a limit that cannot be checked is not
+    /// skipped.
+    fn acquire_rate(
+        &self,
+        def: &ToolDefinition,
+        cfg: &super::config::RateLimitConfig,
+    ) -> Result<(), ToolError> {
+        let windows = super::limit::windows(def, cfg);
+        if windows.is_empty() {
+            return Ok(());
+        }
+        let decision = match self.inner.store.acquire_rate(&windows) {
+            Ok(Some(decision)) => decision,
+            Ok(None) => self.inner.limiter.acquire(def, cfg),
+            Err(e) => {
+                return Err(ToolError::from(e)
+                    .retryable(true)
+                    .recover("the rate limits could not be checked; try again shortly"));
+            }
+        };
+        decision.map_err(|wait| {
+            let ms = wait.as_millis() as u64;
+            ToolError::new(
+                ErrorCode::RATE_LIMITED,
+                format!("too many calls of {:?}; try again in {ms} ms", def.name),
+            )
+            .retryable(true)
+            .recover(format!("wait {ms} ms before calling this tool again"))
+            .with_detail("retry_after_ms", ms)
         })
     }
 

@@ -1,5 +1,6 @@
 //! Sliding-window rate limits per tool and per category (seed 000's `RateLimiter`), shared by
-//! every task that holds the same [`RateLimiter`].
+//! every task that holds the same [`RateLimiter`], and by every process on the same store when
+//! the store keeps shared limits (Redis: [`crate::store::Store::acquire_rate`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -18,6 +19,18 @@ pub struct RateLimiter {
 
 static GLOBAL: LazyLock<RateLimiter> = LazyLock::new(RateLimiter::default);
 
+/// The windows that apply to a call of `def`, by key (`tool:NAME`, `category:NAME`).
+pub(crate) fn windows(def: &ToolDefinition, cfg: &RateLimitConfig) -> Vec<(String, Window)> {
+    let mut keys: Vec<(String, Window)> = Vec::with_capacity(2);
+    if let Some(w) = cfg.tools.get(def.name.as_ref()) {
+        keys.push((format!("tool:{}", def.name), *w));
+    }
+    if let Some(w) = cfg.categories.get(&def.safety) {
+        keys.push((format!("category:{}", def.safety.as_str()), *w));
+    }
+    keys
+}
+
 impl RateLimiter {
     /// A limiter with no history.
     pub fn new() -> Self {
@@ -32,13 +45,7 @@ impl RateLimiter {
     /// Records a call of `def` if every window that applies has room; otherwise records nothing
     /// and says how long until the fullest window has room again.
     pub fn acquire(&self, def: &ToolDefinition, cfg: &RateLimitConfig) -> Result<(), Duration> {
-        let mut keys: Vec<(String, Window)> = Vec::with_capacity(2);
-        if let Some(w) = cfg.tools.get(def.name.as_ref()) {
-            keys.push((format!("tool:{}", def.name), *w));
-        }
-        if let Some(w) = cfg.categories.get(&def.safety) {
-            keys.push((format!("category:{}", def.safety.as_str()), *w));
-        }
+        let keys = windows(def, cfg);
         if keys.is_empty() {
             return Ok(());
         }

@@ -27,7 +27,9 @@ pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 pub use sqlite::SqliteStore;
 
-use crate::executor::{ActivityQuery, AuditRecord, Outcome, Preview};
+use std::time::Duration;
+
+use crate::executor::{ActivityQuery, AuditRecord, Outcome, Preview, Window};
 use crate::id::SharedId;
 use crate::tool::Initiator;
 
@@ -240,6 +242,18 @@ pub trait Store: Send + Sync + 'static {
     fn claim_undo(&self, id: &str) -> Result<bool, StoreError>;
     /// Reverts [`Store::claim_undo`] when the undo itself failed, so it can be tried again.
     fn release_undo(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Records a call against rate-limit windows shared by every process on this store, if the
+    /// store shares them: `Some(Ok(()))` when every window (`(key, window)`) had room and the
+    /// call was counted in each, `Some(Err(wait))` when one was full (nothing counted), `None`
+    /// when this store keeps no shared limits and the executor's in-process limiter applies.
+    fn acquire_rate(
+        &self,
+        windows: &[(String, Window)],
+    ) -> Result<Option<Result<(), Duration>>, StoreError> {
+        let _ = windows;
+        Ok(None)
+    }
 
     /// Appends an audit record.
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError>;

@@ -5,6 +5,7 @@
 //! and removed atomically), so exactly one of any number of approvers wins, as with SQLite.
 
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use super::{
     UnreadableOperation, read_operation, readable_operations, scrubbed, unreadable_operations,
     with_id,
 };
-use crate::executor::{ActivityQuery, AuditRecord, Outcome};
+use crate::executor::{ActivityQuery, AuditRecord, Outcome, Window};
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
 pub struct RedisStore {
@@ -81,6 +82,35 @@ impl std::fmt::Debug for RedisStore {
 /// data if and only if it was in that index, then, when KEYS[3] is given, adds it to that index
 /// (approved) with the score ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was
 /// expected in) or "2<data before>".
+/// Sliding-window rate limits shared by every process on the server, in one script so that no
+/// two callers can both take a window's last slot. Each window is a sorted set of call times;
+/// the server's clock (`TIME`) is the one clock every replica agrees on. Replies 0 when the call
+/// was counted in every window, else the milliseconds until the fullest one has room (nothing
+/// counted). KEYS: one sorted set per window; ARGV: a unique member, then max calls and window
+/// length (ms) per key.
+const RATE: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local max = tonumber(ARGV[2 * i])
+  local win = tonumber(ARGV[2 * i + 1])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - win)
+  if redis.call('ZCARD', key) >= max then
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local free = tonumber(oldest[2]) + win - now
+    if free < 1 then free = 1 end
+    if free > wait then wait = free end
+  end
+end
+if wait > 0 then return wait end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[1])
+  redis.call('PEXPIRE', key, tonumber(ARGV[2 * i + 1]))
+end
+return 0
+"#;
+
 const RESOLVE: &str = r"
 local d = redis.call('GET', KEYS[1])
 if not d then return '0' end
@@ -404,6 +434,37 @@ impl Store for RedisStore {
     fn release_undo(&self, id: &str) -> Result<(), StoreError> {
         let undone = self.key(&["journal_undone", id]);
         self.with(|c| redis::cmd("DEL").arg(&undone).query::<()>(c))
+    }
+
+    fn acquire_rate(
+        &self,
+        windows: &[(String, Window)],
+    ) -> Result<Option<Result<(), Duration>>, StoreError> {
+        if windows.is_empty() {
+            return Ok(Some(Ok(())));
+        }
+        let keys: Vec<String> = windows
+            .iter()
+            .map(|(k, _)| self.key(&["rate", k]))
+            .collect();
+        let member = crate::store::new_operation_id();
+        let wait_ms: u64 = self.with(|c| {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(RATE).arg(keys.len());
+            for k in &keys {
+                cmd.arg(k);
+            }
+            cmd.arg(&member);
+            for (_, w) in windows {
+                cmd.arg(w.max_calls).arg(w.window_ms);
+            }
+            cmd.query(c)
+        })?;
+        Ok(Some(if wait_ms == 0 {
+            Ok(())
+        } else {
+            Err(Duration::from_millis(wait_ms))
+        }))
     }
 
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
