@@ -1,0 +1,399 @@
+//! `POST /api/v1/tools/{name}/call` of a read-only tool over loopback, measured in one process
+//! and one run against two baselines:
+//!
+//! - a. a bare axum handler on the same route shape (no auth, no parsing) answering the same JSON
+//!   bytes a real call answers;
+//! - b. the executor alone: `Executor::call` in-process for the same tool and arguments, with the
+//!   same executor (in-memory store, audit records to the store, result cache off);
+//! - c. the full `tool_server::router` call route, with the agent's bearer token.
+//!
+//! a and c are driven by one keep-alive `reqwest` client on 127.0.0.1. Each variant is measured
+//! sequentially (one request at a time, after a warm-up), then all three again interleaved in
+//! rounds (a, b, c, a, b, c, ...) so that noise from other processes hits them alike, then with
+//! `IN_FLIGHT` requests in flight for throughput. Every sample is the time of one whole
+//! request (building it, sending it, reading the whole response) or of one `Executor::call`.
+//!
+//! `cargo bench -p tool-server --bench http_call`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::routing::post;
+use tool_runtime::executor::{CacheConfig, ExecutorConfig};
+use tool_runtime::store::MemoryStore;
+use tool_runtime::{Arguments, CallContext, Executor, Initiator, ToolCall, ToolError, tool};
+use tool_server::{ServerOptions, Tokens};
+
+const AGENT: &str = "agent-token-for-the-bench-0001";
+const APPROVER: &str = "approver-token-for-the-bench-0001";
+const TOOL: &str = "read_note";
+const ROUTE: &str = "/api/v1/tools/{name}/call";
+/// The arguments as the server hands them to the executor (text, as in a request body).
+const ARGUMENTS: &str = r#"{"id":"n1"}"#;
+const REQUEST_BODY: &str = r#"{"arguments":{"id":"n1"}}"#;
+
+/// Requests (or calls) per variant before any measurement.
+const WARM_UP: usize = 2_000;
+/// Samples per variant, sequential.
+const SEQUENTIAL: usize = 20_000;
+/// The interleaved pass: `ROUNDS` rounds of `SEQUENTIAL / ROUNDS` per variant.
+const ROUNDS: usize = 20;
+/// Requests in flight in the concurrent pass, and the requests per variant there.
+const IN_FLIGHT: usize = 16;
+const CONCURRENT: usize = 32_000;
+
+/// Reads one note. Trivially cheap on purpose: the bench measures what is around the tool.
+#[tool(read_only)]
+pub fn read_note(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    Ok(format!("the note {id}"))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Bare,
+    Executor,
+    Server,
+}
+
+const VARIANTS: [Variant; 3] = [Variant::Bare, Variant::Executor, Variant::Server];
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Bare => "a. bare axum handler",
+            Variant::Executor => "b. executor alone (no HTTP)",
+            Variant::Server => "c. tool_server::router",
+        }
+    }
+}
+
+/// What every sample needs; cloned into the concurrent tasks (every field is shared).
+#[derive(Clone)]
+struct Bench {
+    client: reqwest::Client,
+    bare_url: Arc<str>,
+    server_url: Arc<str>,
+    executor: Executor,
+    /// The length of a real call's answer: both HTTP variants must answer that many bytes.
+    answer_len: usize,
+}
+
+impl Bench {
+    /// One sample of `variant`; `seq` makes the executor's call ids distinct.
+    async fn once(&self, variant: Variant, seq: u64) -> Duration {
+        match variant {
+            Variant::Bare | Variant::Server => {
+                let (url, token) = if variant == Variant::Bare {
+                    (&*self.bare_url, None)
+                } else {
+                    (&*self.server_url, Some(AGENT))
+                };
+                let started = Instant::now();
+                let mut request = self
+                    .client
+                    .post(url)
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .body(REQUEST_BODY);
+                if let Some(token) = token {
+                    request = request.bearer_auth(token);
+                }
+                let response = request.send().await.expect("the request is answered");
+                let status = response.status();
+                let body = response.bytes().await.expect("the answer is read");
+                let took = started.elapsed();
+                assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+                assert_eq!(body.len(), self.answer_len);
+                took
+            }
+            Variant::Executor => {
+                // what the call route builds from a request, built outside the clock
+                let call = ToolCall::new(
+                    format!("http-{seq:032x}"),
+                    TOOL,
+                    Arguments::Text(ARGUMENTS.to_owned()),
+                );
+                let mut cx = CallContext::new(call.id.clone());
+                cx.initiator = Initiator::User;
+                let started = Instant::now();
+                let exec = self.executor.call(&call, cx).await;
+                let took = started.elapsed();
+                assert!(exec.outcome.is_success(), "{:?}", exec.outcome);
+                took
+            }
+        }
+    }
+
+    /// `n` samples one after another; the samples and the wall time.
+    async fn sequential(&self, variant: Variant, n: usize, seq: &mut u64) -> Run {
+        let mut samples = Vec::with_capacity(n);
+        let started = Instant::now();
+        for _ in 0..n {
+            *seq += 1;
+            samples.push(self.once(variant, *seq).await);
+        }
+        Run {
+            samples,
+            wall: started.elapsed(),
+        }
+    }
+
+    /// `n` samples from `IN_FLIGHT` tasks, each one request after another.
+    async fn concurrent(&self, variant: Variant, n: usize, seq: &mut u64) -> Run {
+        let per_task = n / IN_FLIGHT;
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..IN_FLIGHT)
+            .map(|t| {
+                let bench = self.clone();
+                let mut seq = *seq + (t * per_task) as u64;
+                tokio::spawn(async move { bench.sequential(variant, per_task, &mut seq).await })
+            })
+            .collect();
+        let mut samples = Vec::with_capacity(n);
+        for task in tasks {
+            samples.extend(task.await.expect("a bench task panicked").samples);
+        }
+        *seq += (IN_FLIGHT * per_task) as u64;
+        Run {
+            samples,
+            wall: started.elapsed(),
+        }
+    }
+}
+
+/// Samples and the wall time they took (for the throughput).
+#[derive(Default)]
+struct Run {
+    samples: Vec<Duration>,
+    wall: Duration,
+}
+
+impl Run {
+    fn add(&mut self, other: Run) {
+        self.samples.extend(other.samples);
+        self.wall += other.wall;
+    }
+}
+
+struct Stats {
+    n: usize,
+    p50: Duration,
+    p99: Duration,
+    mean: Duration,
+    per_sec: f64,
+}
+
+impl Stats {
+    fn of(run: &Run) -> Stats {
+        let mut v = run.samples.clone();
+        v.sort_unstable();
+        let n = v.len();
+        // nearest rank: the smallest sample with at least q of the samples at or below it
+        let rank = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        Stats {
+            n,
+            p50: rank(0.50),
+            p99: rank(0.99),
+            mean: v.iter().sum::<Duration>() / n as u32,
+            per_sec: n as f64 / run.wall.as_secs_f64(),
+        }
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The bare handler: the same route shape, the body read and ignored, the same answer bytes.
+async fn bare(
+    State(answer): State<Bytes>,
+    Path(_name): Path<String>,
+    _body: Bytes,
+) -> ([(header::HeaderName, &'static str); 1], Bytes) {
+    ([(header::CONTENT_TYPE, "application/json")], answer)
+}
+
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("the port");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+async fn bench() {
+    let set = tool_runtime::toolset![read_note].expect("the tool registers");
+    let config = ExecutorConfig {
+        // every call runs the tool: the same arguments would otherwise be answered from the cache
+        cache: CacheConfig {
+            enabled: false,
+            ..CacheConfig::default()
+        },
+        ..ExecutorConfig::default()
+    };
+    // one executor for b and c: the same store, the same configuration
+    let executor = Executor::builder(set)
+        .config(config)
+        .store(Arc::new(MemoryStore::new()))
+        .build()
+        .expect("the executor builds");
+    let options = ServerOptions::new(Tokens::new(AGENT, APPROVER).expect("valid tokens"));
+    let server = serve(tool_server::router(executor.clone(), options)).await;
+    let server_url = format!("{server}/api/v1/tools/{TOOL}/call");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("the client builds");
+
+    // a real call's answer, which the bare handler answers byte for byte
+    let response = client
+        .post(&server_url)
+        .bearer_auth(AGENT)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(REQUEST_BODY)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    let answer = response.bytes().await.expect("the answer is read");
+    let json: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
+    assert_eq!(json["status"], "success", "{json}");
+    assert_eq!(json["value"], "the note n1", "{json}");
+
+    let bare_app = axum::Router::new()
+        .route(ROUTE, post(bare))
+        .with_state(answer.clone());
+    let bare_url = format!("{}/api/v1/tools/{TOOL}/call", serve(bare_app).await);
+
+    let bench = Bench {
+        client,
+        bare_url: bare_url.into(),
+        server_url: server_url.into(),
+        executor,
+        answer_len: answer.len(),
+    };
+
+    println!(
+        "http_call: POST /api/v1/tools/{TOOL}/call over 127.0.0.1, one keep-alive reqwest client"
+    );
+    println!(
+        "request {REQUEST_BODY} ({} bytes); answer {} ({} bytes)",
+        REQUEST_BODY.len(),
+        String::from_utf8_lossy(&answer),
+        answer.len()
+    );
+    println!(
+        "executor: MemoryStore with audit records to the store, result cache off; tokio \
+         multi-thread runtime, {} workers (client and servers share it)",
+        tokio::runtime::Handle::current().metrics().num_workers()
+    );
+    println!(
+        "samples per variant: {SEQUENTIAL} sequential, {SEQUENTIAL} interleaved in {ROUNDS} \
+         rounds, {CONCURRENT} with {IN_FLIGHT} in flight; warm-up {WARM_UP}"
+    );
+
+    let mut seq = 0u64;
+    for variant in VARIANTS {
+        bench.sequential(variant, WARM_UP, &mut seq).await;
+    }
+
+    let mut results: Vec<(&str, Vec<(Variant, Stats)>)> = Vec::new();
+
+    let mut blocked = Vec::new();
+    for variant in VARIANTS {
+        let run = bench.sequential(variant, SEQUENTIAL, &mut seq).await;
+        blocked.push((variant, Stats::of(&run)));
+    }
+    results.push(("sequential", blocked));
+
+    let mut interleaved: Vec<Run> = VARIANTS.iter().map(|_| Run::default()).collect();
+    for _ in 0..ROUNDS {
+        for (i, variant) in VARIANTS.into_iter().enumerate() {
+            let run = bench
+                .sequential(variant, SEQUENTIAL / ROUNDS, &mut seq)
+                .await;
+            interleaved[i].add(run);
+        }
+    }
+    results.push((
+        "interleaved",
+        VARIANTS
+            .into_iter()
+            .zip(&interleaved)
+            .map(|(v, r)| (v, Stats::of(r)))
+            .collect(),
+    ));
+
+    let mut concurrent = Vec::new();
+    for variant in VARIANTS {
+        // open (and warm) the pool's connections before measuring
+        bench.concurrent(variant, IN_FLIGHT * 100, &mut seq).await;
+        let run = bench.concurrent(variant, CONCURRENT, &mut seq).await;
+        concurrent.push((variant, Stats::of(&run)));
+    }
+    let concurrent_mode = format!("{IN_FLIGHT} in flight");
+    results.push((&concurrent_mode, concurrent));
+
+    println!();
+    println!(
+        "| mode | variant | n | p50 | p99 | mean | requests/s |\n|---|---|---|---|---|---|---|"
+    );
+    for (mode, rows) in &results {
+        for (variant, s) in rows {
+            println!(
+                "| {mode} | {} | {} | {:.1} µs | {:.1} µs | {:.1} µs | {:.0} |",
+                variant.label(),
+                s.n,
+                us(s.p50),
+                us(s.p99),
+                us(s.mean),
+                s.per_sec
+            );
+        }
+    }
+
+    println!();
+    println!(
+        "| mode | added p50: c − a − b | goal < 50 µs | p50 c / a | p99 c / a | mean c / a | \
+         requests/s c / a |\n|---|---|---|---|---|---|---|"
+    );
+    for (mode, rows) in &results {
+        let [(_, a), (_, b), (_, c)] = &rows[..] else {
+            unreachable!("three variants")
+        };
+        // with requests in flight a sample includes queueing: the subtraction says nothing there
+        let (added, goal) = if *mode == "sequential" || *mode == "interleaved" {
+            let added = us(c.p50) - us(a.p50) - us(b.p50);
+            let goal = if added < 50.0 { "met" } else { "missed" };
+            (format!("{added:.1} µs"), goal)
+        } else {
+            ("—".to_owned(), "—")
+        };
+        println!(
+            "| {mode} | {added} | {goal} | {:.2}x | {:.2}x | {:.2}x | {:.2}x |",
+            us(c.p50) / us(a.p50),
+            us(c.p99) / us(a.p99),
+            us(c.mean) / us(a.mean),
+            c.per_sec / a.per_sec
+        );
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    // everything runs on the runtime's workers, as a server's handlers do
+    runtime.block_on(async {
+        tokio::spawn(bench())
+            .await
+            .expect("the bench ran to the end")
+    });
+}
