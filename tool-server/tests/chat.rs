@@ -5,60 +5,11 @@
 
 mod support;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::response::IntoResponse;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use support::*;
-
-#[derive(Clone, Default)]
-struct Script {
-    answers: Arc<Mutex<VecDeque<Value>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn model(State(s): State<Script>, req: Request) -> axum::response::Response {
-    let bytes = axum::body::to_bytes(req.into_body(), 1 << 22)
-        .await
-        .unwrap();
-    s.requests
-        .lock()
-        .unwrap()
-        .push(serde_json::from_slice(&bytes).unwrap());
-    let next = s
-        .answers
-        .lock()
-        .unwrap()
-        .pop_front()
-        .expect("script exhausted");
-    axum::Json(next).into_response()
-}
-
-async fn scripted(answers: Vec<Value>) -> (String, Script) {
-    let s = Script::default();
-    s.answers.lock().unwrap().extend(answers);
-    let app = Router::new().fallback(model).with_state(s.clone());
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
-    (format!("http://{addr}/v1"), s)
-}
-
-fn call(id: &str, name: &str, args: Value) -> Value {
-    json!({"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
-        "tool_calls":[{"id":id,"type":"function","function":{"name":name,"arguments":args.to_string()}}]}}],
-        "usage":{"prompt_tokens":10,"completion_tokens":5}})
-}
-
-fn answer(text: &str) -> Value {
-    json!({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":text}}],
-        "usage":{"prompt_tokens":10,"completion_tokens":5}})
-}
 
 /// Polls `GET /api/v1/chat/{id}` until the run is no longer suspended.
 async fn finished(s: &Server, run_id: &str) -> Value {

@@ -1,6 +1,7 @@
 //! The approvals page in a real browser: headless Chromium driven through chromedriver
 //! (WebDriver). An agent's call appears as a card with the preview; approving it runs the tool
-//! and the feed shows it; denying another with a reason records the person's words.
+//! and the feed shows it; denying a model's call with a reason resumes the agent's run with the
+//! person's words in the model's transcript.
 //!
 //! Needs `chromium` and `chromedriver` (Debian's `chromium` and `chromium-driver`) on the PATH
 //! or in `TOOLS_CHROMIUM` / `TOOLS_CHROMEDRIVER`; skipped without them, except under CI. With
@@ -146,7 +147,12 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     let Some((driver, chromium)) = driver() else {
         return;
     };
-    let s = start().await;
+    let (model, script) = scripted(vec![
+        call("c1", "delete_note", json!({"id": "n3"})),
+        answer("I kept note n3."),
+    ])
+    .await;
+    let s = start_with_model(&model).await;
     let c = browser(&driver, &chromium).await;
 
     // without a token the page asks for one; the wrong one is refused and asked for again
@@ -243,11 +249,27 @@ async fn an_approver_decides_pending_calls_from_the_page() {
         "{first}"
     );
 
-    // deny another with a reason: the operation records the person's words for the model
+    // an agent's run asks to delete another note; the person denies it from the page with a
+    // reason, and the run resumes with the denial in the model's transcript
     s.notes.0.lock().unwrap().insert("n3".into(), "keep".into());
-    let op = s.park_delete("n3").await;
+    let (status, run) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            json!({"messages": [{"role": "user", "content": "delete note n3"}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let op = run["pending"][0]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let card = format!(".card[data-op=\"{op}\"]");
-    text_of(&c, &format!("{card} .intent")).await;
+    assert!(
+        text_of(&c, &format!("{card} .meta"))
+            .await
+            .contains("started by model")
+    );
     c.find(Locator::Css(&format!("{card} .reason")))
         .await
         .unwrap()
@@ -262,10 +284,21 @@ async fn an_approver_decides_pending_calls_from_the_page() {
         .unwrap();
     wait_text(&c, &format!("{card} .result"), "that note is still needed").await;
     assert_eq!(s.notes.get("n3").as_deref(), Some("keep"));
-    let decided = s.executor.pending_operation(&op).unwrap().unwrap();
-    assert_eq!(
-        serde_json::to_value(&decided.state).unwrap(),
-        json!({ "state": "denied", "reason": "that note is still needed" })
+    let run_id = run["run_id"].as_str().unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let (_, body) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
+        if body["status"] != "suspended" {
+            break body;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["answer"], "I kept note n3.", "{done}");
+    let resumed = script.requests.lock().unwrap()[1].to_string();
+    assert!(
+        resumed.contains("that note is still needed"),
+        "the model's transcript carries the person's reason: {resumed}"
     );
     wait_text(&c, "#feed", "denied").await;
 

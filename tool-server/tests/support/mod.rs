@@ -2,10 +2,13 @@
 //! person must approve, over a SQLite store in a temporary directory.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use axum::Router;
+use axum::extract::{Request, State as AxState};
+use axum::response::IntoResponse;
 use serde_json::{Value, json};
 use tool_providers::agent::{Agent, AgentConfig, ChatModel};
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
@@ -213,4 +216,49 @@ pub fn assert_error(body: &Value, code: &str) {
         "{body}"
     );
     assert!(e["retryable"].is_boolean(), "{body}");
+}
+
+/// A scripted OpenAI-compatible model on 127.0.0.1: answers in order, keeps every request.
+#[derive(Clone, Default)]
+pub struct Script {
+    pub answers: Arc<Mutex<VecDeque<Value>>>,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+async fn model(AxState(s): AxState<Script>, req: Request) -> axum::response::Response {
+    let bytes = axum::body::to_bytes(req.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    s.requests
+        .lock()
+        .unwrap()
+        .push(serde_json::from_slice(&bytes).unwrap());
+    let next = s
+        .answers
+        .lock()
+        .unwrap()
+        .pop_front()
+        .expect("script exhausted");
+    axum::Json(next).into_response()
+}
+
+pub async fn scripted(answers: Vec<Value>) -> (String, Script) {
+    let s = Script::default();
+    s.answers.lock().unwrap().extend(answers);
+    let app = Router::new().fallback(model).with_state(s.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    (format!("http://{addr}/v1"), s)
+}
+
+pub fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+        "tool_calls":[{"id":id,"type":"function","function":{"name":name,"arguments":args.to_string()}}]}}],
+        "usage":{"prompt_tokens":10,"completion_tokens":5}})
+}
+
+pub fn answer(text: &str) -> Value {
+    json!({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":text}}],
+        "usage":{"prompt_tokens":10,"completion_tokens":5}})
 }
