@@ -1,6 +1,7 @@
 //! Two server processes on one Redis behave as one: an operation parked through one is approved
 //! through either, 50 approvals at once from both run it exactly once (49 answered 409), the feed
-//! is shared, and a rate limit of N calls a minute admits N across both replicas, not 2N.
+//! is shared, a first-time approval given through one holds on the other, and a rate limit of N
+//! calls a minute admits N across both replicas, not 2N.
 //!
 //! The replicas are this test binary started again with `TOOL_SERVER_REPLICA` set (see
 //! [`replica`]): real processes, real sockets, one Redis (`TOOL_RUNTIME_TEST_REDIS_URL`; skipped
@@ -58,6 +59,17 @@ fn lookup_product(
     Ok(format!("product {sku}"))
 }
 
+/// Reads exchange rates from an outside service (first use in a session passes the gate).
+#[tool(external)]
+fn fetch_rate(
+    /// The currency.
+    currency: String,
+    State(log): State<RunLog>,
+) -> Result<String, ToolError> {
+    log.append(&format!("rate {currency}"))?;
+    Ok(format!("1 EUR = 1.1 {currency}"))
+}
+
 /// The replica process: serves the app on Redis until killed. A no-op as a test of its own.
 #[test]
 fn replica() {
@@ -68,11 +80,12 @@ fn replica() {
     let log = RunLog(std::env::var("TOOL_SERVER_RUN_LOG").unwrap().into());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
-        let set = tool_runtime::toolset![ship_order, lookup_product]
+        let set = tool_runtime::toolset![ship_order, lookup_product, fetch_rate]
             .unwrap()
             .with_state(log);
         let mut cfg = ExecutorConfig::default();
         cfg.cache.enabled = false;
+        cfg.auto_confirm_external = true;
         cfg.rate_limits
             .tools
             .insert("lookup_product".into(), Window::per_minute(5));
@@ -267,4 +280,40 @@ async fn a_rate_limit_admits_n_calls_across_both_replicas_not_2n() {
     assert_eq!(codes.iter().filter(|c| **c == 200).count(), 5, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 429).count(), 7, "{codes:?}");
     assert_eq!(runs(&dir, "lookup").len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_first_time_approval_on_one_replica_holds_on_the_other() {
+    let Some((a, b, dir)) = pair("gate") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let call = |base: &str, session: &str| {
+        http.post(format!("{base}/api/v1/tools/fetch_rate/call"))
+            .bearer_auth(AGENT)
+            .json(&json!({"arguments": {"currency": "USD"}, "session": session}))
+            .send()
+    };
+    let res = call(&a.base, "s1").await.unwrap();
+    assert_eq!(
+        res.status(),
+        202,
+        "the first use in a session passes the gate"
+    );
+    let pending: Value = res.json().await.unwrap();
+    assert!(pending["preview"]["first_use"].is_object(), "{pending}");
+    let op = pending["operation_id"].as_str().unwrap();
+    let res = http
+        .post(format!("{}/api/v1/pending/{op}/approve", b.base))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // the same session on the other replica: the gate is passed, the call runs at once
+    assert_eq!(call(&b.base, "s1").await.unwrap().status(), 200);
+    assert_eq!(call(&a.base, "s1").await.unwrap().status(), 200);
+    // remembered across sessions too (`persist_first_time_approvals`, the default), on both
+    assert_eq!(call(&b.base, "s2").await.unwrap().status(), 200);
+    assert_eq!(runs(&dir, "rate USD").len(), 4);
 }
