@@ -74,6 +74,11 @@ pub struct ExecutorConfig {
     /// they were. Off (the default), they are replaced by their redacted form once the
     /// operation is decided: the approval needed them, nothing after it does.
     pub keep_decided_arguments: bool,
+    /// Refuse a call of a tool that changes things (create, modify, external, unspecified) when
+    /// a string in its arguments reads as instructions to a model, a chat-template marker, or
+    /// script, SQL or shell meant to run elsewhere (`POTENTIAL_INJECTION`, with the argument's
+    /// pointer), before anyone is asked. On by default.
+    pub check_injection: bool,
     /// Where state lives.
     pub store: StoreConfig,
 }
@@ -102,6 +107,7 @@ impl Default for ExecutorConfig {
             audit_mode: AuditMode::Redacted,
             max_pending_per_session: 100,
             keep_decided_arguments: false,
+            check_injection: true,
             store: StoreConfig::default(),
         }
     }
@@ -528,6 +534,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "max_result_chars",
     "max_pending_per_session",
     "keep_decided_arguments",
+    "check_injection",
     "log_tool_calls",
     "audit_required",
     "log_confirmations",
@@ -608,6 +615,12 @@ impl ExecutorConfig {
             "audit_required",
             "false",
             "a call whose audit record is lost still counts as done",
+        );
+        weaker(
+            !self.check_injection,
+            "check_injection",
+            "false",
+            "free text sent to tools that change things is not checked for injected instructions",
         );
         weaker(
             !self.log_confirmations,

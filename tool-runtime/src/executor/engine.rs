@@ -359,7 +359,16 @@ impl Executor {
             def,
         );
         trail.repairs = instance.repairs().to_vec();
-        match policy::requirement(def, cfg, gate_passed) {
+        let injected = (cfg.check_injection && !def.safety.is_read_only())
+            .then(|| super::injection::find(instance.arguments()))
+            .flatten();
+        let requirement = match injected {
+            Some((pointer, kind, phrase)) => {
+                Requirement::Refused(super::injection::refusal(&def.name, &pointer, kind, phrase))
+            }
+            None => policy::requirement(def, cfg, gate_passed),
+        };
+        match requirement {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
                 let mut exec = Execution {

@@ -26,6 +26,7 @@ mod config;
 mod confirm;
 mod engine;
 mod format;
+mod injection;
 mod limit;
 mod outcome;
 mod pending;
@@ -55,6 +56,7 @@ pub use confirm::{
     TerminalConfirmer, read_stdin_line,
 };
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
+pub use injection::POTENTIAL_INJECTION;
 pub use limit::RateLimiter;
 pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status, Undo};
 pub use undo::{Reversible, UndoPlanner};
