@@ -112,6 +112,7 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
         let out = Command::new(&python)
             .arg(script)
             .args(["--answer", answer, "list"])
+            .arg("summarize_node={\"node_id\": \"obs-3\"}")
             .arg("delete_node={\"node_id\": \"obs-3\", \"cascade\": true}")
             .arg("--stdio")
             .arg(env!("CARGO_BIN_EXE_graph"))
@@ -141,6 +142,23 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     };
 
     let lines = run("decline");
+    // the list carries the annotations and the framework's safety facts
+    let tools = lines[0]["tools"].as_array().unwrap();
+    let delete = tools.iter().find(|t| t["name"] == "delete_node").unwrap();
+    assert_eq!(delete["annotations"]["destructiveHint"], true, "{delete}");
+    assert_eq!(delete["_meta"]["tool-runtime/safety"]["category"], "modify");
+    // a read-only call runs without asking
+    let summary = lines
+        .iter()
+        .find(|l| l["call"] == "summarize_node")
+        .unwrap();
+    assert_eq!(summary["result"]["isError"], false, "{summary}");
+    assert!(
+        summary["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("obs-3")
+    );
     let asked: Vec<&str> = lines
         .iter()
         .filter_map(|l| l["elicitation"].as_str())
