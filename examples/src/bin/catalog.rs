@@ -4,23 +4,49 @@
 //! ```text
 //! cargo run -p examples --bin catalog -- [--provider P] [--max N] QUESTION...
 //! cargo run -p examples --bin catalog -- --pick "convert 10 miles to km"   # show the narrowing, no model
+//! cargo run -p examples --bin catalog -- serve [--addr 127.0.0.1:8080]     # HTTP API, page, MCP
+//! cargo run -p examples --bin catalog -- tools list|schema|check|pick|call ...
 //! ```
+//! Every tool is read-only, so nothing is ever confirmed. The agent keeps its records in memory;
+//! `serve` (the JSON API, the approvals page at `/`, MCP at `/mcp`) and `tools call` keep theirs
+//! (audit records, the activity feed) in the store the executor configuration names: SQLite at
+//! `.tools/state.sqlite3` in the working directory unless `TOOLS_STORE` or a `tools.toml` says
+//! otherwise (`serve` reads neither: it uses the defaults). A subcommand is one only as the first
+//! argument.
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
 use examples::catalog;
+use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::setup;
 use tool_providers::agent::{Agent, AgentConfig};
 use tool_providers::codec::ToolChoice;
-use tool_providers::http::Provider;
-use tool_runtime::executor::{ApproveAll, ExecutorConfig};
+use tool_runtime::executor::{ApproveAll, Deferred, Executor, ExecutorConfig};
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: catalog [--provider P] [--max N] QUESTION...\n       catalog --pick QUERY [--max N]"
-    );
-    std::process::exit(2)
+/// The catalog agent: a few runnable tools among ~400 declared ones, narrowed by `pick`.
+#[derive(Parser)]
+#[command(
+    name = "catalog",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<AppCommand>,
+    #[command(flatten)]
+    agent: AgentFlags,
+    /// How many tools `pick` declares to the model
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    max: usize,
+    /// Only show the narrowing (the tools `pick` offers, as JSON lines), without a model
+    #[arg(long)]
+    pick: bool,
+    /// The request
+    #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
+    question: Vec<String>,
 }
 
 fn fail(e: impl std::fmt::Display) -> ! {
@@ -32,38 +58,32 @@ fn fail(e: impl std::fmt::Display) -> ! {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
     examples::setup::init_logging();
-    let mut provider: Option<Provider> = None;
-    let mut max = 3usize;
-    let mut pick_only = false;
-    let mut question = Vec::new();
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--provider" => {
-                provider = Some(
-                    it.next()
-                        .unwrap_or_else(|| usage())
-                        .parse()
-                        .unwrap_or_else(|e| fail(e)),
-                )
-            }
-            "--max" => {
-                max = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or_else(|| usage())
-            }
-            "--pick" => pick_only = true,
-            "-h" | "--help" => usage(),
-            _ => question.push(arg),
+    let args = Args::parse();
+    cli::check_question::<Args>(&args.question);
+    match args.command {
+        // The commands' executor has the store the configuration names.
+        Some(AppCommand::Tools { args: words }) => {
+            return cli::run_tools("catalog tools", words, catalog::toolset(), None).await;
         }
+        Some(AppCommand::Serve { addr }) => {
+            let executor = Executor::builder(catalog::toolset())
+                .config(ExecutorConfig::default())
+                .confirmation(Deferred)
+                .build()
+                .unwrap_or_else(|e| fail(e));
+            cli::serve(addr, executor).await
+        }
+        None => {}
     }
-    if question.is_empty() {
-        usage()
+    if args.question.is_empty() {
+        cli::usage_error::<Args>(
+            "nothing to ask: give a question (or --pick QUERY), or a subcommand (tools, serve)",
+        )
     }
-    let q = question.join(" ");
+    let (provider, max, pick_only) = (args.agent.provider, args.max, args.pick);
+    let q = args.question.join(" ");
     // Read-only tools only: nothing here needs a person's confirmation.
     let executor = catalog::executor(Arc::new(ApproveAll), ExecutorConfig::default())
         .unwrap_or_else(|e| fail(e));
@@ -80,7 +100,7 @@ async fn main() {
         for c in &picked {
             println!("{}", serde_json::to_string(c).unwrap_or_else(|e| fail(e)));
         }
-        return;
+        return ExitCode::SUCCESS;
     }
     let choice = setup::choose(provider).unwrap_or_else(|e| fail(e));
     eprintln!("model: {}", choice.description);
@@ -103,4 +123,5 @@ async fn main() {
     let r = agent.run(&q).await.unwrap_or_else(|e| fail(e));
     setup::print_status(&r);
     setup::print_usage(&r);
+    ExitCode::SUCCESS
 }

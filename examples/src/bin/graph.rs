@@ -8,84 +8,80 @@
 //! cargo run -p examples --bin graph -- --resume OP_ID              # continue the suspended run
 //! cargo run -p examples --bin graph -- --activity [--tool T] [--limit N]
 //! cargo run -p examples --bin graph -- --mcp                       # serve the tools over MCP (stdio)
+//! cargo run -p examples --bin graph -- serve [--addr 127.0.0.1:8080] [--db PATH]   # HTTP API, page, MCP
+//! cargo run -p examples --bin graph -- tools [--db PATH] list|call|pending|approve|deny ...
 //! ```
 //! Merges and deletions never run inside the model's turn: they become pending operations in the
 //! store next to the graph, decided later by id from this or any other process. A run that
 //! suspended on them is saved, and `--resume` continues it once they are decided. The same tools,
 //! under the same policy and store, are served to MCP hosts with `--mcp`: an MCP client's merge
 //! or deletion becomes a pending operation too, decided here with `--approve` / `--deny`.
+//! `serve` serves them over HTTP (`tool-server`: the JSON API, the approvals page at `/`, MCP at
+//! `/mcp`), every merge and deletion waiting for the page; `tools` is the `tools` command line
+//! over the graph's tools and store (`graph tools pending` lists the same operations as
+//! `--pending`, in the `tools` format). A subcommand is one only as the first argument; `--db`
+//! then goes after it.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
+use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::graph::{self, GraphDb};
 use examples::setup;
 use tool_providers::agent::{Agent, AgentConfig, RunState, RunStatus};
 use tool_providers::codec::ToolChoice;
-use tool_providers::http::Provider;
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
 use tool_runtime::select::PickOptions;
 
-#[derive(Default)]
+/// The knowledge graph agent: merges and deletions wait for a person's approval.
+#[derive(Parser)]
+#[command(
+    name = "graph",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
 struct Args {
-    provider: Option<Provider>,
-    db: PathBuf,
+    #[command(subcommand)]
+    command: Option<AppCommand>,
+    #[command(flatten)]
+    agent: AgentFlags,
+    /// The graph database; its store is next to it (PATH with the extension `store.sqlite`)
+    /// [default: TOOLS_GRAPH_DB, else ~/.local/share/tool-calling/graph.sqlite]
+    #[arg(long, value_name = "PATH", global = true)]
+    db: Option<PathBuf>,
+    /// List the operations waiting for approval, with previews
+    #[arg(long)]
     pending: bool,
+    /// Approve a pending operation and run it (exactly once)
+    #[arg(long, value_name = "OP_ID")]
     approve: Option<String>,
+    /// Deny a pending operation (recorded)
+    #[arg(long, value_name = "OP_ID")]
     deny: Option<String>,
+    /// Why, with --deny
+    #[arg(long, value_name = "R")]
     reason: Option<String>,
+    /// Continue the run that suspended on this operation, once it is decided
+    #[arg(long, value_name = "OP_ID")]
     resume: Option<String>,
+    /// Show the activity feed (the stored audit records)
+    #[arg(long)]
     activity: bool,
-    mcp: bool,
+    /// With --activity: only this tool's records
+    #[arg(long, value_name = "T")]
     tool: Option<String>,
+    /// With --activity: at most N records
+    #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Serve the tools over MCP on stdin and stdout
+    #[arg(long)]
+    mcp: bool,
+    /// The question (one turn)
+    #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
     question: Vec<String>,
-}
-
-fn usage() -> ! {
-    eprintln!(
-        "usage: graph [--provider P] [--db PATH] QUESTION...\n       graph --pending | --approve ID | --deny ID [--reason R] | --resume ID | --activity [--tool T] [--limit N] | --mcp"
-    );
-    std::process::exit(2)
-}
-
-fn parse() -> Args {
-    let db = std::env::var("TOOLS_GRAPH_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
-            PathBuf::from(home).join(".local/share/tool-calling/graph.sqlite")
-        });
-    let mut a = Args {
-        db,
-        ..Default::default()
-    };
-    let mut it = std::env::args().skip(1);
-    let next = |it: &mut std::iter::Skip<std::env::Args>| it.next().unwrap_or_else(|| usage());
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--provider" => {
-                a.provider = Some(next(&mut it).parse().unwrap_or_else(|e| {
-                    eprintln!("{e}");
-                    std::process::exit(2)
-                }))
-            }
-            "--db" => a.db = PathBuf::from(next(&mut it)),
-            "--pending" => a.pending = true,
-            "--approve" => a.approve = Some(next(&mut it)),
-            "--deny" => a.deny = Some(next(&mut it)),
-            "--reason" => a.reason = Some(next(&mut it)),
-            "--resume" => a.resume = Some(next(&mut it)),
-            "--activity" => a.activity = true,
-            "--mcp" => a.mcp = true,
-            "--tool" => a.tool = Some(next(&mut it)),
-            "--limit" => a.limit = Some(next(&mut it).parse().unwrap_or_else(|_| usage())),
-            "-h" | "--help" => usage(),
-            _ => a.question.push(arg),
-        }
-    }
-    a
 }
 
 fn print_json(v: &impl serde::Serialize) {
@@ -106,7 +102,7 @@ fn run_file(db: &Path, op: &str) -> PathBuf {
 }
 
 fn agent(args: &Args, executor: Executor) -> Agent {
-    let choice = setup::choose(args.provider).unwrap_or_else(|e| fail(e));
+    let choice = setup::choose(args.agent.provider).unwrap_or_else(|e| fail(e));
     eprintln!("model: {}", choice.description);
     let mut config = AgentConfig {
         system: Some(graph::SYSTEM.into()),
@@ -124,7 +120,7 @@ fn agent(args: &Args, executor: Executor) -> Agent {
     Agent::new(choice.model, executor, config).on_event(Arc::new(print_event))
 }
 
-fn report(args: &Args, r: &tool_providers::agent::RunReport) {
+fn report(db: &Path, r: &tool_providers::agent::RunReport) {
     match &r.status {
         RunStatus::Answered => println!(
             "{}",
@@ -136,7 +132,7 @@ fn report(args: &Args, r: &tool_providers::agent::RunReport) {
         RunStatus::Suspended { state } => {
             let ids = state.operation_ids();
             for id in &ids {
-                let path = run_file(&args.db, id);
+                let path = run_file(db, id);
                 std::fs::create_dir_all(path.parent().expect("a parent")).ok();
                 std::fs::write(&path, state.to_json()).unwrap_or_else(|e| fail(e));
             }
@@ -149,18 +145,33 @@ fn report(args: &Args, r: &tool_providers::agent::RunReport) {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
     examples::setup::init_logging();
-    let args = parse();
-    let db = GraphDb::open(&args.db).unwrap_or_else(|e| fail(e));
-    let executor = graph::executor(
-        db,
-        &args.db.with_extension("store.sqlite"),
-        ExecutorConfig::default(),
-    )
-    .unwrap_or_else(|e| fail(e));
+    let args = Args::parse();
+    cli::check_question::<Args>(&args.question);
+    let db_path = cli::data_path(args.db.clone(), "TOOLS_GRAPH_DB", "graph.sqlite");
+    let db = GraphDb::open(&db_path).unwrap_or_else(|e| fail(e));
+    let store_path = db_path.with_extension("store.sqlite");
+    if let Some(AppCommand::Tools { args: words }) = &args.command {
+        let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+        let setup_db = db.clone();
+        let setup: tool_runtime::executor::cli::Setup =
+            Arc::new(move |b| graph::configure(b, setup_db.clone(), store.clone()));
+        return cli::run_tools(
+            "graph tools",
+            words.clone(),
+            graph::toolset(db),
+            Some(setup),
+        )
+        .await;
+    }
+    // The agent's and `serve`'s executor: every merge and deletion waits as a pending operation.
+    let executor =
+        graph::executor(db, &store_path, ExecutorConfig::default()).unwrap_or_else(|e| fail(e));
 
-    if args.mcp {
+    if let Some(AppCommand::Serve { addr }) = &args.command {
+        cli::serve(*addr, executor).await
+    } else if args.mcp {
         // stdout is the protocol channel: nothing else may be printed there.
         tool_providers::mcp::McpServer::new(executor)
             .named("knowledge-graph", env!("CARGO_PKG_VERSION"))
@@ -191,7 +202,7 @@ async fn main() {
             .unwrap_or_else(|e| fail(e));
         print_json(&exec.outcome.to_json());
     } else if let Some(id) = &args.resume {
-        let path = run_file(&args.db, id);
+        let path = run_file(&db_path, id);
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| fail(format!("no saved run at {}: {e}", path.display())));
         let state = RunState::from_json(&text).unwrap_or_else(|e| fail(e));
@@ -202,7 +213,7 @@ async fn main() {
         if !matches!(r.status, RunStatus::Suspended { .. }) {
             std::fs::remove_file(&path).ok();
         }
-        report(&args, &r);
+        report(&db_path, &r);
     } else if args.activity {
         let feed = executor
             .activity(&ActivityQuery {
@@ -223,13 +234,17 @@ async fn main() {
             );
         }
     } else if args.question.is_empty() {
-        usage()
+        cli::usage_error::<Args>(
+            "nothing to do: give a question, one of --pending, --approve, --deny, --resume, \
+             --activity, --mcp, or a subcommand (tools, serve)",
+        )
     } else {
         let q = args.question.join(" ");
         let r = agent(&args, executor)
             .run(&q)
             .await
             .unwrap_or_else(|e| fail(e));
-        report(&args, &r);
+        report(&db_path, &r);
     }
+    ExitCode::SUCCESS
 }

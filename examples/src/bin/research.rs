@@ -4,12 +4,17 @@
 //! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
 //! cargo run -p examples --bin research -- --undo CALL_ID   # or the undo id (`un-...`) an ambiguous call id lists
 //! cargo run -p examples --bin research -- serve [--addr 127.0.0.1:8080] [--db PATH]
+//! cargo run -p examples --bin research -- tools [--db PATH] list|schema|check|pick|call|pending|approve|deny|abandon ...
 //! ```
 //! `serve` serves the same tools, store and policy over HTTP (`tool-server`): the JSON API, the
-//! approvals page at `/`, and the OpenAPI document. Calls that need a person wait as pending
-//! operations that the page (or `POST /api/v1/pending/{id}/approve`) decides. The bearer tokens
-//! come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without them, on a loopback address,
-//! fresh ones are made and printed with the page's link.
+//! approvals page at `/`, MCP at `/mcp`, and the OpenAPI document. Calls that need a person wait
+//! as pending operations that the page (or `POST /api/v1/pending/{id}/approve`) decides. The
+//! bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without them, on a
+//! loopback address, fresh ones are made and printed with the page's link.
+//! `tools` is the `tools` command line over the assistant's tools, store, previews and undo:
+//! `research tools pending` lists the operations the assistant or `serve` left waiting, and
+//! `research tools approve ID` runs one, from any process.
+//! A subcommand is one only as the first argument; `--db` then goes after it.
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
 //! whose first line is then the question. In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal
@@ -18,10 +23,12 @@
 //! (set up on first run), unless a provider's key is in the environment.
 
 use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
+use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::history::History;
 use examples::input::SharedInput;
@@ -29,139 +36,55 @@ use examples::research::{self, Db, DoiService};
 use examples::setup;
 use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents, RunReport, TranscriptEntry};
 use tool_providers::codec::ToolChoice;
-use tool_providers::http::Provider;
 use tool_runtime::executor::Status;
 use tool_runtime::executor::{
     ApproveAll, ConfirmationHandler, Deferred, ExecutorConfig, TerminalConfirmer,
 };
 use tool_runtime::select::PickOptions;
 use tool_runtime::{CallContext, ErrorCode};
-use tool_server::{ServerOptions, Tokens};
 
+/// The research assistant: notes and a bibliography, with confirmations, previews and undo.
+#[derive(Parser)]
+#[command(
+    name = "research",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
 struct Args {
-    serve: Option<SocketAddr>,
-    provider: Option<Provider>,
-    db: PathBuf,
-    yes: bool,
-    stream: bool,
+    #[command(subcommand)]
+    command: Option<AppCommand>,
+    #[command(flatten)]
+    agent: AgentFlags,
+    /// Tune prompts and tool choice for a small model behind --provider (as for the local one)
+    #[arg(long)]
     small_model: bool,
+    /// The notes database; its store is next to it (PATH with the extension `store.sqlite`)
+    /// [default: TOOLS_RESEARCH_DB, else ~/.local/share/tool-calling/research.sqlite]
+    #[arg(long, value_name = "PATH", global = true)]
+    db: Option<PathBuf>,
+    /// Approve every confirmation in advance
+    #[arg(short, long)]
+    yes: bool,
+    /// Stream the model's answer
+    #[arg(long)]
+    stream: bool,
+    /// Undo a call (by its call id, or the undo id `un-...` an ambiguous call id lists) and exit
+    #[arg(long, value_name = "CALL_ID|UNDO_ID")]
     undo: Option<String>,
+    /// The question (one turn); without it, the first line of a non-terminal stdin, or an
+    /// interactive session in a terminal
+    #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
     question: Vec<String>,
 }
 
-fn usage() -> ! {
-    eprintln!(
-        "usage: research [--provider openai|openai-responses|anthropic|ollama|gemini] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]\n       research --undo CALL_ID|UNDO_ID\n       research serve [--addr HOST:PORT] [--db PATH]"
-    );
-    std::process::exit(2)
-}
-
-fn parse() -> Args {
-    let data = std::env::var("TOOLS_RESEARCH_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
-            PathBuf::from(home).join(".local/share/tool-calling/research.sqlite")
-        });
-    let mut a = Args {
-        serve: None,
-        provider: None,
-        db: data,
-        yes: false,
-        stream: false,
-        small_model: false,
-        undo: None,
-        question: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1).peekable();
-    if it.peek().map(String::as_str) == Some("serve") {
-        it.next();
-        a.serve = Some(DEFAULT_ADDR.parse().expect("a valid address"));
-    }
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--addr" if a.serve.is_some() => {
-                let v = it.next().unwrap_or_else(|| usage());
-                a.serve = Some(v.parse().unwrap_or_else(|e| {
-                    eprintln!("--addr {v}: {e}");
-                    std::process::exit(2)
-                }));
-            }
-            "--provider" => {
-                let v = it.next().unwrap_or_else(|| usage());
-                a.provider = Some(v.parse().unwrap_or_else(|e| {
-                    eprintln!("{e}");
-                    std::process::exit(2)
-                }));
-            }
-            "--db" => a.db = PathBuf::from(it.next().unwrap_or_else(|| usage())),
-            "--yes" | "-y" => a.yes = true,
-            "--stream" => a.stream = true,
-            "--small-model" => a.small_model = true,
-            "--undo" => a.undo = Some(it.next().unwrap_or_else(|| usage())),
-            "-h" | "--help" => usage(),
-            _ if a.serve.is_some() => usage(),
-            _ => a.question.push(arg),
-        }
-    }
-    a
-}
-
-/// Where `serve` listens unless told otherwise.
-const DEFAULT_ADDR: &str = "127.0.0.1:8080";
-
-/// `research serve`: the tools over HTTP, with every confirmation waiting for the page.
-async fn serve(addr: SocketAddr, db: Db, doi: DoiService, db_path: &std::path::Path) -> ! {
-    let executor = research::executor(
-        research::toolset(db.clone(), doi),
-        db,
-        &db_path.with_extension("store.sqlite"),
-        Arc::new(Deferred),
-        ExecutorConfig::default(),
-    )
-    .unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
-    let tokens = match Tokens::from_env() {
-        Ok(Some(t)) => t,
-        Ok(None) => Tokens::generate(),
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2)
-        }
-    };
-    let options = ServerOptions::new(tokens.clone());
-    let listener = tool_server::bind(addr, &options).await.unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
-    let local = listener.local_addr().unwrap_or(addr);
-    if tokens.generated() {
-        eprintln!(
-            "approvals page: http://{local}/#token={}",
-            tokens.approver()
-        );
-        eprintln!("agent token (TOOLS_AGENT_TOKEN): {}", tokens.agent());
-    } else {
-        eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
-    }
-    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
-    match tool_server::serve_on(listener, executor, options).await {
-        Ok(()) => std::process::exit(0),
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(1)
-        }
-    }
-}
-
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
     examples::setup::init_logging();
-    let args = parse();
-    let db = Db::open(&args.db).unwrap_or_else(|e| {
-        eprintln!("cannot open {}: {e}", args.db.display());
+    let args = Args::parse();
+    cli::check_question::<Args>(&args.question);
+    let db_path = cli::data_path(args.db.clone(), "TOOLS_RESEARCH_DB", "research.sqlite");
+    let db = Db::open(&db_path).unwrap_or_else(|e| {
+        eprintln!("cannot open {}: {e}", db_path.display());
         std::process::exit(1)
     });
     let doi = DoiService {
@@ -172,8 +95,33 @@ async fn main() {
             .build()
             .expect("client"),
     };
-    if let Some(addr) = args.serve {
-        serve(addr, db, doi, &args.db).await;
+    let store_path = db_path.with_extension("store.sqlite");
+    let fail = |e: tool_runtime::ToolError| -> ! {
+        eprintln!("{e}");
+        std::process::exit(1)
+    };
+    match args.command {
+        Some(AppCommand::Tools { args: words }) => {
+            let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+            let setup_db = db.clone();
+            let setup: tool_runtime::executor::cli::Setup =
+                Arc::new(move |b| research::configure(b, setup_db.clone(), store.clone()));
+            let toolset = research::toolset(db, doi);
+            return cli::run_tools("research tools", words, toolset, Some(setup)).await;
+        }
+        Some(AppCommand::Serve { addr }) => {
+            // Every confirmation waits for the page.
+            let executor = research::executor(
+                research::toolset(db.clone(), doi),
+                db,
+                &store_path,
+                Arc::new(Deferred),
+                ExecutorConfig::default(),
+            )
+            .unwrap_or_else(|e| fail(e));
+            cli::serve(addr, executor).await
+        }
+        None => {}
     }
     let sink: tool_providers::agent::EventSink = Arc::new(print_event);
     // One reader of stdin for the questions and the confirmations (see `examples::input`).
@@ -186,7 +134,6 @@ async fn main() {
             sink.clone(),
         ))
     };
-    let store_path = args.db.with_extension("store.sqlite");
     let executor = research::executor(
         research::toolset(db.clone(), doi),
         db,
@@ -194,10 +141,7 @@ async fn main() {
         confirmer,
         ExecutorConfig::default(),
     )
-    .unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
+    .unwrap_or_else(|e| fail(e));
 
     if let Some(call_id) = args.undo {
         let exec = executor.undo(&call_id, CallContext::default()).await;
@@ -208,7 +152,7 @@ async fn main() {
         std::process::exit(if exec.outcome.is_success() { 0 } else { 1 });
     }
 
-    let choice = setup::choose(args.provider).unwrap_or_else(|e| {
+    let choice = setup::choose(args.agent.provider).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
     });
@@ -285,6 +229,7 @@ async fn main() {
             }
         }
     }
+    ExitCode::SUCCESS
 }
 
 struct Session {

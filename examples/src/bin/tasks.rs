@@ -4,77 +4,64 @@
 //! cargo run -p examples --bin tasks -- [--provider P] [--db PATH] [--yes] [QUESTION...]
 //! cargo run -p examples --bin tasks -- --chain steps.json      # run a chain, no model
 //! cargo run -p examples --bin tasks -- --list                  # every task, no model
+//! cargo run -p examples --bin tasks -- serve [--addr 127.0.0.1:8080] [--db PATH]   # HTTP API, page, MCP
+//! cargo run -p examples --bin tasks -- tools [--db PATH] list|call|pending|approve|deny ...
 //! ```
 //! With a question (or one on a non-terminal stdin) it runs one turn; in a terminal it is an
 //! interactive session. Updates and deletions are confirmed in the terminal (`--yes` approves in
-//! advance); creating a task asks too, unless `--yes`.
+//! advance); creating a task asks too, unless `--yes`. `serve` serves the same tools, store and
+//! previews over HTTP (`tool-server`: the JSON API, the approvals page at `/`, MCP at `/mcp`),
+//! every confirmation waiting for the page; `tools` is the `tools` command line over them
+//! (`tasks tools pending`, `tasks tools approve ID`). A subcommand is one only as the first
+//! argument; `--db` then goes after it.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
+use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::setup;
 use examples::tasks::{self, TaskDb};
 use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents};
 use tool_providers::codec::ToolChoice;
-use tool_providers::http::Provider;
 use tool_runtime::CallContext;
 use tool_runtime::executor::{
-    ApproveAll, ChainStep, ConfirmationHandler, ExecutorConfig, TerminalConfirmer,
+    ApproveAll, ChainStep, ConfirmationHandler, Deferred, ExecutorConfig, TerminalConfirmer,
 };
 use tool_runtime::select::PickOptions;
 
+/// The task manager: tasks in SQLite, updates and deletions confirmed with a preview.
+#[derive(Parser)]
+#[command(
+    name = "tasks",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
 struct Args {
-    provider: Option<Provider>,
-    db: PathBuf,
+    #[command(subcommand)]
+    command: Option<AppCommand>,
+    #[command(flatten)]
+    agent: AgentFlags,
+    /// The tasks database; its store is next to it (PATH with the extension `store.sqlite`)
+    /// [default: TOOLS_TASKS_DB, else ~/.local/share/tool-calling/tasks.sqlite]
+    #[arg(long, value_name = "PATH", global = true)]
+    db: Option<PathBuf>,
+    /// Approve every confirmation in advance
+    #[arg(short, long)]
     yes: bool,
+    /// Run a chain of calls from a JSON array of {id, tool, arguments}, without a model
+    #[arg(long, value_name = "FILE")]
     chain: Option<PathBuf>,
+    /// Print every task as JSON, without a model
+    #[arg(long)]
     list: bool,
+    /// The question (one turn); without it, a non-terminal stdin, or an interactive session in a
+    /// terminal
+    #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
     question: Vec<String>,
-}
-
-fn usage() -> ! {
-    eprintln!(
-        "usage: tasks [--provider openai|openai-responses|anthropic|ollama|gemini] [--db PATH] [--yes] [QUESTION...]\n       tasks --chain STEPS.json | --list"
-    );
-    std::process::exit(2)
-}
-
-fn parse() -> Args {
-    let db = std::env::var("TOOLS_TASKS_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
-            PathBuf::from(home).join(".local/share/tool-calling/tasks.sqlite")
-        });
-    let mut a = Args {
-        provider: None,
-        db,
-        yes: false,
-        chain: None,
-        list: false,
-        question: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--provider" => {
-                let v = it.next().unwrap_or_else(|| usage());
-                a.provider = Some(v.parse().unwrap_or_else(|e| {
-                    eprintln!("{e}");
-                    std::process::exit(2)
-                }));
-            }
-            "--db" => a.db = PathBuf::from(it.next().unwrap_or_else(|| usage())),
-            "--chain" => a.chain = Some(PathBuf::from(it.next().unwrap_or_else(|| usage()))),
-            "--list" => a.list = true,
-            "--yes" | "-y" => a.yes = true,
-            "-h" | "--help" => usage(),
-            _ => a.question.push(arg),
-        }
-    }
-    a
 }
 
 fn print_json(v: &impl serde::Serialize) {
@@ -82,19 +69,47 @@ fn print_json(v: &impl serde::Serialize) {
 }
 
 #[tokio::main]
-async fn main() {
+async fn main() -> ExitCode {
     examples::setup::init_logging();
-    let args = parse();
-    let db = TaskDb::open(&args.db).unwrap_or_else(|e| {
-        eprintln!("cannot open {}: {e}", args.db.display());
+    let args = Args::parse();
+    cli::check_question::<Args>(&args.question);
+    let db_path = cli::data_path(args.db.clone(), "TOOLS_TASKS_DB", "tasks.sqlite");
+    let db = TaskDb::open(&db_path).unwrap_or_else(|e| {
+        eprintln!("cannot open {}: {e}", db_path.display());
         std::process::exit(1)
     });
+    let store_path = db_path.with_extension("store.sqlite");
+    let fail = |e: tool_runtime::ToolError| -> ! {
+        eprintln!("{e}");
+        std::process::exit(1)
+    };
+    match args.command {
+        Some(AppCommand::Tools { args: words }) => {
+            let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+            let setup_db = db.clone();
+            let setup: tool_runtime::executor::cli::Setup =
+                Arc::new(move |b| tasks::configure(b, setup_db.clone(), store.clone()));
+            return cli::run_tools("tasks tools", words, tasks::toolset(db), Some(setup)).await;
+        }
+        Some(AppCommand::Serve { addr }) => {
+            // Every confirmation waits for the page.
+            let executor = tasks::executor(
+                db,
+                &store_path,
+                Arc::new(Deferred),
+                ExecutorConfig::default(),
+            )
+            .unwrap_or_else(|e| fail(e));
+            cli::serve(addr, executor).await
+        }
+        None => {}
+    }
     if args.list {
         print_json(&db.all().unwrap_or_else(|e| {
             eprintln!("{e}");
             std::process::exit(1)
         }));
-        return;
+        return ExitCode::SUCCESS;
     }
     let sink: tool_providers::agent::EventSink = Arc::new(print_event);
     let confirmer: Arc<dyn ConfirmationHandler> = if args.yes {
@@ -105,16 +120,8 @@ async fn main() {
             sink.clone(),
         ))
     };
-    let executor = tasks::executor(
-        db,
-        &args.db.with_extension("store.sqlite"),
-        confirmer,
-        ExecutorConfig::default(),
-    )
-    .unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(1)
-    });
+    let executor = tasks::executor(db, &store_path, confirmer, ExecutorConfig::default())
+        .unwrap_or_else(|e| fail(e));
 
     if let Some(path) = args.chain {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -133,7 +140,7 @@ async fn main() {
         std::process::exit(if result.completed { 0 } else { 1 });
     }
 
-    let choice = setup::choose(args.provider).unwrap_or_else(|e| {
+    let choice = setup::choose(args.agent.provider).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)
     });
@@ -179,6 +186,7 @@ async fn main() {
             }
         },
     }
+    ExitCode::SUCCESS
 }
 
 async fn ask(agent: &Agent, question: &str) -> i32 {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Previewer};
-use tool_runtime::store::SqliteStore;
+use tool_runtime::executor::{Deferred, Executor, ExecutorBuilder, ExecutorConfig, Previewer};
+use tool_runtime::store::Store;
 use tool_runtime::{ToolError, ToolSet};
 
 pub use db::{Edge, GraphDb, MergeStrategy, Node};
@@ -34,13 +34,24 @@ pub fn toolset(db: GraphDb) -> ToolSet {
 }
 
 /// The executor: every confirmation is deferred (a pending operation in the store at
-/// `store_path`), with a preview of what a merge or deletion would affect.
+/// `store_path`), with what [`configure`] adds.
 pub fn executor(
     db: GraphDb,
     store_path: &Path,
     config: ExecutorConfig,
 ) -> Result<Executor, ToolError> {
-    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let builder = Executor::builder(toolset(db.clone()))
+        .config(config)
+        .confirmation(Deferred);
+    configure(builder, db, crate::open_store(store_path)?)
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}
+
+/// What the graph agent adds to an executor over its tools, whoever builds it (the agent,
+/// `graph serve`, the `graph tools` commands): `store`, and a preview of what a merge or deletion
+/// would affect. The configuration and the confirmation handler stay the builder's.
+pub fn configure(builder: ExecutorBuilder, db: GraphDb, store: Arc<dyn Store>) -> ExecutorBuilder {
     let del_db = db.clone();
     let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
         let db = del_db.clone();
@@ -66,12 +77,8 @@ pub fn executor(
         }
         .boxed()
     });
-    Executor::builder(toolset(db))
-        .config(config)
-        .store(Arc::new(store))
-        .confirmation(Deferred)
+    builder
+        .store(store)
         .preview_with("delete_node", delete_preview)
         .preview_with("merge_nodes", merge_preview)
-        .build()
-        .map_err(|e| ToolError::execution(e.to_string()))
 }

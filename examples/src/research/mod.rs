@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorConfig, Previewer};
-use tool_runtime::store::InverseCall;
-use tool_runtime::store::SqliteStore;
+use tool_runtime::executor::{
+    ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
+};
+use tool_runtime::store::{InverseCall, Store};
 use tool_runtime::{ToolError, ToolSet};
 
 pub use db::Db;
@@ -39,8 +40,8 @@ pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
     ts
 }
 
-/// The executor: the store next to the notes, the given confirmation handler, previews of edits,
-/// deletions and merges, and undo for creating, editing and deleting notes.
+/// The executor: the store at `store_path` (next to the notes), the given confirmation handler,
+/// and what [`configure`] adds.
 pub fn executor(
     toolset: ToolSet,
     db: Db,
@@ -48,7 +49,19 @@ pub fn executor(
     confirmer: Arc<dyn ConfirmationHandler>,
     config: ExecutorConfig,
 ) -> Result<Executor, ToolError> {
-    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let builder = Executor::builder(toolset)
+        .config(config)
+        .confirmation_shared(confirmer);
+    configure(builder, db, crate::open_store(store_path)?)
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}
+
+/// What the assistant adds to an executor over its tools, whoever builds it (the agent,
+/// `research serve`, the `research tools` commands): `store`, previews of edits, deletions and
+/// merges, and undo for creating, editing and deleting notes. The configuration and the
+/// confirmation handler stay the builder's.
+pub fn configure(builder: ExecutorBuilder, db: Db, store: Arc<dyn Store>) -> ExecutorBuilder {
     let edit_db = db.clone();
     let edit_preview: Previewer = Arc::new(move |args: Value, _cx| {
         let db = edit_db.clone();
@@ -91,10 +104,8 @@ pub fn executor(
         }
         .boxed()
     });
-    Executor::builder(toolset)
-        .config(config)
-        .store(Arc::new(store))
-        .confirmation_shared(confirmer)
+    builder
+        .store(store)
         .preview_with("edit_note", edit_preview)
         .preview_with("delete_note", delete_preview)
         .preview_with("merge_notes", merge_preview)
@@ -120,6 +131,4 @@ pub fn executor(
                 }),
             })
         })
-        .build()
-        .map_err(|e| ToolError::execution(e.to_string()))
 }

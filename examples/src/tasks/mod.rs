@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorConfig, Previewer};
-use tool_runtime::store::SqliteStore;
+use tool_runtime::executor::{
+    ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
+};
+use tool_runtime::store::Store;
 use tool_runtime::{ToolError, ToolSet};
 
 pub use db::{Priority, Task, TaskChanges, TaskDb, TaskStatus};
@@ -31,15 +33,27 @@ pub fn toolset(db: TaskDb) -> ToolSet {
     ts
 }
 
-/// The executor: the store at `store_path`, the given confirmation handler, and previews of
-/// updates and deletions (the task as it is now next to the requested change).
+/// The executor: the store at `store_path`, the given confirmation handler, and what
+/// [`configure`] adds.
 pub fn executor(
     db: TaskDb,
     store_path: &Path,
     confirmer: Arc<dyn ConfirmationHandler>,
     config: ExecutorConfig,
 ) -> Result<Executor, ToolError> {
-    let store = SqliteStore::open(store_path).map_err(|e| ToolError::execution(e.to_string()))?;
+    let builder = Executor::builder(toolset(db.clone()))
+        .config(config)
+        .confirmation_shared(confirmer);
+    configure(builder, db, crate::open_store(store_path)?)
+        .build()
+        .map_err(|e| ToolError::execution(e.to_string()))
+}
+
+/// What the task manager adds to an executor over its tools, whoever builds it (the agent,
+/// `tasks serve`, the `tasks tools` commands): `store`, and previews of updates and deletions
+/// (the task as it is now next to the requested change). The configuration and the
+/// confirmation handler stay the builder's.
+pub fn configure(builder: ExecutorBuilder, db: TaskDb, store: Arc<dyn Store>) -> ExecutorBuilder {
     let update_db = db.clone();
     let update_preview: Previewer = Arc::new(move |args: Value, _cx| {
         let db = update_db.clone();
@@ -55,12 +69,8 @@ pub fn executor(
         async move { Ok(json!({"delete": db.get(args["id"].as_i64().unwrap_or_default())?})) }
             .boxed()
     });
-    Executor::builder(toolset(db))
-        .config(config)
-        .store(Arc::new(store))
-        .confirmation_shared(confirmer)
+    builder
+        .store(store)
         .preview_with("update_task", update_preview)
         .preview_with("delete_task", delete_preview)
-        .build()
-        .map_err(|e| ToolError::execution(e.to_string()))
 }

@@ -1,0 +1,181 @@
+//! The command line the example agents share: the flags every agent takes ([`AgentFlags`],
+//! flattened into each binary's own parser), and the two subcommands every agent gets
+//! ([`AppCommand`]):
+//!
+//! ```text
+//! APP tools [--db PATH] COMMAND ...   # the `tools` command line over the app's own tools and store
+//! APP serve [--addr HOST:PORT]        # the HTTP API, the approvals page and MCP over HTTP
+//! ```
+//!
+//! A subcommand is one only in first position: `research tools list` lists the tools and
+//! `research what tools are there` asks a question, while `research --yes tools list` is a usage
+//! error (see [`check_question`]) rather than a question sent to a model. Flags that apply to a
+//! subcommand too (`--db`) are written after it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tool_providers::http::Provider;
+use tool_runtime::ToolSet;
+use tool_runtime::cli::{Cli, Output};
+use tool_runtime::executor::Executor;
+use tool_runtime::executor::cli::{ExecutorCli, Setup};
+use tool_runtime::select::cli::PickCommand;
+use tool_server::{ServerOptions, Tokens};
+
+/// Where `serve` listens unless told otherwise.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
+
+/// The flags every agent takes.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentFlags {
+    /// The model's provider (openai, openai-responses, anthropic, ollama, gemini), its key and
+    /// base URL from the environment [default: TOOLS_LLAMA_URL, else the first provider whose
+    /// key is set, else the local llama.cpp server]
+    #[arg(long, value_name = "P")]
+    pub provider: Option<Provider>,
+}
+
+/// The subcommands every agent has.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AppCommand {
+    /// The `tools` command line over this app's tools and store (`tools --help`)
+    ///
+    /// list, schema, check, decode and pick; call, and the pending operations (pending, approve,
+    /// deny, abandon) through an executor with this app's store, previews and undo.
+    #[command(disable_help_flag = true)]
+    Tools {
+        /// The `tools` subcommand and its arguments
+        #[arg(
+            value_name = "COMMAND",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        args: Vec<String>,
+    },
+    /// Serve the tools over HTTP: the JSON API, the approvals page and MCP
+    ///
+    /// The JSON API under /api/v1 (OpenAPI document at /api/v1/openapi.json), the approvals
+    /// page at / and MCP over streamable HTTP at /mcp. Calls that need a person wait as pending
+    /// operations the page decides.
+    Serve {
+        /// The address to listen on (a non-loopback one needs TOOLS_AGENT_TOKEN and
+        /// TOOLS_APPROVER_TOKEN)
+        #[arg(long, value_name = "HOST:PORT", default_value = DEFAULT_ADDR)]
+        addr: SocketAddr,
+    },
+}
+
+/// An app's database: `flag` (its `--db`) if given, else the path in the variable `var`, else
+/// `FILE` in `~/.local/share/tool-calling`.
+pub fn data_path(flag: Option<PathBuf>, var: &str, file: &str) -> PathBuf {
+    flag.or_else(|| std::env::var_os(var).map(PathBuf::from))
+        .unwrap_or_else(|| {
+            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
+            PathBuf::from(home)
+                .join(".local/share/tool-calling")
+                .join(file)
+        })
+}
+
+/// Exits with a usage error (code 2) that clap formats like its own, with `P`'s usage line.
+pub fn usage_error<P: clap::CommandFactory>(message: impl std::fmt::Display) -> ! {
+    P::command()
+        .error(clap::error::ErrorKind::MissingRequiredArgument, message)
+        .exit()
+}
+
+/// Refuses, as a usage error, a question whose first word is a subcommand's name: the
+/// subcommand was written after a flag (`research --db PATH tools list`), where it is not one,
+/// and running it as a question would send it to a model. A question that really starts with
+/// the word is written in quotes.
+pub fn check_question<P: clap::CommandFactory>(question: &[String]) {
+    let Some(first) = question.first() else {
+        return;
+    };
+    let command = P::command();
+    if command.get_subcommands().any(|c| c.get_name() == first) {
+        let db = if command.get_arguments().any(|a| a.get_id() == "db") {
+            ", with `--db` after it"
+        } else {
+            ""
+        };
+        usage_error::<P>(format!(
+            "`{first}` is a subcommand only as the first argument: `{} {first} ...`{db} (to ask \
+             a question that starts with the word, quote the question)",
+            command.get_name()
+        ))
+    }
+}
+
+/// Runs the `tools` command line over `toolset` with `args` (the words after `tools`), as the
+/// program `program` (e.g. `"research tools"`, in its usage lines). `setup` gives the executor
+/// of `call`, `pending`, `approve`, `deny` and `abandon` the app's store, previews and undo, so
+/// that they see the operations the app's agent and its `serve` leave pending. Exit codes: 0
+/// success, 1 refused, 2 usage.
+pub async fn run_tools(
+    program: &str,
+    args: Vec<String>,
+    toolset: ToolSet,
+    setup: Option<Setup>,
+) -> ExitCode {
+    let cli = Cli::new(toolset)
+        .with_schema_view(tool_providers::cli::ProviderSchemas)
+        .with(tool_providers::cli::DecodeCommand)
+        .with(PickCommand::from_env());
+    let executor_cli = match setup {
+        Some(setup) => ExecutorCli::with_setup(setup),
+        None => ExecutorCli::new(),
+    };
+    let cli = executor_cli.install(cli);
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
+    let mut output = Output {
+        out: &mut out,
+        err: &mut err,
+        json: false,
+    };
+    let argv = std::iter::once(program.to_owned()).chain(args);
+    let exit = cli.run(argv, &mut output).await;
+    let _ = output.out.flush();
+    exit.into()
+}
+
+/// Serves `executor` on `addr` (the JSON API, the approvals page and MCP over HTTP) until
+/// Ctrl-C. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
+/// them, on a loopback address, fresh ones are made and printed with the page's link. The
+/// addresses are printed on stderr (`API: http://ADDR/api/v1/tools ...`).
+pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
+    let tokens = match Tokens::from_env() {
+        Ok(Some(t)) => t,
+        Ok(None) => Tokens::generate(),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }
+    };
+    let options = ServerOptions::new(tokens.clone());
+    let listener = tool_server::bind(addr, &options).await.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    let local = listener.local_addr().unwrap_or(addr);
+    if tokens.generated() {
+        eprintln!(
+            "approvals page: http://{local}/#token={}",
+            tokens.approver()
+        );
+        eprintln!("agent token (TOOLS_AGENT_TOKEN): {}", tokens.agent());
+    } else {
+        eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
+    }
+    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
+    match tool_server::serve_on(listener, executor, options).await {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
+}
