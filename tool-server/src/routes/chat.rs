@@ -6,7 +6,7 @@
 //! reason). With `Accept: text/event-stream` the run's events stream as they happen, across the
 //! suspension, and the stream ends with a `done` event carrying the run's final report.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,31 +37,48 @@ const POLL: Duration = Duration::from_millis(300);
 /// as suspended).
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 
+/// The most runs whose reports the server keeps; older ones are forgotten first (their calls
+/// and decisions stay in the store and the audit trail).
+const KEPT_RUNS: usize = 1000;
+
 /// The agent behind the chat route and the runs it has started.
 pub(crate) struct Chat {
     pub(crate) agent: Arc<Agent>,
-    runs: Mutex<HashMap<String, Value>>,
+    runs: Mutex<Runs>,
+}
+
+/// Run reports by id, and the ids in the order they started.
+#[derive(Default)]
+struct Runs {
+    reports: HashMap<String, Value>,
+    order: VecDeque<String>,
 }
 
 impl Chat {
     pub(crate) fn new(agent: Arc<Agent>) -> Self {
         Chat {
             agent,
-            runs: Mutex::new(HashMap::new()),
+            runs: Mutex::new(Runs::default()),
         }
     }
 
     fn set(&self, run_id: &str, body: Value) {
-        self.runs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(run_id.to_owned(), body);
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        if runs.reports.insert(run_id.to_owned(), body).is_none() {
+            runs.order.push_back(run_id.to_owned());
+            while runs.order.len() > KEPT_RUNS {
+                if let Some(old) = runs.order.pop_front() {
+                    runs.reports.remove(&old);
+                }
+            }
+        }
     }
 
     fn get(&self, run_id: &str) -> Option<Value> {
         self.runs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .reports
             .get(run_id)
             .cloned()
     }
