@@ -49,8 +49,9 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
     });
     if let Some(first) = &p.first_use {
         out.push_str(&format!(
-            "{} Leaves this system: {}.\n",
+            "{} About the service: {} Leaves this system: {}.\n",
             first.message,
+            first.service,
             if first.data_leaving.is_empty() {
                 "nothing".to_owned()
             } else {

@@ -78,6 +78,14 @@ function renderCard(op) {
     const f = $(".first-use", card);
     f.textContent = pv.first_use.message + " Leaves this system: "
       + (pv.first_use.data_leaving.join(", ") || "nothing") + ".";
+    const more = document.createElement("details");
+    more.className = "learn-more";
+    const label = document.createElement("summary");
+    label.textContent = "Learn more about the service";
+    const about = document.createElement("p");
+    about.textContent = pv.first_use.service;
+    more.append(label, about);
+    f.append(more);
     show(f, true);
   }
   if (pv.change !== undefined) {

@@ -132,6 +132,9 @@ async fn ask(io: &mut Io, deadline: Instant, request: &ConfirmationRequest) -> O
                     }
                 }
             }
+            "?" | "l" | "learn more" if request.preview.first_use.is_some() => {
+                let _ = io.output.write_all(learn_more(request).as_bytes());
+            }
             other => {
                 let _ = writeln!(io.output, "Please answer y, n or e (not {other:?}).");
             }
@@ -260,8 +263,44 @@ pub(crate) fn render(request: &ConfirmationRequest) -> String {
         line(&mut out, &format!("Your edit was not accepted: {problem}"));
     }
     out.push_str(&rule('├', '┤'));
-    line(&mut out, "[Y] Proceed  [n] Cancel  [e] Edit the arguments");
+    if p.first_use.is_some() {
+        line(
+            &mut out,
+            "[Y] Proceed  [n] Cancel  [e] Edit the arguments  [?] Learn more",
+        );
+    } else {
+        line(&mut out, "[Y] Proceed  [n] Cancel  [e] Edit the arguments");
+    }
     out.push_str(&rule('└', '┘'));
+    out
+}
+
+/// What `?` shows at a first-time gate: what the service is (the tool's own description) and
+/// exactly what would leave the system, value by value.
+fn learn_more(request: &ConfirmationRequest) -> String {
+    let p = &request.preview;
+    let Some(first) = &p.first_use else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\nAbout {}: {}\n",
+        visible(&p.tool),
+        visible_lines(&first.service)
+    );
+    if first.data_leaving.is_empty() {
+        out.push_str("Nothing from this call leaves the system.\n");
+    } else {
+        out.push_str("What leaves the system if you proceed:\n");
+        for key in &first.data_leaving {
+            let value = match p.arguments.get(key) {
+                Some(Value::String(s)) => visible(s).into_owned(),
+                Some(v) => visible(&v.to_string()).into_owned(),
+                None => String::new(),
+            };
+            out.push_str(&format!("  {}: {value}\n", visible(key)));
+        }
+    }
+    out.push_str("Approving passes the gate for this session; later calls ask as usual.\n");
     out
 }
 
@@ -429,6 +468,30 @@ mod tests {
         assert!(text.contains("Please answer y, n or e"));
         assert!(text.contains("That is not JSON"));
         assert!(matches!(answer("").await.0, Answer::No { .. }));
+    }
+
+    #[tokio::test]
+    async fn learn_more_at_a_first_time_gate_says_what_the_service_is_and_what_leaves() {
+        let mut r = request();
+        r.preview.category = Safety::External;
+        r.preview.tool = "gnorm_annotate".into();
+        r.preview.arguments = json!({"text": "Augustine of Hippo"});
+        r.preview.first_use = Some(crate::executor::FirstUse {
+            service: "Named-entity annotation by the GNORM service.".into(),
+            data_leaving: vec!["text".into()],
+            message: "This is the first time gnorm_annotate is used in this session.".into(),
+        });
+        let out = Shared::default();
+        let t = TerminalConfirmer::new(BufReader::new("?\ny\n".as_bytes()), out.clone());
+        assert_eq!(t.confirm(&r).await, Answer::Yes);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("[?] Learn more"), "{text}");
+        assert!(text.contains("About gnorm_annotate: Named-entity annotation"), "{text}");
+        assert!(text.contains("  text: Augustine of Hippo"), "{text}");
+        // without a gate, `?` is not an answer
+        let (a, text) = answer("?\ny\n").await;
+        assert_eq!(a, Answer::Yes);
+        assert!(text.contains("Please answer y, n or e"), "{text}");
     }
 
     #[tokio::test]
