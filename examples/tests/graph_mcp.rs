@@ -89,7 +89,7 @@ fn an_mcp_client_lists_calls_and_parks_a_deletion_for_approval() {
 }
 
 /// The official MCP Python SDK client over stdio: a client that declares elicitation is asked
-/// about the deletion in-band; declining leaves the node, accepting deletes it.
+/// about the deletion in-band; declining or not answering leaves the node, accepting deletes it.
 #[test]
 fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     let python = match std::env::var("TOOLS_CONFORMANCE_PYTHON") {
@@ -110,6 +110,7 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     );
     let run = |answer: &str| -> Vec<Value> {
         let out = Command::new(&python)
+            .env("TOOLS_CONFIRMATION_TIMEOUT_MS", "1500")
             .arg(script)
             .args(["--answer", answer, "list"])
             .arg("summarize_node={\"node_id\": \"obs-3\"}")
@@ -168,6 +169,12 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     let result = &lines.last().unwrap()["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert!(node_exists(), "a declined deletion ran");
+
+    // no answer within the confirmation timeout: a denial, and the node stays
+    let lines = run("silent:4");
+    let result = &lines.last().unwrap()["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(node_exists(), "an unanswered deletion ran");
 
     let lines = run("accept");
     let result = &lines.last().unwrap()["result"];

@@ -165,9 +165,11 @@ async fn main() -> ExitCode {
         )
         .await;
     }
-    // The agent's and `serve`'s executor: every merge and deletion waits as a pending operation.
-    let executor =
-        graph::executor(db, &store_path, ExecutorConfig::default()).unwrap_or_else(|e| fail(e));
+    // The agent's and `serve`'s executor: every merge and deletion waits as a pending operation
+    // (or, over MCP, is asked about in-band). The operator's configuration applies: `tools.toml`
+    // or `TOOLS_CONFIG`, then `TOOLS_*` variables (e.g. `TOOLS_CONFIRMATION_TIMEOUT_MS`).
+    let config = ExecutorConfig::load(None).unwrap_or_else(|e| fail(e));
+    let executor = graph::executor(db, &store_path, config).unwrap_or_else(|e| fail(e));
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
         cli::serve(*addr, executor).await

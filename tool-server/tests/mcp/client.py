@@ -12,6 +12,7 @@ received ({"elicitation": message}).
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 import anyio
@@ -78,7 +79,9 @@ async def main():
     else:
         # --stdio takes the rest: the calls come before it
         command, *args = a.stdio
-        params = StdioServerParameters(command=command, args=args)
+        # the SDK passes the server a minimal environment unless told otherwise; the tests
+        # configure the server through theirs
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
         async with stdio_client(params) as (read, write):
             await session_steps(read, write, a.answer, a.calls)
 

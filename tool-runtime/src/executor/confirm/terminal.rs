@@ -486,7 +486,10 @@ mod tests {
         assert_eq!(t.confirm(&r).await, Answer::Yes);
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
         assert!(text.contains("[?] Learn more"), "{text}");
-        assert!(text.contains("About gnorm_annotate: Named-entity annotation"), "{text}");
+        assert!(
+            text.contains("About gnorm_annotate: Named-entity annotation"),
+            "{text}"
+        );
         assert!(text.contains("  text: Augustine of Hippo"), "{text}");
         // without a gate, `?` is not an answer
         let (a, text) = answer("?\ny\n").await;
