@@ -976,6 +976,11 @@ impl Executor {
         exec: &mut Execution,
         trail: Trail,
     ) {
+        // an error can quote the arguments (a validation message, a tool that prints its
+        // input): secret values are hidden in what the caller gets too, not only in the record
+        if let Outcome::Error { error } = &mut exec.outcome {
+            *error = trail.secrets.scrub_error(error);
+        }
         let cfg = &self.inner.config;
         let status = exec.outcome.status();
         let error_code = exec.outcome.error().map(|e| e.code.to_string());

@@ -88,7 +88,9 @@ impl SqliteStore {
         let _: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(err)?;
-        conn.execute_batch("PRAGMA synchronous=NORMAL;")
+        // secure_delete: a decided operation's arguments are rewritten redacted, and the bytes
+        // they leave behind (freed cells and pages) are zeroed rather than kept in the file
+        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         migrate_journal(&conn)?;
