@@ -11,8 +11,6 @@ use utoipa::ToSchema;
 pub(crate) const UNAUTHORIZED: ErrorCode = ErrorCode::of("UNAUTHORIZED");
 /// `FORBIDDEN`: a valid token whose role may not do this.
 pub(crate) const FORBIDDEN: ErrorCode = ErrorCode::of("FORBIDDEN");
-/// `ALREADY_RESOLVED`: the executor's code for a pending operation decided before.
-pub(crate) const ALREADY_RESOLVED: ErrorCode = ErrorCode::of("ALREADY_RESOLVED");
 /// `UNAVAILABLE`: the store cannot be reached.
 pub(crate) const UNAVAILABLE: ErrorCode = ErrorCode::of("UNAVAILABLE");
 
@@ -37,32 +35,20 @@ pub(crate) struct ErrorBody {
 impl ApiError {
     /// The status a structured error is answered with, by its code.
     pub fn status_of(error: &ToolError) -> StatusCode {
-        let code = &error.code;
-        if *code == ErrorCode::UNKNOWN_TOOL || *code == ErrorCode::NOT_FOUND {
-            StatusCode::NOT_FOUND
-        } else if *code == ErrorCode::INVALID_ARGUMENTS
-            || *code == ErrorCode::SCHEMA_REQUIRED
-            || *code == ErrorCode::NESTING_TOO_DEEP
-        {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else if *code == ErrorCode::INVALID_JSON {
-            StatusCode::BAD_REQUEST
-        } else if *code == ErrorCode::PAYLOAD_TOO_LARGE {
-            StatusCode::PAYLOAD_TOO_LARGE
-        } else if *code == ErrorCode::NOT_ALLOWED || *code == FORBIDDEN {
-            StatusCode::FORBIDDEN
-        } else if *code == UNAUTHORIZED {
-            StatusCode::UNAUTHORIZED
-        } else if *code == ALREADY_RESOLVED {
-            StatusCode::CONFLICT
-        } else if *code == ErrorCode::RATE_LIMITED {
-            StatusCode::TOO_MANY_REQUESTS
-        } else if *code == UNAVAILABLE {
-            StatusCode::SERVICE_UNAVAILABLE
-        } else if *code == ErrorCode::TIMEOUT {
-            StatusCode::GATEWAY_TIMEOUT
-        } else {
-            StatusCode::INTERNAL_SERVER_ERROR
+        match error.code.as_str() {
+            "UNKNOWN_TOOL" | "NOT_FOUND" => StatusCode::NOT_FOUND,
+            "INVALID_ARGUMENTS" | "SCHEMA_REQUIRED" | "NESTING_TOO_DEEP" => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            "INVALID_JSON" => StatusCode::BAD_REQUEST,
+            "PAYLOAD_TOO_LARGE" => StatusCode::PAYLOAD_TOO_LARGE,
+            "NOT_ALLOWED" | "FORBIDDEN" => StatusCode::FORBIDDEN,
+            "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
+            "ALREADY_RESOLVED" => StatusCode::CONFLICT,
+            "RATE_LIMITED" => StatusCode::TOO_MANY_REQUESTS,
+            "UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
+            "TIMEOUT" => StatusCode::GATEWAY_TIMEOUT,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -152,7 +138,7 @@ mod tests {
             of(ErrorCode::PAYLOAD_TOO_LARGE),
             StatusCode::PAYLOAD_TOO_LARGE
         );
-        assert_eq!(of(ALREADY_RESOLVED), StatusCode::CONFLICT);
+        assert_eq!(of(ErrorCode::of("ALREADY_RESOLVED")), StatusCode::CONFLICT);
         assert_eq!(of(ErrorCode::RATE_LIMITED), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(of(ErrorCode::INTERNAL), StatusCode::INTERNAL_SERVER_ERROR);
     }

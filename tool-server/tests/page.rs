@@ -112,6 +112,15 @@ async fn browser(driver: &Driver, chromium: &PathBuf) -> Client {
     panic!("no WebDriver session: {last:?}");
 }
 
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
 async fn text_of(c: &Client, css: &str) -> String {
     c.wait()
         .at_most(Duration::from_secs(20))
@@ -159,12 +168,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     c.goto(&format!("{}/", s.base)).await.unwrap();
     let field = c.wait().for_element(Locator::Css("#token")).await.unwrap();
     field.send_keys(AGENT).await.unwrap();
-    c.find(Locator::Css("#token-form button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "#token-form button").await;
     wait_text(&c, "#status", "cannot approve").await;
     assert!(
         c.find(Locator::Css("#token"))
@@ -234,12 +238,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     }
 
     // approve: the tool runs once, the card says so, the feed shows the call
-    c.find(Locator::Css(&format!("{card} .approve")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, &format!("{card} .approve")).await;
     wait_text(&c, &format!("{card} .result"), "Approved").await;
     assert_eq!(s.notes.get("n1"), None);
     wait_text(&c, "#feed", "delete_note").await;
@@ -276,12 +275,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
         .send_keys("that note is still needed")
         .await
         .unwrap();
-    c.find(Locator::Css(&format!("{card} .deny")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, &format!("{card} .deny")).await;
     wait_text(&c, &format!("{card} .result"), "that note is still needed").await;
     assert_eq!(s.notes.get("n3").as_deref(), Some("keep"));
     let run_id = run["run_id"].as_str().unwrap();
@@ -306,46 +300,26 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     let op = s.park_delete("n3").await;
     let card = format!(".card[data-op=\"{op}\"]");
     text_of(&c, &format!("{card} .intent")).await;
-    c.find(Locator::Css(&format!("{card} .edit-toggle")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, &format!("{card} .edit-toggle")).await;
     let edit = c
         .find(Locator::Css(&format!("{card} .edit")))
         .await
         .unwrap();
     edit.clear().await.unwrap();
     edit.send_keys("{\"id\": 42}").await.unwrap();
-    c.find(Locator::Css(&format!("{card} .approve")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, &format!("{card} .approve")).await;
     wait_text(&c, &format!("{card} .errors"), "/id").await;
     assert_eq!(s.notes.get("n3").as_deref(), Some("keep"));
 
     // the palette runs a read-only tool
-    c.find(Locator::Css("details[data-tool=\"read_note\"] summary"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "details[data-tool=\"read_note\"] summary").await;
     let args = c
         .find(Locator::Css("details[data-tool=\"read_note\"] textarea"))
         .await
         .unwrap();
     args.clear().await.unwrap();
     args.send_keys("{\"id\": \"n3\"}").await.unwrap();
-    c.find(Locator::Css("details[data-tool=\"read_note\"] button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, "details[data-tool=\"read_note\"] button").await;
     wait_text(&c, "details[data-tool=\"read_note\"] .run-result", "keep").await;
 
     c.close().await.unwrap();

@@ -1,6 +1,5 @@
 //! A check of the free text a model sends to tools that change things, for text that reads as an
-//! instruction to a model or as code meant to run elsewhere (seed 000's "injection patterns in
-//! text inputs").
+//! instruction to a model or as code meant to run elsewhere.
 //!
 //! A tool that writes stores what it is given: a note that says "ignore previous instructions"
 //! is read back into a model's context later, and a title carrying `<script>` ends up in a page.
@@ -99,7 +98,7 @@ fn walk(value: &Value, pointer: &mut String) -> Option<(String, &'static str, &'
         Value::Object(map) => map.iter().find_map(|(k, v)| {
             let len = pointer.len();
             pointer.push('/');
-            pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
+            pointer.push_str(&crate::hydrate::plan::escape(k));
             let hit = walk(v, pointer);
             pointer.truncate(len);
             hit

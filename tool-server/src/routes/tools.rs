@@ -108,17 +108,7 @@ impl CallRequest {
 
 /// A call id for a call made over HTTP: `http-` and 32 hex digits.
 fn new_call_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // the id only has to be unique, not secret
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        bytes = nanos.to_le_bytes();
-    }
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("http-{hex}")
+    format!("http-{:032x}", fastrand::u128(..))
 }
 
 /// Hydrates a call without running it: the arguments as the tool would receive them, or every

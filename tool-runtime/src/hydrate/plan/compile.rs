@@ -398,7 +398,8 @@ impl<'a, J: Tree<'a>> Compiler<'a, J> {
     }
 }
 
-fn escape(key: &str) -> String {
+/// Escapes one reference token of a JSON pointer (RFC 6901).
+pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
