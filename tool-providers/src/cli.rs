@@ -202,19 +202,30 @@ impl CliCommand for DecodeCommand {
                 .map(String::as_str)
                 .unwrap_or("-");
             let input = if file == "-" {
-                let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s).map(|_| s)
+                let mut bytes = Vec::new();
+                std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
             } else {
-                std::fs::read_to_string(file)
+                std::fs::read(file)
             };
             let input = match input {
-                Ok(s) => s,
+                Ok(bytes) => bytes,
                 Err(e) => {
                     let _ = writeln!(output.err, "cannot read {file}: {e}");
                     return Exit::Usage;
                 }
             };
-            let (report, all_ok) = match decode_report(provider, toolset, &input) {
+            // a body that is not UTF-8 is the response's fault (exit 1), not a usage error
+            let decoded = String::from_utf8(input)
+                .map_err(|e| {
+                    let offset = e.utf8_error().valid_up_to();
+                    CodecError::malformed(
+                        provider,
+                        "",
+                        format!("the response is not valid UTF-8 from byte {offset} on"),
+                    )
+                })
+                .and_then(|input| decode_report(provider, toolset, &input));
+            let (report, all_ok) = match decoded {
                 Ok(r) => r,
                 Err(e) => {
                     if output.json {

@@ -326,6 +326,15 @@ impl Check {
             SchemaOrigin::Verbatim | SchemaOrigin::Dynamic => {
                 let schema = definition.parameters_value();
                 registrable(&name, &schema)?;
+                if let Some(key) = property_with_control_character(&schema) {
+                    return Err(RegistrationError::InvalidDefinition {
+                        name,
+                        reason: format!(
+                            "property name {key:?} contains a control character; providers and \
+                             terminals cannot show it faithfully, so rename the property"
+                        ),
+                    });
+                }
                 let invalid = |error| RegistrationError::InvalidSchema {
                     name: name.clone(),
                     error,
@@ -363,6 +372,25 @@ fn registrable<'t, J: Tree<'t>>(name: &str, schema: J) -> Result<(), Registratio
         });
     }
     Ok(())
+}
+
+/// The first property name (under any `properties`) holding a control character: a name a
+/// confirmation box would print raw, or a provider would refuse.
+fn property_with_control_character(schema: &Value) -> Option<&str> {
+    match schema {
+        Value::Object(map) => map.iter().find_map(|(key, value)| {
+            let named = match (key.as_str(), value) {
+                ("properties", Value::Object(properties)) => properties
+                    .keys()
+                    .find(|name| name.chars().any(char::is_control))
+                    .map(String::as_str),
+                _ => None,
+            };
+            named.or_else(|| property_with_control_character(value))
+        }),
+        Value::Array(items) => items.iter().find_map(property_with_control_character),
+        _ => None,
+    }
 }
 
 /// One registered tool: its definition, how its arguments are checked, and its body.
@@ -947,11 +975,27 @@ fn quoted_list(names: &[String]) -> String {
         .join(" or ")
 }
 
+/// At most this many violations are returned: a model fixes the first ones and tries again, and
+/// a payload that breaks a rule a million times must not become a million-line answer.
+const MAX_VIOLATIONS: usize = 50;
+/// Each violation's message is cut to this many characters (a list of unexpected keys can be
+/// as long as the arguments).
+const MAX_VIOLATION_CHARS: usize = 1_000;
+
 pub(crate) fn invalid_arguments(
     def: &ToolDefinition,
     arguments: &Value,
     mut violations: Vec<Violation>,
 ) -> ToolError {
+    let total = violations.len();
+    violations.truncate(MAX_VIOLATIONS);
+    for v in &mut violations {
+        if let Some((cut, _)) = v.message.char_indices().nth(MAX_VIOLATION_CHARS) {
+            let more = v.message[cut..].chars().count();
+            v.message.truncate(cut);
+            v.message.push_str(&format!("... ({more} more characters)"));
+        }
+    }
     // An object sent as a string holding JSON is refused, never decoded: only the arguments as
     // a whole are decoded twice (a known provider quirk); inside them a string is a string, and
     // guessing otherwise could change what a legitimate string argument means. Say so, though.
@@ -975,7 +1019,13 @@ pub(crate) fn invalid_arguments(
         })
         .collect::<Vec<_>>()
         .join("; ");
-    ToolError::new(
+    let unlisted = total - violations.len();
+    let summary = if unlisted > 0 {
+        format!("{summary}; and {unlisted} more violations")
+    } else {
+        summary
+    };
+    let error = ToolError::new(
         ErrorCode::INVALID_ARGUMENTS,
         format!(
             "the arguments for {:?} do not match its schema: {summary}",
@@ -985,7 +1035,12 @@ pub(crate) fn invalid_arguments(
     .retryable(true)
     .recover("fix each argument named in violations and call the tool again")
     .with_violations(violations)
-    .with_detail("tool", def.name.as_ref())
+    .with_detail("tool", def.name.as_ref());
+    if unlisted > 0 {
+        error.with_detail("violations_total", total)
+    } else {
+        error
+    }
 }
 
 fn looks_like_encoded_json(text: &str) -> bool {

@@ -33,6 +33,7 @@ impl Validator {
                 "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
             )));
         }
+        refuse_reference_cycles(schema)?;
         VALIDATORS_COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
@@ -51,6 +52,7 @@ impl Validator {
                 "remote $ref {r:?} is not allowed; inline it or use a local \"#/$defs/...\" reference"
             )));
         }
+        refuse_reference_cycles(schema)?;
         Self::check_meta(schema)
     }
 
@@ -125,6 +127,73 @@ fn message(e: &jsonschema::ValidationError<'_>) -> String {
         return base;
     }
     format!("{base} ({})", alternatives.join("; or "))
+}
+
+/// Refuses a chain of local `$ref`s that comes back to where it started without reaching a
+/// schema (`A: {$ref: B}, B: {$ref: A}`, or a property that refers to itself). Such a schema
+/// constrains nothing: a validator accepts any value there, which is never what its author meant.
+fn refuse_reference_cycles(schema: &Value) -> Result<(), SchemaError> {
+    let mut references = Vec::new();
+    local_references(schema, &mut references);
+    // each reference is followed once: a chain that reached a schema before ends any chain that
+    // joins it, so a catalog of long chains costs time in proportion to its references
+    let mut reach_a_schema = std::collections::HashSet::new();
+    for &start in &references {
+        let mut chain = vec![start];
+        let mut on_chain = std::collections::HashSet::from([start]);
+        let mut at = start;
+        while let Some(next) = schema
+            .pointer(&at[1..])
+            .and_then(only_a_reference)
+            .filter(|r| r.starts_with('#') && !reach_a_schema.contains(r))
+        {
+            if !on_chain.insert(next) {
+                chain.push(next);
+                return Err(SchemaError(format!(
+                    "the $ref chain {} comes back to itself without reaching a schema; give one \
+                     of them a schema of its own",
+                    chain.join(" -> ")
+                )));
+            }
+            chain.push(next);
+            at = next;
+        }
+        reach_a_schema.extend(chain);
+    }
+    Ok(())
+}
+
+/// Every local `$ref` in `schema`, in document order.
+fn local_references<'s>(schema: &'s Value, into: &mut Vec<&'s str>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match value.as_str() {
+                    Some(r) if key == "$ref" && r.starts_with('#') => into.push(r),
+                    _ => local_references(value, into),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| local_references(v, into)),
+        _ => {}
+    }
+}
+
+/// The reference of a schema that says nothing but where to look (annotations aside).
+fn only_a_reference(schema: &Value) -> Option<&str> {
+    const ANNOTATIONS: [&str; 6] = [
+        "$comment",
+        "title",
+        "description",
+        "examples",
+        "deprecated",
+        "default",
+    ];
+    let map = schema.as_object()?;
+    let reference = map.get("$ref")?.as_str()?;
+    map.keys()
+        .all(|k| k == "$ref" || ANNOTATIONS.contains(&k.as_str()))
+        .then_some(reference)
 }
 
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
@@ -229,6 +298,38 @@ mod tests {
             "{}",
             at.message
         );
+    }
+
+    #[test]
+    fn reference_cycles_that_reach_no_schema_are_refused() {
+        let cycle = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/x"}},
+            "$defs": {"x": {"$ref": "#/$defs/y", "description": "y"}, "y": {"$ref": "#/$defs/x"}}
+        });
+        let err = Validator::compile(&cycle).unwrap_err();
+        assert!(
+            err.0
+                .contains("#/$defs/x -> #/$defs/y -> #/$defs/x comes back to itself"),
+            "{}",
+            err.0
+        );
+        assert!(Validator::check(&cycle).is_err());
+        let to_itself = json!({"type": "object", "properties": {"a": {"$ref": "#/properties/a"}}});
+        assert!(Validator::check(&to_itself).is_err());
+        // recursion through a schema is a tree, not a cycle
+        let tree = json!({
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/node"}},
+            "$defs": {"node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}
+            }}
+        });
+        assert!(Validator::compile(&tree).is_ok());
+        // a chain that ends in a schema is fine
+        let chain = json!({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"}}});
+        assert!(Validator::check(&chain).is_ok());
     }
 
     #[test]

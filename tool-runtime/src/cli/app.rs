@@ -214,11 +214,22 @@ impl Cli {
         }
         let mut toolset = self.toolset.clone();
         for file in files {
-            let text = std::fs::read_to_string(file).map_err(|e| {
+            let bytes = std::fs::read(file).map_err(|e| {
                 let _ = writeln!(output.err, "error: cannot read catalog {file:?}: {e}");
                 Exit::Usage
             })?;
-            if let Err(e) = toolset.register_catalog(&text) {
+            // a catalog that is not UTF-8 is refused like any other bad definition
+            let registered = match String::from_utf8(bytes) {
+                Ok(text) => toolset
+                    .register_catalog(&text)
+                    .map(drop)
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(format!(
+                    "not valid UTF-8 from byte {} on",
+                    e.utf8_error().valid_up_to()
+                )),
+            };
+            if let Err(e) = registered {
                 let err = ToolError::new(
                     ErrorCode::INVALID_DEFINITION,
                     format!("catalog {file:?}: {e}"),

@@ -49,6 +49,8 @@ pub(super) fn commands(providers: &[&'static str]) -> Vec<Command> {
                     .long("args")
                     .value_name("JSON|@FILE|-")
                     .allow_hyphen_values(true)
+                    // bytes that are not UTF-8 are the arguments' fault (exit 1), not a usage error
+                    .value_parser(clap::value_parser!(std::ffi::OsString))
                     .help("The arguments: JSON text, @FILE to read a file, - for standard input (default: empty)"),
             ),
     ]
@@ -226,39 +228,45 @@ pub(super) fn check(
     let name = matches
         .get_one::<String>("name")
         .expect("clap requires NAME");
-    let spec = matches
-        .get_one::<String>("args")
-        .map(String::as_str)
-        .unwrap_or("");
-    let text = if spec == "-" {
-        let mut text = String::new();
-        let read = match stdin.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            Some(reader) => reader.read_to_string(&mut text),
-            None => std::io::stdin().read_to_string(&mut text),
-        };
-        if let Err(e) = read {
-            let _ = writeln!(
-                output.err,
-                "error: cannot read the arguments from standard input: {e}"
-            );
+    let spec = match matches.get_one::<std::ffi::OsString>("args") {
+        None => "",
+        Some(spec) => match spec.to_str() {
+            Some(spec) => spec,
+            None => {
+                let bytes = spec.as_encoded_bytes().to_vec();
+                let err = Arguments::from_utf8(bytes).expect_err("not UTF-8");
+                report(&err, output);
+                return Exit::Refused;
+            }
+        },
+    };
+    let limits = toolset.limits();
+    let read = if spec == "-" {
+        match stdin.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(reader) => Arguments::read(reader, limits),
+            None => Arguments::read(std::io::stdin().lock(), limits),
+        }
+        .map_err(|e| format!("cannot read the arguments from standard input: {e}"))
+    } else if let Some(path) = spec.strip_prefix('@') {
+        std::fs::File::open(path)
+            .and_then(|file| Arguments::read(file, limits))
+            .map_err(|e| format!("cannot read the arguments from {path:?}: {e}"))
+    } else {
+        Ok(Ok(Arguments::Text(spec.to_owned())))
+    };
+    let arguments = match read {
+        Ok(Ok(arguments)) => arguments,
+        // bytes that are not arguments (too many, not UTF-8) are refused like any bad input
+        Ok(Err(err)) => {
+            report(&err, output);
+            return Exit::Refused;
+        }
+        Err(message) => {
+            let _ = writeln!(output.err, "error: {message}");
             return Exit::Usage;
         }
-        text
-    } else if let Some(path) = spec.strip_prefix('@') {
-        match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => {
-                let _ = writeln!(
-                    output.err,
-                    "error: cannot read the arguments from {path:?}: {e}"
-                );
-                return Exit::Usage;
-            }
-        }
-    } else {
-        spec.to_owned()
     };
-    match toolset.hydrate(&ToolCall::new("cli", name.as_str(), Arguments::Text(text))) {
+    match toolset.hydrate(&ToolCall::new("cli", name.as_str(), arguments)) {
         Ok(instance) => {
             for r in instance.repairs() {
                 let _ = writeln!(

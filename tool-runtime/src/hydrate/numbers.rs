@@ -7,7 +7,9 @@
 //! `1.00000000000000000001` rounds to `1`), so that a fraction passes as an integer. Before the
 //! slow path reads the arguments, every literal whose value is an integer is written as that
 //! integer (the same for typed and dynamic tools), and a literal that is not an integer but
-//! would read as one is refused with a pointer to it. The fast path needs none of this: it
+//! would read as one is refused with a pointer to it, as is an integer written in plain digits
+//! that no 64-bit integer holds (a float would read `18446744073709551617` as its neighbour
+//! `18446744073709551616`, silently). The fast path needs none of this: it
 //! reads a typed integer only from an integer literal, so a float there sends the call here;
 //! a typed float field it fills reads such a literal as the float it rounds to, as IEEE 754
 //! does.
@@ -101,7 +103,18 @@ fn maybe_float(bytes: &[u8]) -> bool {
         .filter(|&at| at > 0 && bytes[at - 1].is_ascii_digit());
     let minus_zero =
         memchr::memchr_iter(b'-', bytes).filter(|&at| bytes.get(at + 1) == Some(&b'0'));
-    any_run_needs_work(bytes, after_digit) || any_run_needs_work(bytes, minus_zero)
+    any_run_needs_work(bytes, after_digit)
+        || any_run_needs_work(bytes, minus_zero)
+        || has_digit_run(bytes, 19)
+}
+
+/// Whether `bytes` hold `len` digits in a row: a plain integer that long may not fit 64 bits.
+fn has_digit_run(bytes: &[u8], len: usize) -> bool {
+    let mut run = 0;
+    bytes.iter().any(|b| {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        run >= len
+    })
 }
 
 /// Whether the run of number characters around any of the `candidates` (ascending) needs
@@ -288,13 +301,29 @@ impl Scan<'_> {
         match classify(literal) {
             Literal::Kept => {}
             Literal::Integer(digits) => edits.push((start, self.at, digits)),
-            Literal::Inexact(read_as) => return Err(self.refusal(literal, read_as)),
+            Literal::Inexact(read_as) => {
+                let message = format!(
+                    "{} is not an integer, but a 64-bit float would read it as {read_as}: send \
+                     the number with the digits it really has",
+                    shortened(literal)
+                );
+                return Err(self.refusal(message));
+            }
+            Literal::Beyond64 => {
+                let message = format!(
+                    "{} is an integer beyond the 64-bit range, which cannot be read exactly: \
+                     send a smaller integer, or write it with an exponent if an approximate \
+                     float is meant",
+                    shortened(literal)
+                );
+                return Err(self.refusal(message));
+            }
             Literal::Malformed => return Ok(None),
         }
         Ok(Some(()))
     }
 
-    fn refusal(&self, literal: &str, read_as: f64) -> ToolError {
+    fn refusal(&self, message: String) -> ToolError {
         let mut pointer = String::new();
         for step in &self.path {
             pointer.push('/');
@@ -307,16 +336,6 @@ impl Scan<'_> {
                 }
             }
         }
-        let shown: String = literal.chars().take(24).collect();
-        let ellipsis = if literal.len() > shown.len() {
-            "..."
-        } else {
-            ""
-        };
-        let message = format!(
-            "{shown}{ellipsis} is not an integer, but a 64-bit float would read it as {read_as}: \
-             send the number with the digits it really has"
-        );
         ToolError::new(
             ErrorCode::INVALID_ARGUMENTS,
             format!(
@@ -329,6 +348,16 @@ impl Scan<'_> {
     }
 }
 
+/// A literal as a message shows it: its first 24 characters.
+fn shortened(literal: &str) -> String {
+    let shown: String = literal.chars().take(24).collect();
+    if literal.len() > shown.len() {
+        format!("{shown}...")
+    } else {
+        shown
+    }
+}
+
 /// What a number literal is.
 #[derive(Debug, PartialEq)]
 enum Literal {
@@ -338,8 +367,22 @@ enum Literal {
     Integer(String),
     /// Not an integer, but a 64-bit float would read it as this integer.
     Inexact(f64),
+    /// An integer written as plain digits that neither `i64` nor `u64` holds: a 64-bit float
+    /// would read it as a neighbouring integer, or not at all.
+    Beyond64,
     /// Not a JSON number: left for the parser to refuse.
     Malformed,
+}
+
+/// Whether the integer `digits` (with its sign) fits `i64` or `u64`.
+fn fits_64_bits(negative: bool, digits: &str) -> bool {
+    if negative {
+        digits
+            .parse::<u64>()
+            .is_ok_and(|v| v <= i64::MIN.unsigned_abs())
+    } else {
+        digits.parse::<u64>().is_ok()
+    }
 }
 
 fn classify(literal: &str) -> Literal {
@@ -390,6 +433,8 @@ fn classify(literal: &str) -> Literal {
         // a plain integer; `-0` alone reads as the float -0.0
         return if negative && int.bytes().all(|b| b == b'0') {
             Literal::Integer("0".to_owned())
+        } else if int.len() >= 19 && !fits_64_bits(negative, int) {
+            Literal::Beyond64
         } else {
             Literal::Kept
         };
@@ -451,6 +496,11 @@ mod tests {
         assert_eq!(classify("1e-999"), Literal::Inexact(0.0));
         assert_eq!(classify("1.00000000000000000001"), Literal::Inexact(1.0));
         assert_eq!(classify("1e-2"), Literal::Kept);
+        assert_eq!(classify("18446744073709551615"), Literal::Kept, "u64::MAX");
+        assert_eq!(classify("-9223372036854775808"), Literal::Kept, "i64::MIN");
+        assert_eq!(classify("18446744073709551616"), Literal::Beyond64);
+        assert_eq!(classify("-9223372036854775809"), Literal::Beyond64);
+        assert_eq!(classify(&"9".repeat(10_000)), Literal::Beyond64);
         assert_eq!(classify("01"), Literal::Malformed);
         assert_eq!(classify("1.e3"), Literal::Malformed);
     }

@@ -35,6 +35,56 @@ impl From<Value> for Arguments {
     }
 }
 
+impl Arguments {
+    /// Arguments read from bytes (a file, a pipe, a socket) at most `limits.max_bytes` long:
+    /// more is refused with `PAYLOAD_TOO_LARGE` without reading the rest, so an endless or huge
+    /// source costs no more than the limit; bytes that are not UTF-8 are refused with
+    /// `INVALID_JSON` and the offset of the first bad byte, since JSON text is UTF-8 (RFC 8259).
+    ///
+    /// The outer error is the source failing to be read, which is not the arguments' fault.
+    pub fn read(
+        source: impl std::io::Read,
+        limits: &Limits,
+    ) -> std::io::Result<Result<Arguments, ToolError>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        let cap = u64::try_from(limits.max_bytes).unwrap_or(u64::MAX);
+        source.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() > limits.max_bytes {
+            return Ok(Err(ToolError::new(
+                ErrorCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the arguments are more than {} bytes, the limit",
+                    limits.max_bytes
+                ),
+            )
+            .recover("send smaller arguments, for example fewer or shorter items")
+            .with_detail("limit", limits.max_bytes)));
+        }
+        Ok(Self::from_utf8(bytes))
+    }
+
+    /// Arguments from bytes that should be UTF-8 JSON text; anything else is refused with
+    /// `INVALID_JSON` and the offset of the first byte that is not UTF-8.
+    pub fn from_utf8(bytes: Vec<u8>) -> Result<Arguments, ToolError> {
+        String::from_utf8(bytes).map(Arguments::Text).map_err(|e| {
+            let offset = e.utf8_error().valid_up_to();
+            ToolError::new(
+                ErrorCode::INVALID_JSON,
+                format!(
+                    "the arguments are not valid UTF-8: the byte at offset {offset} does not \
+                     start or continue a character"
+                ),
+            )
+            .retryable(true)
+            .recover(
+                "send the arguments again as UTF-8 JSON text; escape other characters as \\uXXXX",
+            )
+            .with_detail("offset", offset)
+        })
+    }
+}
+
 /// Limits on what hydration accepts. Exceeding one is an error, never a truncation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
