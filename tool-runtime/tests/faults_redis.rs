@@ -79,6 +79,8 @@ impl Server {
                 "--save",
                 "",
             ])
+            // DEBUG SLEEP (a stuck server) is refused from 7 on unless enabled
+            .args(debug_command())
             .arg("--dir")
             .arg(self.dir.path())
             .stdout(Stdio::null())
@@ -119,6 +121,26 @@ impl Server {
             cmd.arg(*a);
         }
         cmd.query::<()>(&mut c).unwrap();
+    }
+}
+
+/// The option that allows `DEBUG` from this machine, on servers that have it (7 and later).
+fn debug_command() -> Vec<&'static str> {
+    let out = Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&out.stdout);
+    let major: u32 = version
+        .split("v=")
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major >= 7 {
+        vec!["--enable-debug-command", "local"]
+    } else {
+        Vec::new()
     }
 }
 
@@ -388,16 +410,14 @@ async fn killed_while_the_approved_tool_runs() {
     assert_eq!(audit(&exec, "c1").len(), 3, "parked, approved, abandoned");
 }
 
-/// The server paused for writes (`CLIENT PAUSE … WRITE`, from another connection) beyond the
-/// store's command timeout
-/// right before the approval's compare-and-set: the approval returns within the timeout with a
-/// retryable error instead of hanging, and the operation is run at most once: once the pause is
-/// over it is either still pending and runs once when approved, or was approved by the late
-/// command and is in doubt, not run.
-#[tokio::test]
-async fn paused_beyond_the_command_timeout() {
+/// A server that is slow beyond the store's command timeout right before an approval's
+/// compare-and-set, by `slow_down` (from another connection): the approval returns within the
+/// timeout with a retryable error instead of hanging, and the operation runs at most once. Once
+/// the server is back it is either still pending (the late command never ran) and runs once when
+/// approved, or was approved by the late command and is in doubt, not run. Returns which.
+async fn slow_approval(slow_down: impl FnOnce(&Server) + Send + 'static) -> &'static str {
     let Some(server) = Server::start() else {
-        return;
+        return "skipped";
     };
     let server = Arc::new(server);
     let counter = Counter::default();
@@ -405,9 +425,8 @@ async fn paused_beyond_the_command_timeout() {
     let exec = executor(toolset(&counter), store.clone());
     let op = park(&exec, "c1").await;
 
-    // writes (and scripts) wait; the operation was read before
-    let pauser = server.clone();
-    store.arm(move || pauser.command(&["CLIENT", "PAUSE", "1500", "WRITE"]));
+    let slow = server.clone();
+    store.arm(move || slow_down(&slow));
     let started = Instant::now();
     let e = exec.approve(&op).await.unwrap_err();
     let waited = started.elapsed();
@@ -415,9 +434,10 @@ async fn paused_beyond_the_command_timeout() {
     assert!(waited < Duration::from_millis(1000), "bounded: {waited:?}");
     assert_eq!(counter.get(), 0, "nothing ran");
 
-    // after the pause
-    tokio::time::sleep(Duration::from_millis(1600).saturating_sub(started.elapsed())).await;
-    match exec.pending_operation(&op).unwrap().unwrap().state {
+    // the server is slow for 1.5 s
+    tokio::time::sleep(Duration::from_millis(1700).saturating_sub(started.elapsed())).await;
+    let now = exec.pending_operation(&op).unwrap().unwrap().state;
+    match &now {
         PendingState::Pending => {
             let done = exec.approve(&op).await.unwrap();
             assert!(done.outcome.is_success());
@@ -432,4 +452,34 @@ async fn paused_beyond_the_command_timeout() {
         }
         other => panic!("{other:?}"),
     }
+    assert_eq!(audit(&exec, "c1").len(), 1 + counter.get());
+    now.name()
+}
+
+/// Writes and scripts paused (`CLIENT PAUSE 1500 WRITE`): the operation was read, its
+/// compare-and-set waits.
+#[tokio::test]
+async fn paused_for_writes_beyond_the_command_timeout() {
+    let state = slow_approval(|s| s.command(&["CLIENT", "PAUSE", "1500", "WRITE"])).await;
+    eprintln!("after the pause the operation was {state}");
+}
+
+/// The whole server stuck (`DEBUG SLEEP 1.5`: nothing is served meanwhile).
+#[tokio::test]
+async fn stuck_beyond_the_command_timeout() {
+    let state = slow_approval(|s| {
+        let url = s.url();
+        std::thread::spawn(move || {
+            let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+            redis::cmd("DEBUG")
+                .arg("SLEEP")
+                .arg("1.5")
+                .query::<()>(&mut c)
+                .unwrap();
+        });
+        // the sleep has begun when the approval's commands arrive
+        std::thread::sleep(Duration::from_millis(100));
+    })
+    .await;
+    eprintln!("after the sleep the operation was {state}");
 }

@@ -260,7 +260,9 @@ async fn a_corrupt_file_is_refused_at_open_with_a_structured_error() {
     let mut cfg = quick();
     cfg.store.path = Some(path.clone());
     let built = Executor::builder(toolset(&counter)).config(cfg).build();
-    let e = built.err().expect("a corrupt store is refused");
+    let Err(e) = built else {
+        panic!("a corrupt store is refused")
+    };
     assert!(e.to_string().contains("corrupt"), "{e}");
 }
 
@@ -397,9 +399,9 @@ fn error_json(e: &ToolError) -> Value {
     json!({"code": e.code.as_str(), "retryable": e.retryable, "message": e.message})
 }
 
-fn set_file_size_limit(bytes: u64) {
+fn set_file_size_limit(bytes: libc::rlim_t) {
     let limit = libc::rlimit {
-        rlim_cur: bytes as libc::rlim_t,
+        rlim_cur: bytes,
         rlim_max: libc::RLIM_INFINITY,
     };
     // SAFETY: plain system calls on this process's own limits and signal disposition
@@ -421,7 +423,7 @@ async fn full_disk(db: &Path, op: &str) -> Value {
     let parked = call(&exec, "c2", "delete_node").await;
     let read = call(&exec, "c3", "read_node").await;
     let ran_while_full = counter.get();
-    set_file_size_limit(libc::RLIM_INFINITY as u64);
+    set_file_size_limit(libc::RLIM_INFINITY);
     let kept = audit(&exec, "c3").len();
     let approved = exec.approve(op).await.map(|e| e.outcome.is_success());
     json!({
