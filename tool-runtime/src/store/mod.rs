@@ -15,6 +15,16 @@
 //! file are also safe to share between processes, and every state change that must happen once
 //! (resolving a pending operation, claiming an undo) is a compare-and-set in the store, so two
 //! approvers racing each other cannot both win.
+//!
+//! When the store itself fails, the caller gets a [`StoreError`], as a `ToolError`: a fault that
+//! passes by itself (a SQLite lock held past the busy timeout, a Redis server down, paused or too
+//! slow for the command timeout) is `STORE_UNAVAILABLE` and retryable; one that needs a person (a
+//! read-only, full, corrupt, deleted or replaced file) is `INTERNAL`, not retryable, and says what
+//! happened to the file. Either way nothing is half done: an approval that failed leaves the
+//! operation pending, a call that could not be parked is refused, and an outcome that could not
+//! be recorded leaves the operation in doubt, as after a crash. Audit records that could not be
+//! written are kept in the process and written once the store takes writes again
+//! (`tests/faults_sqlite.rs` and `tests/faults_redis.rs` inject each of these faults).
 
 mod memory;
 pub(crate) mod redis_store;
