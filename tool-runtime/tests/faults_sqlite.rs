@@ -356,7 +356,16 @@ async fn a_file_deleted_while_open_refuses_writes_and_runs_nothing() {
 /// Runs this binary again as a child playing `part` on the store at `db` (operation `op`),
 /// optionally as another user; returns the JSON it reports.
 fn run_child(part: &str, db: &Path, op: &str, uid: Option<u32>) -> Value {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut exe = std::env::current_exe().unwrap();
+    if uid.is_some() {
+        // the build directory may be closed to other users (a checkout under /root): the other
+        // user runs a copy next to the database
+        let copy = db.with_file_name("faults-child");
+        std::fs::copy(&exe, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        exe = copy;
+    }
+    let mut cmd = Command::new(exe);
     cmd.args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env(CHILD, part)
         .env(DB, db)
