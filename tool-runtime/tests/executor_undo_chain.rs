@@ -470,7 +470,7 @@ impl tool_runtime::store::Store for NoJournal {
         self.0.is_gate_approved(scope, tool)
     }
     fn put_journal(&self, _: &JournalEntry) -> Result<(), StoreError> {
-        Err(StoreError("database or disk is full".into()))
+        Err(StoreError::new("database or disk is full"))
     }
     fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
         self.0.get_journal(id)

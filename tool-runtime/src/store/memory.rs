@@ -147,7 +147,7 @@ impl Store for MemoryStore {
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
         match self.lock().journal.entry(entry.id.clone()) {
-            Entry::Occupied(_) => Err(StoreError(format!(
+            Entry::Occupied(_) => Err(StoreError::new(format!(
                 "journal entry {:?} already exists",
                 entry.id
             ))),

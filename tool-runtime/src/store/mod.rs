@@ -15,6 +15,16 @@
 //! file are also safe to share between processes, and every state change that must happen once
 //! (resolving a pending operation, claiming an undo) is a compare-and-set in the store, so two
 //! approvers racing each other cannot both win.
+//!
+//! When the store itself fails, the caller gets a [`StoreError`], as a `ToolError`: a fault that
+//! passes by itself (a SQLite lock held past the busy timeout, a Redis server down, paused or too
+//! slow for the command timeout) is `STORE_UNAVAILABLE` and retryable; one that needs a person (a
+//! read-only, full, corrupt, deleted or replaced file) is `INTERNAL`, not retryable, and says what
+//! happened to the file. Either way nothing is half done: an approval that failed leaves the
+//! operation pending, a call that could not be parked is refused, and an outcome that could not
+//! be recorded leaves the operation in doubt, as after a crash. Audit records that could not be
+//! written are kept in the process and written once the store takes writes again
+//! (`tests/faults_sqlite.rs` and `tests/faults_redis.rs` inject each of these faults).
 
 mod memory;
 pub(crate) mod redis_store;
@@ -174,14 +184,55 @@ impl GateScope<'_> {
     }
 }
 
-/// A store failed (I/O, a corrupt row). Reported to the model as an `INTERNAL` error.
-#[derive(Debug, thiserror::Error)]
-#[error("store: {0}")]
-pub struct StoreError(pub String);
+/// A store failed. A failure that can pass by itself (a lock held by another process beyond the
+/// busy timeout, a server that is down or does not answer in time) is *retryable* and reported
+/// as [`STORE_UNAVAILABLE`]; one that needs a person (a read-only, full, corrupt or deleted file,
+/// a corrupt row) is reported as `INTERNAL`, not retryable. Either way nothing is half done: an
+/// operation whose approval failed is still pending, and one whose outcome could not be recorded
+/// stays approved (in doubt) and is not run again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("store: {message}")]
+pub struct StoreError {
+    /// What failed, and what to do about it.
+    pub message: String,
+    /// Whether the same request may succeed if made again unchanged, later.
+    pub retryable: bool,
+}
+
+impl StoreError {
+    /// A failure that needs a person (not retryable).
+    pub fn new(message: impl Into<String>) -> Self {
+        StoreError {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+
+    /// A failure that can pass by itself (retryable): busy, unreachable, too slow.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        StoreError {
+            message: message.into(),
+            retryable: true,
+        }
+    }
+}
+
+/// The code of a store that cannot be used for now (retryable): its lock is held by someone else
+/// beyond the busy timeout, or its server is down or does not answer in time.
+pub const STORE_UNAVAILABLE: crate::error::ErrorCode =
+    crate::error::ErrorCode::of("STORE_UNAVAILABLE");
 
 impl From<StoreError> for crate::error::ToolError {
     fn from(e: StoreError) -> Self {
-        crate::error::ToolError::new(crate::error::ErrorCode::INTERNAL, e.to_string())
+        use crate::error::{ErrorCode, ToolError};
+        if e.retryable {
+            ToolError::new(STORE_UNAVAILABLE, e.to_string())
+                .retryable(true)
+                .recover("the store is unavailable for now; try the same request again shortly")
+        } else {
+            ToolError::new(ErrorCode::INTERNAL, e.to_string())
+                .recover("do not retry; tell the user that the tool store needs attention")
+        }
     }
 }
 
@@ -261,6 +312,69 @@ pub trait Store: Send + Sync + 'static {
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;
 }
 
+/// Audit records a store could not write (locked, unreachable, out of space), kept in this
+/// process and written, oldest first, before the next record or query once the store accepts
+/// writes again: a passing fault delays records, it does not lose them. Up to
+/// [`AUDIT_BACKLOG_MAX`] are kept; a process that stops first loses its backlog, which is why the
+/// execution reports each record that could not be written at once
+/// ([`Execution::audit_failure`](crate::executor::Execution::audit_failure)).
+#[derive(Default)]
+pub(crate) struct AuditBacklog(std::sync::Mutex<std::collections::VecDeque<AuditRecord>>);
+
+/// How many unwritten audit records a store keeps at most; beyond that the oldest is dropped.
+pub(crate) const AUDIT_BACKLOG_MAX: usize = 10_000;
+
+type WriteAudit<'a> = &'a dyn Fn(&AuditRecord) -> Result<(), StoreError>;
+
+impl AuditBacklog {
+    /// Writes the records kept, then `record`, with `write`. When a write fails, `record` is
+    /// kept and the error says so.
+    pub(crate) fn append(
+        &self,
+        record: &AuditRecord,
+        write: WriteAudit<'_>,
+    ) -> Result<(), StoreError> {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Err(e) = Self::drain(&mut kept, write).and_then(|()| write(record)) else {
+            return Ok(());
+        };
+        if kept.len() >= AUDIT_BACKLOG_MAX {
+            kept.pop_front();
+            tracing::error!(
+                kept = AUDIT_BACKLOG_MAX,
+                "too many audit records wait for the store: the oldest is dropped"
+            );
+        }
+        kept.push_back(record.clone());
+        Err(StoreError {
+            message: format!(
+                "{}; the record is kept in this process and written once the store accepts \
+                 writes again ({} waiting)",
+                e.message,
+                kept.len()
+            ),
+            ..e
+        })
+    }
+
+    /// Writes the records kept, oldest first, until one fails.
+    pub(crate) fn flush(&self, write: WriteAudit<'_>) -> Result<(), StoreError> {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        Self::drain(&mut kept, write)
+    }
+
+    fn drain(
+        kept: &mut std::collections::VecDeque<AuditRecord>,
+        write: WriteAudit<'_>,
+    ) -> Result<(), StoreError> {
+        while let Some(r) = kept.front() {
+            write(r)?;
+            kept.pop_front();
+        }
+        Ok(())
+    }
+}
+
 pub(crate) fn new_operation_id() -> String {
     format!("op-{:032x}", fastrand::u128(..))
 }
@@ -278,7 +392,7 @@ fn scrubbed(mut op: PendingOperation, arguments: &Value) -> Option<PendingOperat
 /// Reads a stored operation; the error names the operation and what to do about it.
 fn read_operation(id: &str, data: &str) -> Result<PendingOperation, StoreError> {
     serde_json::from_str(data).map_err(|e| {
-        StoreError(format!(
+        StoreError::new(format!(
             "operation {id:?} cannot be read ({e}); it is left out of listings, and `tools abandon {id}` closes it"
         ))
     })

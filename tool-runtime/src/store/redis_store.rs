@@ -10,23 +10,32 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
-    UnreadableOperation, read_operation, readable_operations, scrubbed, unreadable_operations,
-    with_id,
+    AuditBacklog, GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store,
+    StoreError, UnreadableOperation, read_operation, readable_operations, scrubbed,
+    unreadable_operations, with_id,
 };
 use crate::executor::{ActivityQuery, AuditRecord, Outcome, Window};
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
+///
+/// Every command is bounded by a timeout (default 5 s, [`RedisStore::with_timeout`]): a server
+/// that is down, paused or stuck makes calls fail with a retryable `STORE_UNAVAILABLE` error
+/// instead of hanging them.
 pub struct RedisStore {
     link: RedisLink,
     prefix: String,
+    backlog: AuditBacklog,
 }
+
+/// How long connecting, sending a command and waiting for its reply may each take.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One synchronous Redis connection, made when first needed and made again once when a command
 /// finds it dropped. Shared by the store and the embedding cache.
 pub(crate) struct RedisLink {
     client: redis::Client,
     conn: Mutex<Option<redis::Connection>>,
+    timeout: Duration,
 }
 
 impl RedisLink {
@@ -35,14 +44,23 @@ impl RedisLink {
         Ok(RedisLink {
             client: redis::Client::open(url)?,
             conn: Mutex::new(None),
+            timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// A new connection whose connecting, reads and writes are bounded by the timeout.
+    fn open(&self) -> redis::RedisResult<redis::Connection> {
+        let conn = self.client.get_connection_with_timeout(self.timeout)?;
+        conn.set_read_timeout(Some(self.timeout))?;
+        conn.set_write_timeout(Some(self.timeout))?;
+        Ok(conn)
     }
 
     /// Connects now, so that a wrong address is reported when opening.
     pub(crate) fn connect(&self) -> redis::RedisResult<()> {
         let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            *guard = Some(self.client.get_connection()?);
+            *guard = Some(self.open()?);
         }
         Ok(())
     }
@@ -52,21 +70,63 @@ impl RedisLink {
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
     ) -> Result<T, String> {
+        self.try_with(f).map_err(|e| e.message)
+    }
+
+    /// [`RedisLink::with`], its failures classified: a server that cannot be reached, is lost,
+    /// answers too late or is loading is retryable; anything else is not.
+    ///
+    /// A command whose reply did not come in time is not sent again (it may still take effect,
+    /// and sending it twice could apply it twice); its connection is dropped, so that the late
+    /// reply cannot be taken for the answer to a later command.
+    pub(crate) fn try_with<T>(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, StoreError> {
         let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let ms = self.timeout.as_millis();
         for attempt in 0..2 {
             if guard.is_none() {
-                *guard = Some(self.client.get_connection().map_err(|e| e.to_string())?);
+                *guard = Some(self.open().map_err(|e| {
+                    StoreError::unavailable(if e.is_timeout() {
+                        format!("redis did not accept a connection within {ms} ms ({e})")
+                    } else {
+                        format!("redis cannot be reached ({e})")
+                    })
+                })?);
             }
             let conn = guard.as_mut().expect("connected above");
             match f(conn) {
                 Ok(v) => return Ok(v),
-                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => {
+                Err(e) if e.is_timeout() => {
                     *guard = None;
+                    return Err(StoreError::unavailable(format!(
+                        "redis did not answer within {ms} ms; the request may still take effect \
+                         there, so check its state before repeating it ({e})"
+                    )));
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) if e.is_io_error() || e.is_connection_dropped() => {
+                    *guard = None;
+                    if attempt == 1 {
+                        return Err(StoreError::unavailable(format!(
+                            "the connection to redis was lost ({e})"
+                        )));
+                    }
+                }
+                Err(e) => {
+                    let passing = matches!(
+                        e.code(),
+                        Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN" | "CLUSTERDOWN")
+                    );
+                    return Err(if passing {
+                        StoreError::unavailable(format!("redis is not ready ({e})"))
+                    } else {
+                        StoreError::new(e.to_string())
+                    });
+                }
             }
         }
-        Err("redis: the connection keeps failing".into())
+        unreachable!("the second attempt returns")
     }
 }
 
@@ -129,7 +189,7 @@ return 1
 ";
 
 fn err(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
+    StoreError::new(e.to_string())
 }
 
 impl RedisStore {
@@ -142,7 +202,7 @@ impl RedisStore {
     pub fn with_prefix(url: &str, prefix: &str) -> Result<Self, StoreError> {
         let link = RedisLink::new(url).map_err(err)?;
         link.connect().map_err(|e| {
-            StoreError(format!(
+            StoreError::unavailable(format!(
                 "cannot connect to {}: {e}",
                 crate::select::without_password(url)
             ))
@@ -150,7 +210,26 @@ impl RedisStore {
         Ok(RedisStore {
             link,
             prefix: prefix.to_owned(),
+            backlog: AuditBacklog::default(),
         })
+    }
+
+    /// Sets how long connecting, sending a command and waiting for its reply may each take
+    /// (default 5 s). A command that takes longer fails with a retryable `STORE_UNAVAILABLE`
+    /// error; it is not sent again, and may still take effect on the server.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.link.timeout = timeout;
+        let conn = self.link.conn.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = conn.as_ref() {
+            let applied = c
+                .set_read_timeout(Some(timeout))
+                .and_then(|()| c.set_write_timeout(Some(timeout)));
+            if applied.is_err() {
+                // connected again, with the timeout, when next needed
+                *conn = None;
+            }
+        }
+        self
     }
 
     fn key(&self, parts: &[&str]) -> String {
@@ -163,13 +242,13 @@ impl RedisStore {
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
     ) -> Result<T, StoreError> {
-        self.link.with(f).map_err(StoreError)
+        self.link.try_with(f)
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StoreError> {
         let data: Option<String> = self.with(|c| redis::cmd("GET").arg(key).query(c))?;
         data.map(|d| {
-            serde_json::from_str(&d).map_err(|e| StoreError(format!("corrupt value: {e}")))
+            serde_json::from_str(&d).map_err(|e| StoreError::new(format!("corrupt value: {e}")))
         })
         .transpose()
     }
@@ -236,12 +315,19 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    fn write_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        let (key, data) = (self.key(&["audit"]), to_json(record)?);
+        self.with(|c| redis::cmd("RPUSH").arg(&key).arg(&data).query::<()>(c))
+    }
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(err)
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
-    serde_json::from_str(s).map_err(|e| StoreError(format!("corrupt value: {e}")))
+    serde_json::from_str(s).map_err(|e| StoreError::new(format!("corrupt value: {e}")))
 }
 
 impl Store for RedisStore {
@@ -390,7 +476,7 @@ impl Store for RedisStore {
                 .query(c)
         })?;
         if written == 0 {
-            return Err(StoreError(format!(
+            return Err(StoreError::new(format!(
                 "journal entry {:?} already exists",
                 entry.id
             )));
@@ -468,11 +554,13 @@ impl Store for RedisStore {
     }
 
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
-        let (key, data) = (self.key(&["audit"]), to_json(record)?);
-        self.with(|c| redis::cmd("RPUSH").arg(&key).arg(&data).query::<()>(c))
+        self.backlog.append(record, &|r| self.write_audit(r))
     }
 
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        // records kept through a passing fault go in first; if the server still refuses them,
+        // the query shows what is written
+        let _ = self.backlog.flush(&|r| self.write_audit(r));
         let key = self.key(&["audit"]);
         let all: Vec<String> =
             self.with(|c| redis::cmd("LRANGE").arg(&key).arg(0).arg(-1).query(c))?;

@@ -1,6 +1,6 @@
 //! The default store: one embedded SQLite file (WAL mode), shareable between processes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -8,9 +8,9 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
-    UnreadableOperation, read_operation, readable_operations, scrubbed, unreadable_operations,
-    with_id,
+    AuditBacklog, GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store,
+    StoreError, UnreadableOperation, read_operation, readable_operations, scrubbed,
+    unreadable_operations, with_id,
 };
 use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 
@@ -18,6 +18,27 @@ use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 /// compare-and-set operations run in immediate transactions, which SQLite serialises.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    backlog: AuditBacklog,
+    /// The file it was opened on, and which file that was, to refuse writes once it is deleted or
+    /// replaced (`None` in memory).
+    file: Option<(PathBuf, FileId)>,
+}
+
+/// Which file a path names (device and inode on Unix), to notice it deleted or replaced.
+type FileId = (u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Some((0, 0))
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -60,8 +81,56 @@ CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
 CREATE INDEX IF NOT EXISTS audit_correlation ON audit(correlation_id);
 ";
 
-fn err(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
+/// How long a connection waits for another connection's lock before giving up (see
+/// [`SqliteStore::with_busy_timeout`]).
+const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A SQLite failure as a store error that says what happened to the file and whether waiting
+/// can help: a lock held beyond the busy timeout passes (retryable); a read-only, full, corrupt
+/// or deleted file needs a person (not retryable).
+fn err(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ffi::ErrorCode as C;
+    let (code, extended) = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => (f.code, f.extended_code),
+        _ => return StoreError::new(e.to_string()),
+    };
+    let what = match code {
+        C::DatabaseBusy | C::DatabaseLocked => {
+            return StoreError::unavailable(format!(
+                "the SQLite file is locked by another connection or process for longer than the \
+                 busy timeout; nothing was changed ({e})"
+            ));
+        }
+        C::ReadOnly if extended == rusqlite::ffi::SQLITE_READONLY_DBMOVED => {
+            return StoreError::new(format!("the SQLite file was {MOVED} ({e})"));
+        }
+        C::ReadOnly => {
+            "the SQLite file cannot be written (read-only file or directory, read-only file \
+             system, or opened read-only); nothing was changed"
+        }
+        C::DiskFull => {
+            "the disk holding the SQLite file is full (or a file-size limit was reached); nothing \
+             was changed"
+        }
+        C::SystemIoFailure => {
+            "the SQLite file could not be read or written (I/O error: a full disk, a file-size \
+             limit, a failing device, or the file was changed underneath); nothing was changed"
+        }
+        C::NotADatabase | C::DatabaseCorrupt => {
+            "the SQLite file is corrupt or is not a SQLite database; restore it from a backup or \
+             move it aside"
+        }
+        C::CannotOpen => "the SQLite file cannot be opened",
+        _ => return StoreError::new(e.to_string()),
+    };
+    StoreError::new(format!("{what} ({e})"))
+}
+
+const MOVED: &str = "deleted or moved while open: nothing more is written to it (it would be \
+                     lost), and a restart starts from a new, empty file unless it is put back";
+
+fn json_err(e: serde_json::Error) -> StoreError {
+    StoreError::new(e.to_string())
 }
 
 impl SqliteStore {
@@ -70,11 +139,29 @@ impl SqliteStore {
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+                .map_err(|e| StoreError::new(format!("cannot create {}: {e}", dir.display())))?;
         }
-        let conn = Connection::open(path)
-            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
-        Self::init(conn)
+        let opened = Connection::open(path).map_err(err).and_then(Self::init);
+        let mut store = opened.map_err(|e| StoreError {
+            message: format!("cannot open {}: {}", path.display(), e.message),
+            ..e
+        })?;
+        // a path that names no file (a `file:` URI) is not watched
+        store.file = file_id(path).map(|id| {
+            (
+                std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+                id,
+            )
+        });
+        Ok(store)
+    }
+
+    /// Sets how long a write waits for another connection's or process's lock before it fails
+    /// with a retryable [`STORE_UNAVAILABLE`](super::STORE_UNAVAILABLE) error (default 10 s).
+    /// The store is synchronous: the waiting blocks the calling thread.
+    pub fn with_busy_timeout(self, timeout: Duration) -> Result<Self, StoreError> {
+        self.conn().busy_timeout(timeout).map_err(err)?;
+        Ok(self)
     }
 
     /// A private in-memory database (same code paths as a file, nothing on disk).
@@ -84,7 +171,7 @@ impl SqliteStore {
 
     fn init(conn: Connection) -> Result<Self, StoreError> {
         // several processes share the file: wait for each other instead of failing at once
-        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        conn.busy_timeout(DEFAULT_BUSY_TIMEOUT).map_err(err)?;
         let _: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(err)?;
@@ -96,12 +183,29 @@ impl SqliteStore {
         migrate_journal(&conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
+            backlog: AuditBacklog::default(),
+            file: None,
         })
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         // rusqlite leaves the connection usable after a panic elsewhere
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The connection, to write: refused once the file it was opened on is deleted or replaced.
+    /// SQLite (in WAL mode) goes on writing into a deleted file, and everything written there
+    /// (a decision, an outcome, an audit record) would vanish with the process.
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+        if let Some((path, id)) = &self.file
+            && file_id(path).as_ref() != Some(id)
+        {
+            return Err(StoreError::new(format!(
+                "the SQLite file {} was {MOVED}; nothing was changed",
+                path.display()
+            )));
+        }
+        Ok(self.conn())
     }
 
     /// Pending operations in one `state` column value, oldest first.
@@ -128,7 +232,7 @@ impl SqliteStore {
         id: &str,
         next: impl FnOnce(&PendingOperation) -> Option<PendingOperation>,
     ) -> Result<Resolve, StoreError> {
-        let mut conn = self.conn();
+        let mut conn = self.writer()?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
@@ -191,7 +295,7 @@ fn migrate_journal(conn: &Connection) -> Result<(), StoreError> {
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v).map_err(err)
+    serde_json::to_string(v).map_err(json_err)
 }
 
 fn journal_row(undone: bool, data: &str) -> Result<JournalEntry, StoreError> {
@@ -202,12 +306,12 @@ fn journal_row(undone: bool, data: &str) -> Result<JournalEntry, StoreError> {
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
-    serde_json::from_str(s).map_err(|e| StoreError(format!("corrupt row: {e}")))
+    serde_json::from_str(s).map_err(|e| StoreError::new(format!("corrupt row: {e}")))
 }
 
 impl Store for SqliteStore {
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute(
                 "INSERT OR REPLACE INTO pending (id, state, created_ms, data) VALUES (?1, ?2, ?3, ?4)",
                 params![op.id, op.state.name(), op.created_ms as i64, to_json(op)?],
@@ -272,7 +376,7 @@ impl Store for SqliteStore {
     }
 
     fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
-        let mut conn = self.conn();
+        let mut conn = self.writer()?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
@@ -308,7 +412,7 @@ impl Store for SqliteStore {
     }
 
     fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute(
                 "INSERT OR IGNORE INTO gates (scope, tool) VALUES (?1, ?2)",
                 params![scope.key(), tool],
@@ -330,7 +434,7 @@ impl Store for SqliteStore {
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute(
                 "INSERT INTO undo_journal (id, call_id, created_ms, undone, data) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
@@ -390,15 +494,28 @@ impl Store for SqliteStore {
     }
 
     fn release_undo(&self, id: &str) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute("UPDATE undo_journal SET undone = 0 WHERE id = ?1", [id])
             .map_err(err)?;
         Ok(())
     }
 
-    fn append_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
-        let initiator = serde_json::to_value(r.initiator).map_err(err)?;
-        self.conn()
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        self.backlog.append(record, &|r| self.write_audit(r))
+    }
+
+    fn query_audit(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        // records kept through a passing fault go in first; if the store still refuses them, the
+        // query shows what is written
+        let _ = self.backlog.flush(&|r| self.write_audit(r));
+        self.query_written(q)
+    }
+}
+
+impl SqliteStore {
+    fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
+        let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
+        self.writer()?
             .execute(
                 "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
@@ -414,7 +531,7 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    fn query_audit(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+    fn query_written(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
         let mut sql = String::from("SELECT data FROM audit WHERE 1 = 1");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         let mut push = |clause: &str, v: rusqlite::types::Value| {
@@ -428,7 +545,7 @@ impl Store for SqliteStore {
             push("correlation_id =", c.clone().into());
         }
         if let Some(i) = q.initiator {
-            let s = serde_json::to_value(i).map_err(err)?;
+            let s = serde_json::to_value(i).map_err(json_err)?;
             push(
                 "initiator =",
                 s.as_str().unwrap_or_default().to_owned().into(),
@@ -445,7 +562,7 @@ impl Store for SqliteStore {
             q.limit(),
             q.offset()
         ));
-        let conn = self.conn();
+        let conn = self.writer()?;
         let mut stmt = conn.prepare(&sql).map_err(err)?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(0))
