@@ -29,7 +29,7 @@ fn main() {
         mix.modifying,
         mix.failing()
     );
-    println!("concurrency    {concurrency}");
+    println!("concurrency    {concurrency} calls in flight, {WORKERS} worker threads");
     println!("wall           {:.2} s", report.wall.as_secs_f64());
     println!("throughput     {:.0} calls/s", report.calls_per_s());
     println!(

@@ -253,10 +253,15 @@ pub fn call(i: usize) -> (ToolCall, CallContext) {
     (ToolCall::new(id, tool, args), cx)
 }
 
-/// Runs `calls` calls, `concurrency` at a time, on a multi-threaded runtime, sampling the RSS
-/// every `sample_every`.
+/// Worker threads of the run's runtime: fixed, so that the memory figures do not depend on the
+/// machine's core count (each thread that allocates gets a malloc arena of its own).
+pub const WORKERS: usize = 2;
+
+/// Runs `calls` calls, `concurrency` at a time, on a multi-threaded runtime of [`WORKERS`]
+/// threads, sampling the RSS every `sample_every`.
 pub fn run(db: &Path, calls: usize, concurrency: usize, sample_every: Duration) -> Report {
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
         .enable_all()
         .build()
         .unwrap();
