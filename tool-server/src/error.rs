@@ -46,7 +46,7 @@ impl ApiError {
             "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
             "ALREADY_RESOLVED" => StatusCode::CONFLICT,
             "RATE_LIMITED" => StatusCode::TOO_MANY_REQUESTS,
-            "UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
+            "UNAVAILABLE" | "STORE_UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
             "TIMEOUT" => StatusCode::GATEWAY_TIMEOUT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -141,5 +141,10 @@ mod tests {
         assert_eq!(of(ErrorCode::of("ALREADY_RESOLVED")), StatusCode::CONFLICT);
         assert_eq!(of(ErrorCode::RATE_LIMITED), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(of(ErrorCode::INTERNAL), StatusCode::INTERNAL_SERVER_ERROR);
+        // a store that is locked, down or slow: the client may come back
+        assert_eq!(
+            of(tool_runtime::store::STORE_UNAVAILABLE),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
     }
 }

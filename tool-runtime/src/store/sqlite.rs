@@ -233,6 +233,23 @@ impl SqliteStore {
         next: impl FnOnce(&PendingOperation) -> Option<PendingOperation>,
     ) -> Result<Resolve, StoreError> {
         let mut conn = self.writer()?;
+        // A decision is what lets a tool run, so it reaches the disk before the tool does: with
+        // the file's usual `synchronous=NORMAL` a commit survives a killed process but not a
+        // power loss, after which an approval could roll back to pending and the tool run twice.
+        // One fsync per decision (people decide; calls are not slowed).
+        conn.execute_batch("PRAGMA synchronous=FULL").map_err(err)?;
+        let result = Self::rewrite_in(&mut conn, id, next);
+        let restored = conn.execute_batch("PRAGMA synchronous=NORMAL").map_err(err);
+        let resolve = result?;
+        restored?;
+        Ok(resolve)
+    }
+
+    fn rewrite_in(
+        conn: &mut Connection,
+        id: &str,
+        next: impl FnOnce(&PendingOperation) -> Option<PendingOperation>,
+    ) -> Result<Resolve, StoreError> {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
