@@ -1,4 +1,4 @@
-//! The optional LLM-assisted repair of invalid arguments (seed 004: "repair once"), over real
+//! The optional LLM-assisted repair of invalid arguments (one attempt), over real
 //! HTTP against a scripted OpenAI-compatible server: a repair that validates runs the call, one
 //! that does not leaves the original error to go back, and the feature is off by default.
 

@@ -511,7 +511,7 @@ impl tool_runtime::Run for ReadRecord {
     }
 }
 
-/// A vector argument: written at compile time (since stop 13), so its declarations are too.
+/// A vector argument: its schema is written at compile time, so its declarations are too.
 #[tool_runtime::tool(read_only)]
 fn count_items(items: Vec<String>) -> usize {
     items.len()

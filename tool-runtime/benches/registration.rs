@@ -4,8 +4,8 @@
 //! - typed tools with derived schemas (what `#[tool]` generates), both as a process pays it the
 //!   first time (each tool's definition derived by schemars and made strict on first access,
 //!   measured in a fresh child process per sample) and again in the same process ("definitions
-//!   already derived": since stop 9 each typed tool's check is also compiled once per process and
-//!   shared, so this is what a second `ToolSet` pays), and the first time again with the work
+//!   already derived": each typed tool's check is compiled once per process and shared, so
+//!   this is what a second `ToolSet` pays), and the first time again with the work
 //!   prepared first over every core the process may use (`ToolSet::prepare`, as `toolset!` does;
 //!   the instruction counts leave this row out: callgrind counts only the measuring thread);
 //! - catalogs of 1,000 dynamic definitions: all expressible by the compiled plan, 10% not
@@ -17,8 +17,8 @@
 //!
 //! Every row times the registration alone, not the dropping of what it built afterwards (the
 //! typed first registrations stop their clock in the child; the other rows through
-//! [`registering`]). Until stop 15 the in-process rows also timed the drop, which for a catalog
-//! of 1,000 jsonschema validators is about a fifth of the row.
+//! [`registering`]). The drop is left out because it is not registration: for a catalog of
+//! 1,000 jsonschema validators it would be about a fifth of the row.
 //!
 //! cargo bench -p tool-runtime --bench registration -- --warm-up-time 1 --measurement-time 3
 //!
@@ -43,9 +43,9 @@ mod instr;
 use common::{SearchArgs, definition_once, derived_definition};
 
 /// One of 1,000 distinct typed tools sharing the realistic argument type. `WRITTEN`: its
-/// definition is built as `#[tool]` builds it since stop 13, from the schema the macros wrote at
-/// compile time (`DefinitionBuilder::written`, output schema included); otherwise as before,
-/// derived by schemars at run time (the previous approach, kept as the baseline).
+/// definition is built as `#[tool]` builds it, from the schema the macros wrote at compile time
+/// (`DefinitionBuilder::written`, output schema included); otherwise derived by schemars at run
+/// time, as for a type whose schema the macro cannot write (measured beside it).
 struct Numbered<const N: usize, const WRITTEN: bool>;
 
 impl<const N: usize, const WRITTEN: bool> Tool for Numbered<N, WRITTEN> {

@@ -1,9 +1,9 @@
-//! Pre-selection performance: query latency of the default BM25 scorer against the seed's
+//! Pre-selection performance: query latency of the default BM25 scorer against the
 //! keyword-overlap scorer on catalogs of 100, 1,000 and 10,000 tools synthesised from the BFCL
 //! pool; index build time against merely collecting the definitions; and the memory the index
 //! takes per tool (printed before the timings).
 //!
-//! `cargo bench -p tool-runtime --bench select` (BFCL data from `../shared/bfcl` or `$BFCL_DIR`).
+//! `BFCL_DIR=<BFCL folder> cargo bench -p tool-runtime --bench select` (see `support/bfcl.rs`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

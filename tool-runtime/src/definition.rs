@@ -58,7 +58,7 @@ impl Safety {
     }
 }
 
-/// How a tool without a schema may be used (seed 004's explicit opt-in modes).
+/// How a tool without a schema may be used: each mode an explicit opt-in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoSchemaMode {
@@ -90,7 +90,7 @@ pub enum SchemaOrigin {
 /// compiled from `parameters`, and the executor's policy reads `safety` and the flags.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolDefinition {
-    /// Always `"function"`, as in seed 004's canonical shape.
+    /// Always `"function"`, as in the canonical definition's shape.
     #[serde(rename = "type", default = "function_type")]
     pub kind: Cow<'static, str>,
     /// Unique name, `^[a-zA-Z0-9_-]{1,64}$`.

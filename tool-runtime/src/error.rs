@@ -1,4 +1,4 @@
-//! Errors a model can recover from (seed 003): a stable code, a message, whether a retry can help,
+//! Errors a model can recover from: a stable code, a message, whether a retry can help,
 //! what to do instead, and JSON pointers to the offending arguments.
 
 use std::borrow::Cow;

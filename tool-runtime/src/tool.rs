@@ -100,7 +100,7 @@ pub trait Run: Sized + Send + 'static {
     ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
 }
 
-/// Who started a call, recorded in the audit trail (seed 001's activity feed).
+/// Who started a call, recorded in the audit trail (and shown in the activity feed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Initiator {

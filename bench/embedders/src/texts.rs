@@ -142,7 +142,8 @@ pub fn generated(n: usize) -> Vec<String> {
 
 /// The text of every distinct BFCL function, or why there is none.
 pub fn bfcl() -> Result<Vec<String>, String> {
-    // the support file resolves `../../shared/bfcl` from a crate two levels below the checkout
+    // the support file resolves its default data folder relative to a crate one level below
+    // the checkout, so hand it the path one level up
     let dir = bfcl::data_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let (tools, _) = bfcl::load(&dir)?;
     Ok(tools.iter().map(tool_text).collect())

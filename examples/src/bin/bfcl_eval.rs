@@ -2,7 +2,7 @@
 //!
 //! Pools every distinct function of BFCL's simple_python, multiple and parallel_multiple files into
 //! one catalog, asks each scorer about every question, and compares the ranking with the
-//! question's ground-truth function(s). The seed's keyword-overlap scorer is measured in the same
+//! question's ground-truth function(s). The keyword-overlap scorer is measured in the same
 //! run as the baseline. The metrics, for a question whose answer calls the set G of functions:
 //!
 //! - **hit@1**: the top candidate is in G.
@@ -24,7 +24,8 @@
 //! cargo run --release -p examples --bin bfcl_eval
 //! TOOLS_MINILM_DIR=/path/to/model cargo run --release -p examples --features minilm --bin bfcl_eval
 //! ```
-//! `BFCL_DIR` overrides where the data is read from (default: `../shared/bfcl` beside the repo).
+//! `BFCL_DIR` names the folder holding the three BFCL files; without it, a default location
+//! beside the checkout is read.
 
 use std::collections::HashMap;
 use std::path::Path;

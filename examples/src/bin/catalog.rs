@@ -1,4 +1,4 @@
-//! The catalog agent (seed 004): struct-form tools with verbatim schemas among ~400 declared
+//! The catalog agent: struct-form tools with verbatim schemas among ~400 declared
 //! tools; `pick` narrows them to a few before each request.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! The knowledge graph agent (seed 001).
+//! The knowledge graph agent.
 //!
 //! ```text
 //! cargo run -p examples --bin graph -- [--provider P] [--db PATH] QUESTION...

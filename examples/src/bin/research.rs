@@ -1,4 +1,4 @@
-//! The research assistant (seed 000).
+//! The research assistant.
 //!
 //! ```text
 //! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]

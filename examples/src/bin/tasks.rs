@@ -1,4 +1,4 @@
-//! The task manager (seed 003).
+//! The task manager.
 //!
 //! ```text
 //! cargo run -p examples --bin tasks -- [--provider P] [--db PATH] [--yes] [QUESTION...]

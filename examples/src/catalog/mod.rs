@@ -1,4 +1,4 @@
-//! The catalog agent (seed 004): a few struct-form tools with verbatim schemas among a catalog of
+//! The catalog agent: a few struct-form tools with verbatim schemas among a catalog of
 //! hundreds of declared tools (BFCL functions, `examples/data/catalog.json`, compiled in), and
 //! `pick` narrowing them to the handful relevant to each request before the model sees any.
 //!

@@ -1,5 +1,5 @@
 //! The catalog agent's own tools, in struct form with their authors' JSON Schemas kept verbatim
-//! (seed 004): one written inline, one read from a file at compile time.
+//! one written inline, one read from a file at compile time.
 
 use serde_json::{Value, json};
 use tool_runtime::{CallContext, ErrorCode, Run, ToolError, tool};

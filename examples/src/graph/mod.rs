@@ -1,4 +1,4 @@
-//! The knowledge graph agent (seed 001): nodes and relationships in SQLite; `find_related_nodes`
+//! The knowledge graph agent: nodes and relationships in SQLite; `find_related_nodes`
 //! and `summarize_node` run at once, `merge_nodes` and `delete_node` become pending operations
 //! (id + preview in the store) that a person approves or denies later, from any process; the
 //! activity feed is a query over the stored audit records.

@@ -1,4 +1,4 @@
-//! The knowledge graph's tools (seed 001): two read-only analyses and two destructive operations
+//! The knowledge graph's tools: two read-only analyses and two destructive operations
 //! that always wait for a person's approval by id.
 
 use serde_json::{Value, json};

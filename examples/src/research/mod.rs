@@ -1,4 +1,4 @@
-//! The research assistant (seed 000): notes and a bibliography in SQLite, tools in the four safety
+//! The research assistant: notes and a bibliography in SQLite, tools in the four safety
 //! categories, confirmation with previews of edits, undo, and an external DOI lookup behind the
 //! first-time gate.
 

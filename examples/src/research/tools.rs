@@ -1,4 +1,4 @@
-//! The research assistant's tools, one per action, each in its safety category (seed 000).
+//! The research assistant's tools, one per action, each in its safety category.
 
 use serde_json::{Value, json};
 use tool_runtime::{ErrorCode, State, ToolError, tool};

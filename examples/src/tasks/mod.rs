@@ -1,4 +1,4 @@
-//! The task manager (seed 003): tasks in SQLite, CRUD with the consolidated `query_tasks` tool,
+//! The task manager: tasks in SQLite, CRUD with the consolidated `query_tasks` tool,
 //! response formats, errors with `recover_action`, and chains of calls whose arguments refer to
 //! earlier results.
 

@@ -1,4 +1,4 @@
-//! The task manager's tools (seed 003): CRUD with one consolidated `query_tasks`, response formats
+//! The task manager's tools: CRUD with one consolidated `query_tasks`, response formats
 //! and errors that say how to recover.
 
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! The multi-turn agent loop over any provider (seed 002).
+//! The multi-turn agent loop over any provider.
 //!
 //! ```text
 //! run(question)
@@ -144,7 +144,7 @@ pub struct AgentConfig {
     pub retry_budget: u32,
     /// Overrides of `retry_budget` per tool.
     pub tool_retry_budget: HashMap<String, u32>,
-    /// Pre-select the declared tools for each request with `pick` (seed 004), instead of
+    /// Pre-select the declared tools for each request with `pick`, instead of
     /// declaring every tool. The index is built once, with the agent; the pick runs before every
     /// model request, on the user's request plus the model's latest text, and the tools the run
     /// already called stay declared.
@@ -153,8 +153,8 @@ pub struct AgentConfig {
     pub session: Option<String>,
     /// Prices for the report.
     pub pricing: Option<Pricing>,
-    /// Ask the model once to correct a call's invalid arguments before the error goes back
-    /// (seed 004: "attempt one LLM-assisted repair + re-validate"). The repair is a separate
+    /// Ask the model once to correct a call's invalid arguments, and validate its answer again,
+    /// before the error goes back. The repair is a separate
     /// request without tools, holding the tool's schema, the arguments sent and the structured
     /// errors; its answer is hydrated again like any call. Repaired calls run and count no
     /// failure against the retry budget; a repair that is still invalid leaves the original

@@ -21,7 +21,7 @@ pub enum ToolMode {
     /// The provider's native function calling.
     #[default]
     Native,
-    /// For models without native function calling (seed 002): tools described in the system
+    /// For models without native function calling: tools described in the system
     /// prompt, calls parsed from the text, results sent back as a user message.
     Prompt,
 }

@@ -1,5 +1,5 @@
-//! One LLM-assisted repair of invalid arguments (seed 004: "attempt one LLM-assisted repair +
-//! re-validate; if still invalid, exclude and surface errors").
+//! One LLM-assisted repair of invalid arguments: the model is asked once to correct them, the
+//! answer is validated again, and a call still invalid is left out with its errors surfaced.
 //!
 //! The model is asked, in a separate request without tools, to correct the arguments against the
 //! tool's canonical schema given the structured errors. The answer is hydrated again exactly like

@@ -10,7 +10,7 @@ use super::model::ToolMode;
 use crate::codec::ToolOutcome;
 use crate::http::Usage;
 
-/// Prices per million tokens, to turn usage into money (seed 001's cost tracking).
+/// Prices per million tokens, to turn usage into money (cost tracking).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Pricing {
     /// Price of one million input tokens, in the currency of your bill.

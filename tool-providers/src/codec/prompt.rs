@@ -1,4 +1,4 @@
-//! The fallback for models without native function calling (seed 002): the tools are described
+//! The fallback for models without native function calling: the tools are described
 //! in the system prompt, and calls are parsed out of the model's text, then hydrated exactly like
 //! native ones.
 //!

@@ -1,4 +1,4 @@
-//! Loading the Berkeley Function Calling Leaderboard subset in `../shared/bfcl` as a tool
+//! Loading the Berkeley Function Calling Leaderboard subset (three BFCL files) as a tool
 //! catalog and a list of questions with their ground-truth functions.
 //!
 //! Shared by the selection benchmark (`benches/select.rs`) and the evaluation program
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use tool_runtime::{Safety, ToolDefinition};
 
-/// The three BFCL files the issue names.
+/// The three BFCL files read: single calls, a choice among several functions, parallel calls.
 pub const FILES: [&str; 3] = [
     "BFCL_v4_simple_python.json",
     "BFCL_v4_multiple.json",
@@ -31,7 +31,8 @@ pub struct Question {
     pub expected: Vec<String>,
 }
 
-/// The data directory: `$BFCL_DIR`, else `shared/bfcl` beside the repository.
+/// The data directory: `$BFCL_DIR` (the folder holding [`FILES`]), else a default location beside
+/// the checkout.
 pub fn data_dir(manifest_dir: &str) -> PathBuf {
     match std::env::var_os("BFCL_DIR") {
         Some(d) => PathBuf::from(d),

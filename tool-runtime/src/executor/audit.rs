@@ -1,5 +1,5 @@
-//! The audit trail: one record per call, redacted, to every sink; and the activity feed (seed 001)
-//! as a query over the stored records.
+//! The audit trail: one record per call, redacted, to every sink; and the activity feed as a
+//! query over the stored records.
 
 use std::borrow::Cow;
 use std::sync::Mutex;

@@ -1,5 +1,5 @@
-//! The executor's configuration: one typed struct with seed 000's options (and seed 003's
-//! timeouts, retries, caching), loadable from a TOML file and the environment.
+//! The executor's configuration: one typed struct with the confirmation, audit and rate-limit
+//! options, timeouts, retries and caching, loadable from a TOML file and the environment.
 //!
 //! Environment variables override the file: `TOOLS_<KEY>` for top-level keys and
 //! `TOOLS_<SECTION>__<KEY>` for nested ones, values written as TOML literals
@@ -14,13 +14,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::definition::Safety;
 
-/// Every option of the executor. `Default` is the safe configuration described in seed 000.
+/// Every option of the executor. `Default` is the safe configuration: read-only tools run
+/// without asking, every other category asks first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExecutorConfig {
-    /// Read-only tools run without asking (seed 000: `auto_confirm_read_only`).
+    /// Read-only tools run without asking.
     pub auto_confirm_read_only: bool,
-    /// Create (note-taking) tools run without asking (seed 000: `auto_confirm_note_taking`).
+    /// Create (note-taking) tools run without asking.
     pub auto_confirm_create: bool,
     /// External tools run without asking once their first-time gate is passed.
     pub auto_confirm_external: bool,
@@ -56,13 +57,13 @@ pub struct ExecutorConfig {
     pub max_concurrency: usize,
     /// Results longer than this (as JSON text) are summarised for the model.
     pub max_result_chars: usize,
-    /// Write an audit record for every call (seed 000: `log_tool_calls`).
+    /// Write an audit record for every call.
     pub log_tool_calls: bool,
     /// Whether a call whose audit record cannot be written counts as failed (default): it is
     /// logged as an error and the `tools` command line exits 1. Off, it is a warning. Either
     /// way the execution says so ([`Execution::audit_failure`](crate::Execution::audit_failure)).
     pub audit_required: bool,
-    /// Record confirmation prompts and answers as tracing events (seed 000: `log_confirmations`).
+    /// Record confirmation prompts and answers as tracing events.
     pub log_confirmations: bool,
     /// What the audit trail keeps of the arguments.
     pub audit_mode: AuditMode,
@@ -130,7 +131,7 @@ pub enum AuditMode {
     /// The arguments with secrets redacted.
     Redacted,
     /// No arguments and no result summary: ids, tool, decision, timing and status only
-    /// (seed 003: "no content logs").
+    /// (for deployments that must not log content).
     MetadataOnly,
 }
 
@@ -189,8 +190,7 @@ impl Window {
     }
 }
 
-/// Rate limits per tool and per category. Seed 000's `external_rate_limit` is the default for
-/// the external category.
+/// Rate limits per tool and per category. By default only the external category is limited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RateLimitConfig {

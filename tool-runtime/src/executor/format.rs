@@ -1,4 +1,4 @@
-//! Response formats (seed 003) and fitting large results into the model's budget.
+//! Response formats and fitting large results into the model's budget.
 //!
 //! The convention: a tool that can answer at several levels of detail takes an argument named
 //! `response_format` of type [`ResponseFormat`] and shapes its output with
@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// How much a tool should say (seed 003: token efficiency).
+/// How much a tool should say, so that a model spends no more tokens on a result than it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseFormat {

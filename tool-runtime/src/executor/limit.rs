@@ -1,4 +1,4 @@
-//! Sliding-window rate limits per tool and per category (seed 000's `RateLimiter`), shared by
+//! Sliding-window rate limits per tool and per category, shared by
 //! every task that holds the same [`RateLimiter`], and by every process on the same store when
 //! the store keeps shared limits (Redis: [`crate::store::Store::acquire_rate`]).
 

@@ -9,8 +9,8 @@ use crate::id::SharedId;
 
 /// How a call ended, as it is sent back to the model.
 ///
-/// A denial is not an error: it is the user's choice, and the model is told so (seed 001's
-/// `isError: false`). A pending operation is neither: the call waits for a person.
+/// A denial is not an error: it is the user's choice, and the model is told so (a result
+/// with `isError: false`). A pending operation is neither: the call waits for a person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {

@@ -1,4 +1,4 @@
-//! Deferred confirmation (seed 001): pending operations approved or denied by id, from any task
+//! Deferred confirmation: pending operations approved or denied by id, from any task
 //! or process sharing the store, and the activity feed.
 
 // ToolError is the error of every fallible path in this crate; its size is decided there.
@@ -290,7 +290,7 @@ impl Executor {
         }
     }
 
-    /// The activity feed (seed 001): audit records from the store, newest first.
+    /// The activity feed: audit records from the store, newest first.
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, ToolError> {
         Ok(self.inner.store.query_audit(query)?)
     }

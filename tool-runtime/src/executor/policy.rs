@@ -1,4 +1,4 @@
-//! The human-centred policy (seed 000): decided from the tool's safety category and the
+//! The human-centred policy: decided from the tool's safety category and the
 //! configuration before anything runs. Nothing in the arguments takes part.
 
 use crate::definition::{NoSchemaMode, Safety, ToolDefinition};

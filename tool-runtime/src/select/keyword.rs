@@ -1,4 +1,4 @@
-//! Seed 004's default scorer, kept as the baseline the benchmarks compare against: per query and
+//! The keyword-overlap scorer, kept as the baseline the benchmarks compare against: per query and
 //! per tool, join name, description and tags, split both texts into lowercase words, and score
 //! the share of the input's distinct words that occur in the tool's text. No index, no stemming,
 //! no stop words; O(catalog) string work per query.
@@ -15,7 +15,7 @@ use crate::error::ToolError;
 /// string work, but there is no need to read it for every tool).
 const CHECK_EVERY: usize = 16;
 
-/// The seed's keyword-overlap scorer (baseline).
+/// The keyword-overlap scorer (baseline).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KeywordOverlapScorer;
 

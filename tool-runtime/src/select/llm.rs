@@ -1,6 +1,6 @@
 //! Relevance judged by a language model, over a small trait the provider clients implement.
 //!
-//! Asking a model about every tool of a large catalog is slow and costly (seed 004), so the
+//! Asking a model about every tool of a large catalog is slow and costly, so the
 //! scorer first shortlists with BM25 and asks the model about the shortlist only, in one request.
 
 use std::fmt::Write as _;

@@ -1,4 +1,4 @@
-//! Pre-selection of tools for large catalogs (seed 004 `pickTools`), never running anything.
+//! Pre-selection of tools for large catalogs, never running anything.
 //!
 //! # Pick repeatedly: build a [`Catalog`] once
 //!
@@ -69,7 +69,7 @@
 //! # Scorers
 //!
 //! Scorers are pluggable ([`Scorer`]): [`Bm25Scorer`] (the default, over the catalog's inverted
-//! index), [`KeywordOverlapScorer`] (the seed's, kept as a baseline), [`EmbeddingScorer`] over any
+//! index), [`KeywordOverlapScorer`] (kept as a baseline), [`EmbeddingScorer`] over any
 //! [`Embedder`] (a local all-MiniLM-L6-v2 ships behind the `minilm` feature), [`HybridScorer`]
 //! (BM25 and cosine combined by a [`Fusion`] rule), and [`LlmScorer`] over a
 //! [`RelevanceClassifier`] a provider client implements.

@@ -13,7 +13,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::toolset::ToolSet;
 
-/// How to pick. The defaults follow seed 004: three candidates, a minimum score of 0.05, only
+/// How to pick. The defaults: three candidates, a minimum score of 0.05, only
 /// read-only tools, the BM25 scorer, no time budget, no debug provenance.
 #[derive(Clone)]
 pub struct PickOptions {
@@ -89,7 +89,7 @@ impl PickOptions {
 
     /// Bounds the time spent scoring. When it runs out, the first `max_candidates` tools in
     /// registration order are returned with score 0 and the fallback recorded in their
-    /// provenance (seed 004); a scorer that finishes late counts as having run out, so a pick
+    /// provenance; a scorer that finishes late counts as having run out, so a pick
     /// either meets its budget with the scorer's ranking or falls back.
     ///
     /// Scorers that compute on the calling thread (BM25, keyword overlap, synchronous

@@ -142,7 +142,7 @@ impl<S: Scorer + ?Sized> Scorer for Arc<S> {
     }
 }
 
-/// The seed's per-tool scorer function (`(input, tool) -> {score, reason, details}`) as a
+/// A per-tool scorer function (`(input, tool) -> {score, reason, details}`) as a
 /// [`Scorer`]: called once per tool of the pool, sequentially. The time budget is checked before
 /// each call, so a function that computes without ever waiting (a synchronous closure returning a
 /// ready future) is stopped after at most one call past the deadline.

@@ -87,7 +87,7 @@ impl ConfirmationHandler for DenyAll {
     }
 }
 
-/// Parks every call that needs confirmation as a pending operation (seed 001's pattern).
+/// Parks every call that needs confirmation as a pending operation, decided later by id.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Deferred;
 
