@@ -99,7 +99,7 @@ use proc_macro::TokenStream;
 /// `#[derive(ToolArgs)]` types, doc comments, and literal `rename`, `rename_all`, `default`,
 /// `deny_unknown_fields`, `length`, `range` and `regex(pattern)` options. Registering the tool
 /// then runs no schemars (`Tool::SCHEMA_JSON` holds the text when nothing nested is left to
-/// join). Anything else is derived by schemars at run time, as before.
+/// join). Anything else is derived by schemars at run time.
 ///
 /// # Checked at compile time
 ///

@@ -570,7 +570,7 @@ fn compile_time_declarations_equal_the_runtime_ones_byte_for_byte() {
     assert_prebuilt(count_items::definition(), &ALL_VIEWS);
     assert!(count_keys::definition().prebuilt.is_none());
 
-    // the strict constant is the strict view; the refused one is refused at run time as before
+    // the strict constant is the strict view; the refused one is still refused at run time
     let book = Provider::OpenAiChat
         .codec()
         .declare(book_room::definition())
@@ -615,7 +615,7 @@ fn prebuilt_tools_are_encoded_without_building_anything() {
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), fresh, "{p}");
     }
     assert!(cache.is_empty(), "every declaration came from a constant");
-    // settings other than the defaults build as before
+    // settings other than the defaults have no constant: their declarations are built and cached
     let prefer = OpenAiChat::with_strict(StrictPolicy::Prefer);
     assert_eq!(
         tool_providers::codec::cache::prebuilt(&prefer, tools[0]),

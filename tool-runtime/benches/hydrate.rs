@@ -4,8 +4,8 @@
 //! type gets (`SearchNotes`, a hand-written `Tool` impl over the same fields); arguments that
 //! arrived as an object (Anthropic, Ollama, Gemini, MCP) against serde reading the same type from
 //! that object by reference; the invalid-arguments path
-//! against the same baseline on the same (invalid) text; and the `Value` + jsonschema path
-//! hydration used to take, as the other baseline.
+//! against the same baseline on the same (invalid) text; and the straightforward `Value` +
+//! jsonschema path, as the other baseline.
 //!
 //! cargo bench -p tool-runtime --bench hydrate -- --warm-up-time 1 --measurement-time 3
 //!
@@ -83,7 +83,7 @@ fn fixture() -> Fixture {
     }
 }
 
-/// The old path: parse into a `Value`, validate, convert.
+/// The straightforward path: parse into a `Value`, validate, convert.
 fn old_path(validator: &Validator, text: &str) -> SearchArgs {
     let v: Value = serde_json::from_str(text).unwrap();
     assert!(validator.is_valid(&v));

@@ -9,7 +9,7 @@
 //! time as [`Piece`]s: the `$defs` name of a nested type (its own derive knows it) and a default
 //! value (serialized as schemars serializes it). [`compose`] joins the pieces, and the nested
 //! types' schemas under `$defs` in schemars' order; any type without a written schema makes it
-//! give up, and the definition is derived by schemars as before.
+//! give up, and the definition is derived by schemars at run time.
 //!
 //! Debug builds check every composed schema against schemars' (see
 //! [`DefinitionBuilder::written`](crate::definition::DefinitionBuilder::written)): a difference
