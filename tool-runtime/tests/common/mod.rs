@@ -31,9 +31,9 @@ pub struct Filter {
     pub min_score: f64,
 }
 
-/// The realistic call of the issue: six fields, one nested object, one array. The hand-written
-/// [`SearchNotes`] uses it as a plain argument type (read through the guard); as the `#[tool]`
-/// struct [`SearchNotesTool`] it is read by its generated reader.
+/// The realistic call the hydration benchmarks measure: six fields, one nested object, one
+/// array. The hand-written [`SearchNotes`] uses it as a plain argument type (read through the
+/// guard); as the `#[tool]` struct [`SearchNotesTool`] it is read by its generated reader.
 pub type SearchArgs = SearchNotesTool;
 
 /// `search_notes` as a `#[tool]` struct: the macro generates a reader for it (leaf fields read
