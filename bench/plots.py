@@ -53,7 +53,7 @@ BAR_H = 18
 GAP = 6
 GROUP_GAP = 14
 HEAD = 46
-VALUE_W = 150
+VALUE_W = 190
 COLOR = "#3b6ea5"
 BASE_COLOR = "#9aa5b1"
 
