@@ -47,6 +47,26 @@ pub fn integers_as_integers(value: &Value) -> Value {
     }
 }
 
+/// Whether two values are equal once every number is read as the `f64` serde_json makes of it.
+///
+/// Hydration reads an integer written as a float (`67440744073955161.0`) as the integer its
+/// digits say, while the reference has only serde_json's float of it (`...160`): the two are
+/// the same float, and only from text, where the digits are still there, can they differ.
+pub fn same_as_floats(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_as_floats(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_as_floats(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
 /// Whether a refusal is one the references cannot predict, because it is decided on what they
 /// never see: limits on the text, a number literal whose digits say it is not the integer a
 /// float reads it as (serde_json has rounded those digits away before the validator looks).
