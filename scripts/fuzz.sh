@@ -40,6 +40,12 @@ esac
 if ! cargo +nightly --version >/dev/null 2>&1; then
   rustup toolchain install nightly --profile minimal
 fi
+# libfuzzer-sys compiles libFuzzer itself, which is C++
+if ! command -v c++ >/dev/null && command -v apt-get >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends g++ >/dev/null
+fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
