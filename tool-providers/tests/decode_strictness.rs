@@ -133,3 +133,28 @@ fn a_stream_without_its_stop_event_has_an_unknown_stop() {
             .unwrap();
     assert_eq!(d.stop, StopReason::ToolCalls);
 }
+
+/// The strict-mode `null`s of optional properties are stripped from clean arguments only:
+/// arguments that parse only once repaired keep their recorded repair, and are never accepted as
+/// if the model had sent clean JSON.
+#[test]
+fn stripping_strict_nulls_never_hides_a_repair() {
+    let set = fixture_toolset();
+    let call = |args: &str| tool_runtime::ToolCall::new("c1", "get_weather", args);
+    let clean = hydrate_call(&set, &call(r#"{"city": "Paris", "unit": null}"#)).unwrap();
+    assert!(clean.repairs().is_empty());
+    assert_eq!(clean.arguments()["city"], "Paris");
+    for args in [
+        r#"{"city": "Paris", "unit": null,}"#,
+        "```json\n{\"city\": \"Paris\", \"unit\": null}\n```",
+    ] {
+        match hydrate_call(&set, &call(args)) {
+            Ok(instance) => assert!(!instance.repairs().is_empty(), "{args}"),
+            Err(err) => assert_eq!(
+                err.code,
+                tool_runtime::ErrorCode::INVALID_ARGUMENTS,
+                "{args}"
+            ),
+        }
+    }
+}

@@ -345,11 +345,21 @@ impl Check {
                         // refusal; only derived schemas (above) take the fast path, whose typed
                         // reading is known to match the schema
                         Validator::check_meta(&schema).map_err(invalid)?;
+                        // jsonschema reads `$schema` and `$id` as URIs when it compiles, and the
+                        // meta-schema's `format: uri` does not check them: a schema naming one is
+                        // compiled now, so that a bad URI is refused here and not at the first
+                        // refusal of a call
+                        let validator = OnceLock::new();
+                        let text = definition.parameters.get();
+                        if text.contains("\"$schema\"") || text.contains("\"$id\"") {
+                            let _ =
+                                validator.set(Ok(Validator::compile(&schema).map_err(invalid)?));
+                        }
                         Check::Plan {
                             plan,
                             fast: false,
                             layout: None,
-                            validator: OnceLock::new(),
+                            validator,
                         }
                     }
                     Err(_) => Check::Validator(Validator::compile(&schema).map_err(invalid)?),

@@ -781,3 +781,41 @@ fn repeated_keys_count_once() {
             .is_err()
     );
 }
+
+/// Bounds compare a float with an integer exactly, as the validator does: `2^64` written as a
+/// float is above a `maximum` of `u64::MAX`, although both are the same `f64`; an integer just
+/// above a fractional bound is above it.
+#[test]
+fn bounds_compare_floats_with_integers_exactly() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "big": {"type": "integer", "maximum": 18446744073709551615u64},
+            "low": {"type": "number", "exclusiveMinimum": -9223372036854775808i64},
+            "near": {"type": "integer", "maximum": 9007199254740992.5}
+        }
+    });
+    let plan = Plan::compile(&schema).unwrap();
+    let validator = Validator::compile(&schema).unwrap();
+    for (text, valid) in [
+        (r#"{"big": 18446744073709551615}"#, true),
+        (r#"{"big": 18446744073709551616.0}"#, false),
+        (r#"{"big": 18446744073709551695}"#, false),
+        (r#"{"big": 1.8446744073709550e19}"#, true),
+        (r#"{"low": -9223372036854775808.0}"#, false),
+        (r#"{"low": -9223372036854774784.0}"#, true),
+        (r#"{"near": 9007199254740992}"#, true),
+        (r#"{"near": 9007199254740993}"#, false),
+    ] {
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(validator.is_valid(&value), valid, "validator: {text}");
+        assert_eq!(plan.accepts(&value), valid, "plan: {text}");
+        type Map = std::collections::HashMap<String, f64>;
+        if !valid {
+            assert!(
+                plan.from_str::<Map>(text, 64).is_err(),
+                "plan on text: {text}"
+            );
+        }
+    }
+}

@@ -372,3 +372,41 @@ fn schemas_nested_past_the_limit_are_refused_at_registration_whatever_the_keywor
         .unwrap();
     assert!(set.get("deep").unwrap().try_parameters_value().is_ok());
 }
+
+/// A schema the validator cannot compile is refused at registration, also when a plan checks
+/// its calls and the validator would only be compiled at the first refusal: the meta-schema does
+/// not check that `$schema` is a URI, jsonschema does.
+#[test]
+fn a_schema_the_validator_cannot_compile_is_refused_at_registration() {
+    let schema = json!({"type": "object", "$schema": "^(not a URI$"});
+    let err = ToolSet::new()
+        .register_dynamic(def("bad_uri", schema.clone()), None)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::InvalidSchema { .. }),
+        "{err:?}"
+    );
+    let catalog = json!([{"type": "function", "name": "bad_uri", "description": "x",
+                          "parameters": schema}]);
+    assert!(
+        ToolSet::new()
+            .register_catalog(&catalog.to_string())
+            .is_err()
+    );
+    // a draft's own URI is fine
+    let mut set = ToolSet::new();
+    set.register_dynamic(
+        def(
+            "good_uri",
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                   "properties": {"n": {"type": "integer"}}}),
+        ),
+        None,
+    )
+    .unwrap();
+    let err = set
+        .hydrate(&ToolCall::new("c", "good_uri", r#"{"n": "x"}"#))
+        .unwrap_err();
+    assert_eq!(err.violations[0].pointer, "/n");
+}

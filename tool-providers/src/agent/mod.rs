@@ -956,10 +956,14 @@ fn executable(toolset: &tool_runtime::ToolSet, call: &ToolCall) -> ToolCall {
     let Some(def) = toolset.get(&call.name) else {
         return call.clone();
     };
-    let Ok((value, _)) = tool_runtime::hydrate::parse_arguments(&call.arguments, toolset.limits())
+    let Ok((value, repairs)) =
+        tool_runtime::hydrate::parse_arguments(&call.arguments, toolset.limits())
     else {
         return call.clone();
     };
+    if !repairs.is_empty() {
+        return call.clone();
+    }
     let cleaned = strip_optional_nulls(&def.parameters_value(), value.clone());
     if cleaned == value {
         call.clone()

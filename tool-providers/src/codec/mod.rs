@@ -229,7 +229,8 @@ impl Decoded {
 /// removed (see [`schema::strict::strip_optional_nulls`]). OpenAI strict declarations make every
 /// optional property nullable, so strict models send exactly such `null`s; without this step a
 /// strict declaration would make valid calls fail the canonical schema. Arguments without any
-/// `null` go to hydration untouched (keeping its recorded repairs).
+/// `null`, and arguments that needed a repair to parse, go to hydration untouched (keeping its
+/// recorded repairs).
 // same signature as `ToolSet::hydrate`, which it wraps
 #[allow(clippy::result_large_err)]
 pub fn hydrate_call(toolset: &ToolSet, call: &ToolCall) -> Result<ToolInstance, ToolError> {
@@ -238,11 +239,17 @@ pub fn hydrate_call(toolset: &ToolSet, call: &ToolCall) -> Result<ToolInstance, 
         tool_runtime::Arguments::Json(v) => contains_null(v),
     };
     if has_null && let Some(def) = toolset.get(&call.name) {
-        let Ok((value, _)) =
+        // Arguments that parse only once repaired are hydrated as sent: the call rebuilt from
+        // the stripped value would no longer record the repairs, and what needed them would
+        // pass as if the model had sent clean JSON.
+        let Ok((value, repairs)) =
             tool_runtime::hydrate::parse_arguments(&call.arguments, toolset.limits())
         else {
             return toolset.hydrate(call);
         };
+        if !repairs.is_empty() {
+            return toolset.hydrate(call);
+        }
         let cleaned = schema::strict::strip_optional_nulls(&def.parameters_value(), value.clone());
         if cleaned != value {
             return toolset.hydrate(&ToolCall::new(call.id.clone(), call.name.clone(), cleaned));

@@ -398,6 +398,8 @@ fn classify(literal: &str) -> Literal {
         Some((i, f)) => (i, Some(f)),
         None => (mantissa, None),
     };
+    // `1e0` is written as a float although its exponent is zero: only digits alone are kept
+    let plain = frac.is_none() && exponent.is_none();
     let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if !digits_only(int) || frac.is_some_and(|f| !digits_only(f)) {
         return Literal::Malformed;
@@ -429,7 +431,7 @@ fn classify(literal: &str) -> Literal {
     {
         return Literal::Kept;
     }
-    if frac.is_none() && exponent == 0 {
+    if plain {
         // a plain integer; `-0` alone reads as the float -0.0
         return if negative && int.bytes().all(|b| b == b'0') {
             Literal::Integer("0".to_owned())
@@ -501,6 +503,11 @@ mod tests {
         assert_eq!(classify("18446744073709551616"), Literal::Beyond64);
         assert_eq!(classify("-9223372036854775809"), Literal::Beyond64);
         assert_eq!(classify(&"9".repeat(10_000)), Literal::Beyond64);
+        // a zero exponent still makes the literal a float to serde_json
+        assert_eq!(classify("1e0"), integer("1"));
+        assert_eq!(classify("-3E+0"), integer("-3"));
+        assert_eq!(classify("20e-0"), integer("20"));
+        assert_eq!(classify("2.5e0"), Literal::Kept);
         assert_eq!(classify("01"), Literal::Malformed);
         assert_eq!(classify("1.e3"), Literal::Malformed);
     }
@@ -514,6 +521,10 @@ mod tests {
         assert_eq!(
             exact_text(r#"{"a" : 10.0, "b": [1e1, -0], "s": "1e1"}"#).unwrap(),
             Some(r#"{"a" : 10, "b": [10, 0], "s": "1e1"}"#.to_owned())
+        );
+        assert_eq!(
+            exact_text(r#"{"a": 1e0, "b": [-3E+0]}"#).unwrap(),
+            Some(r#"{"a": 1, "b": [-3]}"#.to_owned())
         );
         let tiny = format!(r#"{{"x": {{"a/b": [0, 0.{}1]}}}}"#, "0".repeat(10_000));
         let e = exact_text(&tiny).unwrap_err();

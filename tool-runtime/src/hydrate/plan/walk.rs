@@ -234,18 +234,40 @@ fn admits(t: TypeSet, s: Scalar<'_>) -> bool {
     }
 }
 
-/// `value` compared with a limit, exactly for integers and as `f64` otherwise (an incomparable
-/// pair, NaN, counts as below).
+/// `value` compared with a limit, exactly as the validator compares: an integer with an integer
+/// limit, and a float with an integer (either way round) without rounding the integer to a
+/// float first (`2^64` as a float is above `u64::MAX`, which is the same float). Two floats are
+/// compared as floats; an incomparable pair (NaN) counts as below.
 fn compare_limit(value: Scalar<'_>, limit: Limit) -> Ordering {
-    let v = match (value, limit.exact) {
-        (Scalar::I(i), Some(l)) => return i128::from(i).cmp(&l),
-        (Scalar::U(u), Some(l)) => return i128::from(u).cmp(&l),
-        (Scalar::I(i), None) => i as f64,
-        (Scalar::U(u), None) => u as f64,
-        (Scalar::F(f), _) => f,
-        _ => return Ordering::Equal,
-    };
-    v.partial_cmp(&limit.float).unwrap_or(Ordering::Less)
+    match (value, limit.exact) {
+        (Scalar::I(i), Some(l)) => i128::from(i).cmp(&l),
+        (Scalar::U(u), Some(l)) => i128::from(u).cmp(&l),
+        (Scalar::I(i), None) => float_to_integer(limit.float, i128::from(i)).reverse(),
+        (Scalar::U(u), None) => float_to_integer(limit.float, i128::from(u)).reverse(),
+        (Scalar::F(f), Some(l)) => float_to_integer(f, l),
+        (Scalar::F(f), None) => f.partial_cmp(&limit.float).unwrap_or(Ordering::Less),
+        _ => Ordering::Equal,
+    }
+}
+
+/// A float compared with an integer, exactly; NaN counts as below.
+fn float_to_integer(f: f64, i: i128) -> Ordering {
+    // every float in (-2^127, 2^127) has an integer part an `i128` holds exactly
+    const BEYOND: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0; // 2^127
+    if f.is_nan() {
+        return Ordering::Less;
+    }
+    if f >= BEYOND {
+        return Ordering::Greater;
+    }
+    if f <= -BEYOND {
+        return Ordering::Less;
+    }
+    let whole = f.trunc();
+    // equal integer parts: the fraction's sign decides
+    (whole as i128)
+        .cmp(&i)
+        .then_with(|| f.partial_cmp(&whole).unwrap_or(Ordering::Equal))
 }
 
 /// `value` compared with a number of the schema.
