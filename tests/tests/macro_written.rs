@@ -269,6 +269,19 @@ async fn send(to: Email) -> usize {
     to.address.len()
 }
 
+/// The comparison above is only a test where it panics: in CI, the workspace's
+/// `.cargo/config.toml` must have set the variable for every test process.
+#[test]
+fn ci_compares_written_schemas_strictly() {
+    if std::env::var_os("CI").is_some() {
+        assert_eq!(
+            std::env::var("TOOL_RUNTIME_STRICT_WRITTEN").as_deref(),
+            Ok("1"),
+            "run the tests through cargo in this workspace, whose .cargo/config.toml sets it"
+        );
+    }
+}
+
 /// Debug builds compare the written schema with schemars' when the definition is made: they
 /// keep schemars' on a difference (the hand-written `format` survives), or panic when
 /// `TOOL_RUNTIME_STRICT_WRITTEN` is set, as this workspace's `.cargo/config.toml` sets it so
