@@ -15,16 +15,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use executor_support::faults::*;
 use executor_support::*;
 use serde_json::{Value, json};
-use tool_runtime::executor::{
-    ActivityQuery, AuditRecord, Deferred, Execution, Executor, Outcome, Window,
-};
+use tool_runtime::executor::{ActivityQuery, AuditRecord, Deferred, Executor, Outcome, Window};
 use tool_runtime::store::{
     GateScope, JournalEntry, PendingOperation, PendingState, RedisStore, Resolve,
     STORE_UNAVAILABLE, Store, StoreError, UnreadableOperation,
 };
-use tool_runtime::{CallContext, ErrorCode, Safety, ToolCall, ToolError, ToolSet};
+use tool_runtime::{ErrorCode, Safety, ToolError, ToolSet};
 
 /// A `redis-server` of this test's own; killed when dropped.
 struct Server {
@@ -257,45 +256,6 @@ fn executor(set: ToolSet, store: Arc<Faulty>) -> Executor {
         .confirmation(Deferred)
         .build()
         .unwrap()
-}
-
-fn toolset(counter: &Counter) -> ToolSet {
-    let mut set = ToolSet::new();
-    echo(&mut set, def("delete_node", Safety::Modify), counter);
-    echo(&mut set, def("read_node", Safety::ReadOnly), counter);
-    set
-}
-
-async fn call(exec: &Executor, id: &str, tool: &str) -> Execution {
-    let cx = CallContext {
-        correlation_id: id.into(),
-        ..CallContext::new(id)
-    };
-    exec.call(&ToolCall::new(id, tool, json!({"text": id})), cx)
-        .await
-}
-
-async fn park(exec: &Executor, id: &str) -> String {
-    match call(exec, id, "delete_node").await.outcome {
-        Outcome::Pending { operation_id, .. } => operation_id,
-        other => panic!("not parked: {other:?}"),
-    }
-}
-
-fn audit(exec: &Executor, id: &str) -> Vec<AuditRecord> {
-    exec.activity(&ActivityQuery {
-        correlation_id: Some(id.into()),
-        ..Default::default()
-    })
-    .unwrap()
-}
-
-fn state(exec: &Executor, op: &str) -> &'static str {
-    exec.pending_operation(op)
-        .unwrap()
-        .expect("the operation is kept")
-        .state
-        .name()
 }
 
 fn expect_unavailable(e: &ToolError, says: &str) {

@@ -17,24 +17,16 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use executor_support::faults::*;
 use executor_support::*;
 use serde_json::{Value, json};
-use tool_runtime::executor::{ActivityQuery, AuditRecord, Deferred, Execution, Executor, Outcome};
+use tool_runtime::executor::{Deferred, Execution, Executor};
 use tool_runtime::store::{PendingState, STORE_UNAVAILABLE, SqliteStore, StoreError};
-use tool_runtime::{CallContext, ErrorCode, Safety, ToolCall, ToolError, ToolSet};
+use tool_runtime::{ErrorCode, Safety, ToolError, ToolSet};
 
 const CHILD: &str = "FAULTS_SQLITE_CHILD";
 const DB: &str = "FAULTS_SQLITE_DB";
 const OP: &str = "FAULTS_SQLITE_OP";
-
-/// `delete_node` (modifying: parked until approved) and `read_node` (read-only: runs at once),
-/// both counting their runs in `counter`.
-fn toolset(counter: &Counter) -> ToolSet {
-    let mut set = ToolSet::new();
-    echo(&mut set, def("delete_node", Safety::Modify), counter);
-    echo(&mut set, def("read_node", Safety::ReadOnly), counter);
-    set
-}
 
 fn executor(store: SqliteStore, counter: &Counter) -> Executor {
     let mut cfg = quick();
@@ -47,42 +39,8 @@ fn executor(store: SqliteStore, counter: &Counter) -> Executor {
         .unwrap()
 }
 
-fn cx(id: &str) -> CallContext {
-    CallContext {
-        correlation_id: id.into(),
-        ..CallContext::new(id)
-    }
-}
-
-async fn call(exec: &Executor, id: &str, tool: &str) -> Execution {
-    exec.call(&ToolCall::new(id, tool, json!({"text": id})), cx(id))
-        .await
-}
-
-async fn park(exec: &Executor, id: &str) -> String {
-    match call(exec, id, "delete_node").await.outcome {
-        Outcome::Pending { operation_id, .. } => operation_id,
-        other => panic!("not parked: {other:?}"),
-    }
-}
-
-/// The audit records of the call `id`.
-fn audit(exec: &Executor, id: &str) -> Vec<AuditRecord> {
-    exec.activity(&ActivityQuery {
-        correlation_id: Some(id.into()),
-        ..Default::default()
-    })
-    .unwrap()
-}
-
-fn state(exec: &Executor, op: &str) -> &'static str {
-    exec.pending_operation(op)
-        .unwrap()
-        .expect("the operation is kept")
-        .state
-        .name()
-}
-
+/// `delete_node` (modifying: parked until approved) and `read_node` (read-only: runs at once),
+/// both counting their runs in `counter`.
 /// A call's error, checked for what every store fault must give: a code, a message that says
 /// what happened, and `retryable` as expected.
 fn expect_error(e: &ToolError, code: &ErrorCode, retryable: bool, says: &str) {

@@ -1,6 +1,8 @@
 //! Shared fixtures of the executor tests: dynamic tools with counters, and a scripted person.
 #![allow(dead_code)]
 
+pub mod faults;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
