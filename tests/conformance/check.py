@@ -4,7 +4,7 @@
 Usage: check.py DIR
 
 DIR holds one folder per provider (openai, openai-responses, anthropic, ollama, gemini, mcp), each
-with JSON files written by tests/tests/conformance.rs: full request bodies (tool declarations,
+with JSON files written by tests/tests/it/conformance.rs: full request bodies (tool declarations,
 tool_choice, the assistant turn echoed back, the tool results), or for MCP the tools/list result,
 the tools/call requests and the CallToolResults.
 

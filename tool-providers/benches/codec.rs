@@ -12,7 +12,7 @@
 //! Instruction counts: `bash bench/instr.sh codec` (see
 //! `tool-runtime/benches/support/instr.rs`).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 #[path = "../../tool-runtime/benches/support/instr.rs"]
 mod instr;

@@ -20,7 +20,7 @@ use serde_json::Value;
 use tool_runtime::validate::Validator;
 use tool_runtime::{Tool, ToolCall, ToolSet};
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 #[path = "support/instr.rs"]
 mod instr;

@@ -36,7 +36,7 @@ use tool_runtime::{
     CallContext, Prepare, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
 };
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 #[path = "support/instr.rs"]
 mod instr;

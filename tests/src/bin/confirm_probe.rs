@@ -1,6 +1,6 @@
 //! Drives the terminal confirmation for real: runs one modifying call through an executor whose
 //! confirmation handler is the terminal, and writes the execution as JSON to the file named by
-//! the first argument. `tests/confirm_tmux.rs` runs it inside tmux and types the answers.
+//! the first argument. `tests/tests/it/confirm_tmux.rs` runs it inside tmux and types the answers.
 //!
 //! Usage: `confirm_probe OUT.json [TIMEOUT_MS]`
 //!

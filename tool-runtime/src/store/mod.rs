@@ -24,7 +24,7 @@
 //! operation pending, a call that could not be parked is refused, and an outcome that could not
 //! be recorded leaves the operation in doubt, as after a crash. Audit records that could not be
 //! written are kept in the process and written once the store takes writes again
-//! (`tests/faults_sqlite.rs` and `tests/faults_redis.rs` inject each of these faults).
+//! (`tests/it/faults_sqlite.rs` and `tests/it/faults_redis.rs` inject each of these faults).
 
 mod memory;
 pub(crate) mod redis_store;

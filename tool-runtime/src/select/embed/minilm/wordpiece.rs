@@ -5,7 +5,7 @@
 //! greedy longest-match word pieces) and the crate would add far more to the build than this
 //! file does. Each step follows `tokenizers`' `BertNormalizer` and `BertPreTokenizer`, with the
 //! same Unicode definitions (canonical decomposition, general categories), so ids match the
-//! reference tokenizer also outside ASCII; `tests/select_minilm.rs` checks them against it.
+//! reference tokenizer also outside ASCII; `tests/it/select_minilm.rs` checks them against it.
 
 // Loading fails with the project's ToolError, large by design (it carries recovery advice).
 #![allow(clippy::result_large_err)]

@@ -1,0 +1,19 @@
+//! The integration tests of the example agents, built as one binary: one link instead of one per
+//! file, which keeps the workspace's test build small. Most drive the real binaries as a user runs
+//! them; `support` finds the local model server and the peer proxy the end-to-end tests talk to.
+
+mod support;
+
+mod app_cli;
+mod catalog;
+mod e2e_peer;
+mod e2e_research_cli;
+mod graph;
+mod graph_mcp;
+mod graph_resume;
+mod research;
+mod research_cli;
+mod research_serve;
+mod tasks;
+mod tools_cli;
+mod tools_hostile;

@@ -1,0 +1,32 @@
+//! The integration tests of tool-runtime, built as one binary (one link instead of one per file).
+//! Each module is one concern; `common` and `executor_support` hold what several share.
+//! `compiled_once` and `load` stay binaries of their own: they measure process-wide counters and
+//! the resident set size, which other tests running beside them in one process would disturb.
+
+mod common;
+mod executor_support;
+
+mod cli;
+mod crash;
+mod differential;
+mod dynamic;
+mod executor_audit;
+mod executor_cli;
+mod executor_pending;
+mod executor_policy;
+mod executor_redis;
+mod executor_running;
+mod executor_store;
+mod executor_sync_timeout;
+mod executor_undo_chain;
+mod faults_redis;
+mod faults_sqlite;
+mod hostile;
+mod hydrate;
+mod prepare;
+mod property_approval;
+mod property_secrets;
+mod redaction;
+mod select_cli;
+mod select_minilm;
+mod select_pick;

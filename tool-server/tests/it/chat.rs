@@ -1,0 +1,179 @@
+//! `POST /api/v1/chat`: the agent loop run server-side against a scripted OpenAI-compatible model
+//! on 127.0.0.1. A run that waits for a person is suspended, then resumed by the decision; the
+//! model sees the outcome (a denial with the person's reason). With `Accept: text/event-stream`
+//! the events stream across the suspension and end with `done`.
+
+use crate::support;
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::*;
+
+/// Polls `GET /api/v1/chat/{id}` until the run is no longer suspended.
+async fn finished(s: &Server, run_id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
+        assert_eq!(status, 200, "{body}");
+        if body["status"] != "suspended" {
+            return body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still suspended: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_denial_with_a_reason_reaches_the_model_when_the_run_resumes() {
+    let (base, script) = scripted(vec![
+        call("c1", "delete_note", json!({"id": "n1"})),
+        answer("I kept the note, as you asked."),
+    ])
+    .await;
+    let s = start_with_model(&base).await;
+    let (status, body) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            json!({"messages": [{"role": "user", "content": "delete note n1"}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["status"], "suspended");
+    let op = body["pending"][0]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run_id = body["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+
+    let (status, _) = s
+        .post(
+            &format!("/api/v1/pending/{op}/deny"),
+            Some(APPROVER),
+            json!({"reason": "that note is still needed"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let done = finished(&s, &run_id).await;
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["answer"], "I kept the note, as you asked.");
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    // the model's second request carries the denial with the person's words
+    let second = script.requests.lock().unwrap()[1].to_string();
+    assert!(second.contains("that note is still needed"), "{second}");
+    assert!(done["transcript"].to_string().contains("denied"), "{done}");
+}
+
+#[tokio::test]
+async fn the_events_stream_across_an_approval_and_end_with_done() {
+    let (base, _script) = scripted(vec![
+        call("c1", "delete_note", json!({"id": "n1"})),
+        answer("Deleted."),
+    ])
+    .await;
+    let s = start_with_model(&base).await;
+    let res = s
+        .http
+        .post(format!("{}/api/v1/chat", s.base))
+        .bearer_auth(AGENT)
+        .header("accept", "text/event-stream")
+        .json(&json!({"messages": [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "hi, what can I do?"},
+            {"role": "user", "content": "delete note n1"}
+        ]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let mut body = res.bytes_stream();
+    let mut text = String::new();
+    let mut events: Vec<(String, Value)> = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut approved = false;
+    while events.last().is_none_or(|(name, _)| name != "done") {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("the stream ends with done")
+            .unwrap()
+            .unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = text.find("\n\n") {
+            let block: String = text.drain(..end + 2).collect();
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "));
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "));
+            if let (Some(name), Some(data)) = (name, data) {
+                events.push((name.to_owned(), serde_json::from_str(data).unwrap()));
+            }
+        }
+        if !approved && let Some((_, e)) = events.iter().find(|(n, _)| n == "suspended") {
+            let op = e["operations"][0].as_str().unwrap().to_owned();
+            let (status, _) = s
+                .post(
+                    &format!("/api/v1/pending/{op}/approve"),
+                    Some(APPROVER),
+                    json!({}),
+                )
+                .await;
+            assert_eq!(status, 200);
+            approved = true;
+        }
+    }
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "call_started",
+            "suspended",
+            "call_finished",
+            "text_delta",
+            "final_answer",
+            "done"
+        ],
+        "{events:?}"
+    );
+    let (_, done) = events.last().unwrap();
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["answer"], "Deleted.");
+    assert_eq!(s.notes.get("n1"), None);
+}
+
+#[tokio::test]
+async fn chat_refuses_what_it_cannot_run() {
+    let s = start().await;
+    let (status, body) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            json!({"messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(status, 404, "no agent: {body}");
+    let (base, _) = scripted(vec![]).await;
+    let s = start_with_model(&base).await;
+    for messages in [
+        json!([]),
+        json!([{"role": "assistant", "content": "last"}]),
+        json!([{"role": "tool", "content": "x"}, {"role": "user", "content": "y"}]),
+    ] {
+        let (status, body) = s
+            .post("/api/v1/chat", Some(AGENT), json!({ "messages": messages }))
+            .await;
+        assert_eq!(status, 422, "{messages}: {body}");
+        assert_error(&body, "INVALID_ARGUMENTS");
+    }
+    let (status, _) = s
+        .post(
+            "/api/v1/chat",
+            None,
+            json!({"messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(status, 401);
+}

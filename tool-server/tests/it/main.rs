@@ -1,0 +1,10 @@
+//! The integration tests of tool-server, built as one binary: one link instead of one per file,
+//! which keeps the workspace's test build small. `support` is the notes app the tests serve.
+
+mod support;
+
+mod api;
+mod chat;
+mod mcp_http;
+mod page;
+mod replicas;

@@ -1,0 +1,224 @@
+//! MCP over streamable HTTP at `/mcp`, driven by the official MCP Python SDK client
+//! (`tests/mcp/client.py`): the tools with their annotations, a read-only call, and a modifying
+//! call confirmed in-band with `elicitation/create`: accepted, accepted with an edit, declined,
+//! and unanswered past the confirmation timeout. A client without the capability gets the
+//! pending operation, and the bearer token guards the endpoint.
+
+use crate::support;
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::*;
+
+/// The SDK's Python, or `None` (skipped outside CI).
+fn python() -> Option<String> {
+    match std::env::var("TOOLS_CONFORMANCE_PYTHON") {
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
+                panic!("CI is set but TOOLS_CONFORMANCE_PYTHON (with the mcp SDK) is not");
+            }
+            eprintln!("SKIPPED: TOOLS_CONFORMANCE_PYTHON is not set");
+            None
+        }
+    }
+}
+
+/// Runs the client against `server` with `answer` for confirmations; the JSON lines it printed.
+fn client(python: &str, base: &str, answer: &str, steps: &[&str]) -> Vec<Value> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args(["--http", &format!("{base}/mcp")])
+        .args(["--token", AGENT, "--answer", answer])
+        .args(steps)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The structured result of the call step, and the elicitation messages before it.
+fn call_result(lines: &[Value]) -> (Value, Vec<String>) {
+    let asked = lines
+        .iter()
+        .filter_map(|l| l["elicitation"].as_str().map(str::to_owned))
+        .collect();
+    let result = lines
+        .iter()
+        .rev()
+        .find(|l| l.get("call").is_some())
+        .expect("a call result")["result"]
+        .clone();
+    (result, asked)
+}
+
+fn text_of(result: &Value) -> Value {
+    let text = result["content"][0]["text"].as_str().unwrap();
+    serde_json::from_str(text).unwrap_or(Value::String(text.to_owned()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_and_a_read_only_call_over_http() {
+    let Some(py) = python() else { return };
+    let s = start().await;
+    let lines = tokio::task::spawn_blocking({
+        let s = s.base.clone();
+        move || client(&py, &s, "none", &["list", "read_note={\"id\": \"n1\"}"])
+    })
+    .await
+    .unwrap();
+    let tools = lines[0]["tools"].as_array().unwrap();
+    let delete = tools.iter().find(|t| t["name"] == "delete_note").unwrap();
+    assert_eq!(delete["annotations"]["destructiveHint"], true, "{delete}");
+    assert_eq!(
+        delete["_meta"]["tool-runtime/safety"]["confirmation"], "always",
+        "{delete}"
+    );
+    let (result, asked) = call_result(&lines);
+    assert!(asked.is_empty());
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(text_of(&result), json!("buy milk"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
+    let Some(py) = python() else { return };
+    let s = start().await;
+    s.notes.0.lock().unwrap().insert("n2".into(), "x".into());
+    let h = s.base.clone();
+    let run = |answer: &'static str, step: &'static str| {
+        let (py, h) = (py.clone(), h.clone());
+        tokio::task::spawn_blocking(move || client(&py, &h, answer, &[step]))
+    };
+
+    // declined: a denial, not an error, and nothing ran
+    let lines = run("decline", "delete_note={\"id\": \"n1\"}")
+        .await
+        .unwrap();
+    let (result, asked) = call_result(&lines);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].contains("Delete the note n1"), "{}", asked[0]);
+    assert!(asked[0].contains("cannot be undone"), "{}", asked[0]);
+    assert!(
+        asked[0].contains("buy milk"),
+        "the preview's change: {}",
+        asked[0]
+    );
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(
+        text_of(&result).to_string().contains("declined"),
+        "{result}"
+    );
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+
+    // accepted with an edit: the person's arguments run, validated again
+    let lines = run("edit:{\"id\": \"n2\"}", "delete_note={\"id\": \"n1\"}")
+        .await
+        .unwrap();
+    let (result, _) = call_result(&lines);
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(s.notes.get("n2"), None);
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+
+    // accepted: it runs
+    let lines = run("accept", "delete_note={\"id\": \"n1\"}").await.unwrap();
+    let (result, _) = call_result(&lines);
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(text_of(&result)["deleted"], "n1", "{result}");
+    assert_eq!(s.notes.get("n1"), None);
+
+    // every decision is in the audit trail, decided by the user
+    let feed = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery {
+            tool: Some("delete_note".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let decisions: Vec<String> = feed
+        .iter()
+        .map(|r| format!("{:?}/{:?}", r.decision, r.decided_by))
+        .collect();
+    assert_eq!(
+        decisions,
+        ["Confirmed/User", "Edited/User", "Denied/User"],
+        "newest first"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_confirmation_is_a_denial_and_a_client_without_elicitation_gets_a_pending_operation()
+ {
+    let Some(py) = python() else { return };
+    let s = start_with_config(|c| c.confirmation_timeout_ms = 1500, |o| o).await;
+    let h = s.base.clone();
+    let lines = {
+        let (py, h) = (py.clone(), h.clone());
+        tokio::task::spawn_blocking(move || {
+            client(&py, &h, "silent:4", &["delete_note={\"id\": \"n1\"}"])
+        })
+        .await
+        .unwrap()
+    };
+    let (result, asked) = call_result(&lines);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    let feed = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery::default())
+        .unwrap();
+    assert_eq!(format!("{:?}", feed[0].decided_by), "Timeout");
+
+    let lines = tokio::task::spawn_blocking(move || {
+        client(
+            &py,
+            &h,
+            "none",
+            &["delete_note={\"id\": \"n1\"}", "delete_notes={}"],
+        )
+    })
+    .await
+    .unwrap();
+    let calls: Vec<&Value> = lines.iter().filter(|l| l.get("call").is_some()).collect();
+    let pending = text_of(&calls[0]["result"]);
+    assert_eq!(pending["status"], "pending", "{pending}");
+    assert!(pending["operation_id"].as_str().unwrap().starts_with("op-"));
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    // an unknown tool's error names the nearest tool
+    let unknown = &calls[1]["result"];
+    assert_eq!(unknown["isError"], true);
+    assert!(
+        unknown["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("delete_note"),
+        "{unknown}"
+    );
+}
+
+#[tokio::test]
+async fn the_mcp_endpoint_needs_a_token() {
+    let s = start().await;
+    let res = s
+        .http
+        .post(format!("{}/mcp", s.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let body: Value = res.json().await.unwrap();
+    assert_error(&body, "UNAUTHORIZED");
+}

@@ -1,0 +1,324 @@
+//! Two server processes on one Redis behave as one: an operation parked through one is approved
+//! through either, 50 approvals at once from both run it exactly once (49 answered 409), the feed
+//! is shared, a first-time approval given through one holds on the other, and a rate limit of N
+//! calls a minute admits N across both replicas, not 2N.
+//!
+//! The replicas are this test binary started again with `TOOL_SERVER_REPLICA` set (see
+//! [`replica`]): real processes, real sockets, one Redis (`TOOL_RUNTIME_TEST_REDIS_URL`; skipped
+//! without it, except under CI).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Window};
+use tool_runtime::store::RedisStore;
+use tool_runtime::{State, ToolError, tool};
+use tool_server::{ServerOptions, Tokens};
+
+const AGENT: &str = "replica-agent-token-0001";
+const APPROVER: &str = "replica-approver-token-0001";
+const REDIS: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
+
+/// Where a replica's tools leave a trace every process can count: one line per run.
+#[derive(Clone)]
+struct RunLog(PathBuf);
+
+impl RunLog {
+    fn append(&self, line: &str) -> Result<(), ToolError> {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.0)
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+        writeln!(f, "{line}").map_err(|e| ToolError::execution(e.to_string()))
+    }
+}
+
+/// Ships an order: a person approves it first.
+#[tool(modify, intent = "Ship order {order}")]
+fn ship_order(
+    /// The order.
+    order: String,
+    State(log): State<RunLog>,
+) -> Result<String, ToolError> {
+    log.append(&format!("ship {order} by {}", std::process::id()))?;
+    Ok(format!("shipped {order}"))
+}
+
+/// Looks a product up (rate limited: 5 a minute over every replica).
+#[tool(read_only)]
+fn lookup_product(
+    /// The product.
+    sku: String,
+    State(log): State<RunLog>,
+) -> Result<String, ToolError> {
+    log.append(&format!("lookup {sku}"))?;
+    Ok(format!("product {sku}"))
+}
+
+/// Reads exchange rates from an outside service (first use in a session passes the gate).
+#[tool(external)]
+fn fetch_rate(
+    /// The currency.
+    currency: String,
+    State(log): State<RunLog>,
+) -> Result<String, ToolError> {
+    log.append(&format!("rate {currency}"))?;
+    Ok(format!("1 EUR = 1.1 {currency}"))
+}
+
+/// The replica process: serves the app on Redis until killed. A no-op as a test of its own.
+#[test]
+fn replica() {
+    let Ok(prefix) = std::env::var("TOOL_SERVER_REPLICA") else {
+        return;
+    };
+    let url = std::env::var(REDIS).unwrap();
+    let log = RunLog(std::env::var("TOOL_SERVER_RUN_LOG").unwrap().into());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let set = tool_runtime::toolset![ship_order, lookup_product, fetch_rate]
+            .unwrap()
+            .with_state(log);
+        let mut cfg = ExecutorConfig::default();
+        cfg.cache.enabled = false;
+        cfg.auto_confirm_external = true;
+        cfg.rate_limits
+            .tools
+            .insert("lookup_product".into(), Window::per_minute(5));
+        let executor = Executor::builder(set)
+            .config(cfg)
+            .store(Arc::new(RedisStore::with_prefix(&url, &prefix).unwrap()))
+            .confirmation(Deferred)
+            .build()
+            .unwrap();
+        let options = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
+        let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &options)
+            .await
+            .unwrap();
+        println!("LISTENING http://{}", listener.local_addr().unwrap());
+        std::io::stdout().flush().unwrap();
+        axum::serve(listener, tool_server::router(executor, options))
+            .await
+            .unwrap();
+    });
+}
+
+struct Replica {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(prefix: &str, log: &std::path::Path) -> Replica {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "replicas::replica",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TOOL_SERVER_REPLICA", prefix)
+        .env("TOOL_SERVER_RUN_LOG", log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("the replica starts").unwrap();
+        // libtest prints `test replica ... ` before the test's own output, on the same line
+        if let Some((_, base)) = line.split_once("LISTENING ") {
+            break base.trim().to_owned();
+        }
+    };
+    // keep reading so that the child never blocks on a full pipe
+    std::thread::spawn(move || for _ in lines {});
+    Replica { child, base }
+}
+
+/// Two replicas on a fresh Redis prefix, and the run log they share.
+fn pair(test: &str) -> Option<(Replica, Replica, tempfile::TempDir)> {
+    if std::env::var(REDIS).is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but {REDIS} is not: replicas must be tested on a real Redis"
+        );
+        eprintln!("SKIPPED: set {REDIS} to a redis:// URL");
+        return None;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let prefix = format!("tool-server-test:{}:{nanos}:{test}:", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("runs.log");
+    Some((spawn(&prefix, &log), spawn(&prefix, &log), dir))
+}
+
+fn runs(dir: &tempfile::TempDir, prefix: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.path().join("runs.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_approvals_from_two_replicas_run_the_operation_exactly_once() {
+    let Some((a, b, dir)) = pair("approve") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let res = http
+        .post(format!("{}/api/v1/tools/ship_order/call", a.base))
+        .bearer_auth(AGENT)
+        .json(&json!({"arguments": {"order": "A-17"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let op = res.json::<Value>().await.unwrap()["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // the other replica lists it
+    let listed: Value = http
+        .get(format!("{}/api/v1/pending", b.base))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["pending"][0]["id"], op.as_str(), "{listed}");
+
+    let approvals = (0..50).map(|i| {
+        let url = format!(
+            "{}/api/v1/pending/{op}/approve",
+            if i % 2 == 0 { &a.base } else { &b.base }
+        );
+        let http = http.clone();
+        tokio::spawn(async move {
+            http.post(url)
+                .bearer_auth(APPROVER)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    });
+    let mut statuses: Vec<u16> = Vec::new();
+    for h in futures::future::join_all(approvals).await {
+        statuses.push(h.unwrap());
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 409).count(),
+        49,
+        "{statuses:?}"
+    );
+    assert_eq!(runs(&dir, "ship A-17").len(), 1, "run exactly once");
+
+    // both feeds show the one run, with who started it
+    for base in [&a.base, &b.base] {
+        let feed: Value = http
+            .get(format!("{base}/api/v1/activity?tool=ship_order"))
+            .bearer_auth(APPROVER)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let statuses: Vec<&str> = feed["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["success", "pending"], "{feed}");
+        assert_eq!(feed["records"][0]["initiator"], "user");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rate_limit_admits_n_calls_across_both_replicas_not_2n() {
+    let Some((a, b, dir)) = pair("rate") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let mut codes = Vec::new();
+    for i in 0..12 {
+        let base = if i % 2 == 0 { &a.base } else { &b.base };
+        let res = http
+            .post(format!("{base}/api/v1/tools/lookup_product/call"))
+            .bearer_auth(AGENT)
+            .json(&json!({"arguments": {"sku": format!("p{i}")}}))
+            .send()
+            .await
+            .unwrap();
+        let status = res.status().as_u16();
+        if status == 429 {
+            assert!(res.headers().contains_key("retry-after"));
+        }
+        codes.push(status);
+    }
+    assert_eq!(codes.iter().filter(|c| **c == 200).count(), 5, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 429).count(), 7, "{codes:?}");
+    assert_eq!(runs(&dir, "lookup").len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_first_time_approval_on_one_replica_holds_on_the_other() {
+    let Some((a, b, dir)) = pair("gate") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let call = |base: &str, session: &str| {
+        http.post(format!("{base}/api/v1/tools/fetch_rate/call"))
+            .bearer_auth(AGENT)
+            .json(&json!({"arguments": {"currency": "USD"}, "session": session}))
+            .send()
+    };
+    let res = call(&a.base, "s1").await.unwrap();
+    assert_eq!(
+        res.status(),
+        202,
+        "the first use in a session passes the gate"
+    );
+    let pending: Value = res.json().await.unwrap();
+    assert!(pending["preview"]["first_use"].is_object(), "{pending}");
+    let op = pending["operation_id"].as_str().unwrap();
+    let res = http
+        .post(format!("{}/api/v1/pending/{op}/approve", b.base))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // the same session on the other replica: the gate is passed, the call runs at once
+    assert_eq!(call(&b.base, "s1").await.unwrap().status(), 200);
+    assert_eq!(call(&a.base, "s1").await.unwrap().status(), 200);
+    // remembered across sessions too (`persist_first_time_approvals`, the default), on both
+    assert_eq!(call(&b.base, "s2").await.unwrap().status(), 200);
+    assert_eq!(runs(&dir, "rate USD").len(), 4);
+}
