@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts (valgrind callgrind) of the benchmarks' operations, beside criterion's times.
 #
-# Each bench binary doubles as a runner of single operations (tool-runtime/benches/support/
-# instr.rs): with INSTR_CASE=<case> it runs that case INSTR_ITERS times inside the function
+# Each bench binary doubles as a runner of single operations (test-support/src/instr.rs): with INSTR_CASE=<case> it runs that case INSTR_ITERS times inside the function
 # `instr_measured_loop`, and callgrind counts only what runs inside it, so set-up and start-up
 # are excluded. Instruction counts do not depend on what else the machine is doing, which makes
 # them the stable companion of a time ratio on a shared machine (they do not see cache misses,

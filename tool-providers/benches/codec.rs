@@ -10,12 +10,11 @@
 //! cargo bench -p tool-providers --bench codec -- --warm-up-time 1 --measurement-time 3
 //!
 //! Instruction counts: `bash bench/instr.sh codec` (see
-//! `tool-runtime/benches/support/instr.rs`).
+//! `test-support/src/instr.rs`).
 
 #[path = "../tests/it/common/mod.rs"]
 mod common;
-#[path = "../../tool-runtime/benches/support/instr.rs"]
-mod instr;
+use test_support::instr;
 
 use std::hint::black_box;
 

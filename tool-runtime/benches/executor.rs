@@ -20,8 +20,7 @@ use tool_runtime::executor::{AuditRecord, AuditSink, Executor, ExecutorConfig, M
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{CallContext, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
 
-#[path = "support/instr.rs"]
-mod instr;
+use test_support::instr;
 
 #[derive(Clone, Deserialize, Serialize, JsonSchema)]
 struct AddArgs {

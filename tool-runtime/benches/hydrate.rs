@@ -10,7 +10,7 @@
 //! cargo bench -p tool-runtime --bench hydrate -- --warm-up-time 1 --measurement-time 3
 //!
 //! Instruction counts of the same operations: `bash bench/instr.sh hydrate` (see
-//! `support/instr.rs`).
+//! `test-support/src/instr.rs`).
 
 use std::hint::black_box;
 
@@ -22,9 +22,8 @@ use tool_runtime::{Tool, ToolCall, ToolSet};
 
 #[path = "../tests/it/common/mod.rs"]
 mod common;
-#[path = "support/instr.rs"]
-mod instr;
 use common::{INVALID, SearchArgs, SearchNotes, SearchNotesTool, VALID};
+use test_support::instr;
 
 /// Everything the measured operations need, built and checked once.
 struct Fixture {

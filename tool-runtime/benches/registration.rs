@@ -22,7 +22,7 @@
 //!
 //! cargo bench -p tool-runtime --bench registration -- --warm-up-time 1 --measurement-time 3
 //!
-//! Instruction counts: `bash bench/instr.sh registration` (see `support/instr.rs`).
+//! Instruction counts: `bash bench/instr.sh registration` (see `test-support/src/instr.rs`).
 
 use std::hint::black_box;
 use std::process::Command;
@@ -38,9 +38,8 @@ use tool_runtime::{
 
 #[path = "../tests/it/common/mod.rs"]
 mod common;
-#[path = "support/instr.rs"]
-mod instr;
 use common::{SearchArgs, definition_once, derived_definition};
+use test_support::instr;
 
 /// One of 1,000 distinct typed tools sharing the realistic argument type. `WRITTEN`: its
 /// definition is built as `#[tool]` builds it, from the schema the macros wrote at compile time

@@ -3,7 +3,7 @@
 //! pool; index build time against merely collecting the definitions; and the memory the index
 //! takes per tool (printed before the timings).
 //!
-//! `BFCL_DIR=<BFCL folder> cargo bench -p tool-runtime --bench select` (see `support/bfcl.rs`).
+//! `BFCL_DIR=<BFCL folder> cargo bench -p tool-runtime --bench select` (see `test-support/src/bfcl.rs`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -15,8 +15,7 @@ use criterion::{BenchmarkId, Criterion};
 use tool_runtime::ToolDefinition;
 use tool_runtime::select::{Catalog, KeywordOverlapScorer, PickOptions};
 
-#[path = "support/bfcl.rs"]
-mod bfcl;
+use test_support::bfcl;
 
 /// Counts live heap bytes so the index's memory per tool is measured, not estimated.
 struct Counting;

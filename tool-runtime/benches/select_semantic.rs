@@ -9,7 +9,7 @@
 //! - `bm25`: the default scorer on the same catalog and queries, the baseline of each ratio.
 //!
 //! `TOOLS_MINILM_DIR=<model dir> cargo bench -p tool-runtime --features minilm --bench
-//! select_semantic` (BFCL data from `$BFCL_DIR`: see `support/bfcl.rs`). `SELECT_COLD_MAX=N` bounds
+//! select_semantic` (BFCL data from `$BFCL_DIR`: see `test-support/src/bfcl.rs`). `SELECT_COLD_MAX=N` bounds
 //! the catalog sizes measured cold (default 1,000: a cold 10,000 embeds 10,000 texts per sample).
 
 use std::hint::black_box;
@@ -23,8 +23,7 @@ use tool_runtime::select::{
     CachedEmbedder, Catalog, Embedder, EmbeddingCache, EmbeddingScorer, HybridScorer, PickOptions,
 };
 
-#[path = "support/bfcl.rs"]
-mod bfcl;
+use test_support::bfcl;
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 

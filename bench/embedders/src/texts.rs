@@ -5,7 +5,7 @@ use serde_json::json;
 use tool_runtime::ToolDefinition;
 use tool_runtime::select::tool_text;
 
-#[path = "../../../tool-runtime/benches/support/bfcl.rs"]
+#[path = "../../../test-support/src/bfcl.rs"]
 mod bfcl;
 
 const VERBS: [&str; 12] = [

@@ -38,8 +38,7 @@ use tool_runtime::{Safety, ToolDefinition};
 
 // The loader is shared with the selection benchmark; see its module docs for why it is not a
 // library API.
-#[path = "../../../tool-runtime/benches/support/bfcl.rs"]
-mod bfcl;
+use test_support::bfcl;
 
 /// How deep each ranking goes for the MRR.
 const DEPTH: usize = 100;

@@ -12,7 +12,7 @@ use crate::support;
 use support::{Run, research};
 
 fn peer_url() -> Option<String> {
-    support::service_url(
+    test_support::service_url(
         "TOOLS_PEER_URL",
         "the LiteLLM proxy (`scripts/peer-proxy.sh install && scripts/peer-proxy.sh start`, in \
          front of `scripts/llama-server.sh start`, as .ci/run does)",

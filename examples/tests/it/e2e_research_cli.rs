@@ -10,13 +10,7 @@
 use crate::support;
 
 use support::{Run, research};
-
-fn llama_url() -> Option<String> {
-    support::service_url(
-        "TOOLS_LLAMA_URL",
-        "the local model server (`scripts/llama-server.sh start`, as .ci/run does)",
-    )
-}
+use test_support::llama_url;
 
 #[test]
 fn one_turn_against_the_real_model_ends_with_an_answer() {

@@ -92,15 +92,8 @@ fn an_mcp_client_lists_calls_and_parks_a_deletion_for_approval() {
 /// about the deletion in-band; declining or not answering leaves the node, accepting deletes it.
 #[test]
 fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
-    let python = match std::env::var("TOOLS_CONFORMANCE_PYTHON") {
-        Ok(p) if !p.is_empty() => p,
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-                panic!("CI is set but TOOLS_CONFORMANCE_PYTHON (with the mcp SDK) is not");
-            }
-            eprintln!("SKIPPED: TOOLS_CONFORMANCE_PYTHON is not set");
-            return;
-        }
+    let Some(python) = test_support::conformance_python() else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("graph.sqlite");

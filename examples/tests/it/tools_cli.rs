@@ -406,7 +406,7 @@ fn pick_with_the_semantic_scorers_uses_the_local_model_or_says_what_is_missing()
 
     let Some(model_dir) = model_dir else {
         assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
+            !test_support::in_ci(),
             "CI must provide the model: TOOLS_MINILM_DIR is not set"
         );
         let _ = writeln!(
@@ -454,7 +454,7 @@ fn pick_answers_queries_from_standard_input_and_shares_embeddings_through_the_st
         std::env::var("TOOL_RUNTIME_TEST_REDIS_URL"),
     ) else {
         assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
+            !test_support::in_ci(),
             "CI must provide the model and Redis (TOOLS_MINILM_DIR, TOOL_RUNTIME_TEST_REDIS_URL)"
         );
         let _ = writeln!(std::io::stderr(), "skipped: no model or no Redis");

@@ -30,7 +30,7 @@ fn have_tmux() -> bool {
         return true;
     }
     assert!(
-        std::env::var_os("CI").is_none(),
+        !test_support::in_ci(),
         "tmux is not installed, and CI is set: the terminal confirmation tests must run in CI \
          (apt-get install tmux)"
     );

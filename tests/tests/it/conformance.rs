@@ -11,7 +11,6 @@
 #[path = "../../../tool-providers/tests/it/common/mod.rs"]
 mod common;
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
@@ -230,7 +229,7 @@ fn write_faulty_documents(dir: &Path) {
     }
 }
 
-fn run_checker(python: &std::ffi::OsStr, dir: &Path) -> (bool, String) {
+fn run_checker(python: &str, dir: &Path) -> (bool, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/check.py");
     let out = Command::new(python)
         .arg(&script)
@@ -245,63 +244,13 @@ fn run_checker(python: &std::ffi::OsStr, dir: &Path) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// The interpreter to check with (`TOOLS_CONFORMANCE_PYTHON`). Without one: a skip with the
-/// reason, except under CI (`ci`, the `CI` variable, set to anything but empty, `false` or `0`),
-/// where the check is required and its absence is a failure.
-fn conformance_python(
-    configured: Option<OsString>,
-    ci: Option<OsString>,
-    written: usize,
-) -> Option<OsString> {
-    let message = format!(
-        "set TOOLS_CONFORMANCE_PYTHON to a Python with openai, anthropic, ollama, mcp, \
-         google-genai and pydantic installed (see .ci/run) to validate {written} encoded documents"
-    );
-    let in_ci = ci.is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-    match configured {
-        Some(python) if !python.is_empty() => Some(python),
-        _ if in_ci => panic!("CI is set but the SDK conformance check cannot run: {message}"),
-        _ => {
-            println!("SKIPPED: {message}");
-            None
-        }
-    }
-}
-
-#[test]
-fn under_ci_a_missing_interpreter_fails_instead_of_skipping() {
-    let python = || Some(OsString::from("/venv/bin/python"));
-    assert_eq!(
-        conformance_python(python(), Some("true".into()), 1),
-        python()
-    );
-    assert_eq!(conformance_python(python(), None, 1), python());
-    for ci in [None, Some(""), Some("false"), Some("0")] {
-        assert_eq!(
-            conformance_python(None, ci.map(OsString::from), 1),
-            None,
-            "not CI ({ci:?}): skipped"
-        );
-    }
-    for (configured, ci) in [(None, "true"), (None, "1"), (Some(""), "github-actions")] {
-        let outcome = std::panic::catch_unwind(|| {
-            conformance_python(configured.map(OsString::from), Some(ci.into()), 1)
-        });
-        assert!(outcome.is_err(), "CI={ci} without an interpreter must fail");
-    }
-}
-
 #[test]
 fn codec_output_validates_against_the_official_sdk_types() {
     let dir = tempfile::tempdir().unwrap();
     let written = write_documents(dir.path());
     assert!(written >= 40, "only {written} documents");
 
-    let Some(python) = conformance_python(
-        std::env::var_os("TOOLS_CONFORMANCE_PYTHON"),
-        std::env::var_os("CI"),
-        written,
-    ) else {
+    let Some(python) = test_support::conformance_python() else {
         return;
     };
     let (ok, report) = run_checker(&python, dir.path());

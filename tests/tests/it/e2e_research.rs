@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::support;
 use examples::research::{self, Db, DoiService};
+use test_support::llama_url;
 
 use examples::setup;
 use futures::FutureExt;
@@ -18,26 +19,6 @@ use tool_runtime::executor::{
     Answer, ConfirmationRequest, Decider, ExecutorConfig, FnConfirmer, Status,
 };
 use tool_runtime::select::PickOptions;
-
-fn llama_url() -> Option<String> {
-    match std::env::var("TOOLS_LLAMA_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            // In CI a missing server is a broken setup, not a reason to pass.
-            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-                panic!(
-                    "CI is set but TOOLS_LLAMA_URL is not: the end-to-end tests need the local \
-                     model server (`scripts/llama-server.sh start`, as .ci/run does)"
-                );
-            }
-            eprintln!(
-                "SKIPPED: TOOLS_LLAMA_URL is not set; start the local model with \
-                 `scripts/llama-server.sh start` and export TOOLS_LLAMA_URL=<the printed URL>"
-            );
-            None
-        }
-    }
-}
 
 #[tokio::test]
 async fn the_model_creates_a_note_after_the_user_confirms_it() {

@@ -273,7 +273,7 @@ async fn send(to: Email) -> usize {
 /// `.cargo/config.toml` must have set the variable for every test process.
 #[test]
 fn ci_compares_written_schemas_strictly() {
-    if std::env::var_os("CI").is_some() {
+    if test_support::in_ci() {
         assert_eq!(
             std::env::var("TOOL_RUNTIME_STRICT_WRITTEN").as_deref(),
             Ok("1"),

@@ -17,14 +17,7 @@ const VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
 
 /// A store on the test server under a prefix unique to this test run.
 fn store(prefix: &str) -> Option<RedisStore> {
-    let Ok(url) = std::env::var(VAR) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{VAR} is not set, and CI is set: the Redis store must be tested in CI"
-        );
-        eprintln!("SKIPPED: set {VAR} to a redis:// URL of a running redis-server");
-        return None;
-    };
+    let url = test_support::redis_url()?;
     Some(
         RedisStore::with_prefix(&url, prefix)
             .expect("the redis server in TOOL_RUNTIME_TEST_REDIS_URL answers"),

@@ -24,8 +24,6 @@ use tool_runtime::store::{
 };
 use tool_runtime::{CallContext, Initiator, Safety, ToolCall, ToolError, ToolSet};
 
-const REDIS_VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
-
 /// A store under test: opens handles on one and the same store.
 enum Backend {
     Memory(Arc<MemoryStore>),
@@ -50,14 +48,7 @@ impl Backend {
 
     /// `None` (skipped) without a server, except under CI.
     fn redis(case: &str) -> Option<Self> {
-        let Ok(url) = std::env::var(REDIS_VAR) else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{REDIS_VAR} is not set, and CI is set: the Redis store must be tested in CI"
-            );
-            eprintln!("SKIPPED: set {REDIS_VAR} to a redis:// URL of a running redis-server");
-            return None;
-        };
+        let url = test_support::redis_url()?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()

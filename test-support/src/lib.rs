@@ -1,0 +1,110 @@
+//! What the workspace's tests and benchmarks share, in one place instead of copies.
+//!
+//! - The one rule for tests that need something from outside the build (Redis, the local model
+//!   server, the Python SDKs, tmux, Chromium, the MiniLM files): without it a test prints why it
+//!   skipped and passes, except under CI, where a missing service is a broken setup and fails the
+//!   test, so that a green CI run means every such test ran.
+//! - [`instr`]: instruction counts of a benchmark's cases under callgrind.
+//! - [`bfcl`]: the Berkeley Function Calling Leaderboard subset as a tool catalog and questions.
+
+pub mod bfcl;
+pub mod instr;
+
+/// Whether this run is CI: `CI` set to anything but empty, `false` or `0` (CI systems set
+/// `CI=true`; `CI=0` turns the rule off for a local run that exports it).
+pub fn in_ci() -> bool {
+    ci_from(std::env::var("CI").ok().as_deref())
+}
+
+/// Whether `value`, the `CI` variable's, means CI (see [`in_ci`]).
+pub fn ci_from(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Whether a prerequisite of a test is `available`. When it is not: under CI, a panic that names
+/// `what` and `how` to provide it; otherwise a `SKIPPED` line on standard error and `false`, so
+/// the test returns early.
+pub fn prerequisite(available: bool, what: &str, how: &str) -> bool {
+    require(available, in_ci(), what, how)
+}
+
+/// [`prerequisite`] with the CI decision given, so the rule itself can be tested.
+fn require(available: bool, ci: bool, what: &str, how: &str) -> bool {
+    if available {
+        return true;
+    }
+    assert!(
+        !ci,
+        "CI is set but {what} is missing: these tests need it ({how})"
+    );
+    eprintln!("SKIPPED: {what} is missing ({how})");
+    false
+}
+
+/// The value of the environment variable `var`, which names a service or program a test needs;
+/// when it is unset or empty, [`prerequisite`]'s rule applies.
+pub fn service(var: &str, how: &str) -> Option<String> {
+    let value = std::env::var(var).ok().filter(|v| !v.is_empty());
+    prerequisite(value.is_some(), var, how).then(|| value.unwrap_or_default())
+}
+
+/// [`service`] for a URL, without a trailing slash.
+pub fn service_url(var: &str, how: &str) -> Option<String> {
+    service(var, how).map(|u| u.trim_end_matches('/').to_owned())
+}
+
+/// The local llama.cpp server the end-to-end tests run against (`TOOLS_LLAMA_URL`).
+pub fn llama_url() -> Option<String> {
+    service_url(
+        "TOOLS_LLAMA_URL",
+        "the local model server: `scripts/llama-server.sh start`, then export TOOLS_LLAMA_URL=<the \
+         printed URL>, as .ci/run does",
+    )
+}
+
+/// The Redis server the store tests use (`TOOL_RUNTIME_TEST_REDIS_URL`); each test keeps its keys
+/// under a prefix of its own.
+pub fn redis_url() -> Option<String> {
+    service(
+        "TOOL_RUNTIME_TEST_REDIS_URL",
+        "a redis:// URL of a running redis-server, as .ci/run starts",
+    )
+}
+
+/// A Python with the provider SDKs and the MCP SDK installed (`TOOLS_CONFORMANCE_PYTHON`).
+pub fn conformance_python() -> Option<String> {
+    service(
+        "TOOLS_CONFORMANCE_PYTHON",
+        "a Python with openai, anthropic, ollama, mcp, google-genai and pydantic installed, as \
+         .ci/run makes",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_is_any_value_but_empty_false_or_zero() {
+        for on in ["true", "1", "github-actions"] {
+            assert!(ci_from(Some(on)), "{on}");
+        }
+        for off in [None, Some(""), Some("false"), Some("0")] {
+            assert!(!ci_from(off), "{off:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_prerequisite_skips_outside_ci_and_fails_under_it() {
+        assert!(require(true, true, "tmux", "apt-get install tmux"));
+        assert!(require(true, false, "tmux", "apt-get install tmux"));
+        assert!(!require(false, false, "tmux", "apt-get install tmux"));
+        let failed =
+            std::panic::catch_unwind(|| require(false, true, "tmux", "apt-get install tmux"));
+        let message = *failed.unwrap_err().downcast::<String>().unwrap();
+        assert!(
+            message.contains("tmux is missing") && message.contains("apt-get install tmux"),
+            "{message}"
+        );
+    }
+}
