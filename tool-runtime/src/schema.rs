@@ -40,7 +40,9 @@ pub fn strictify(schema: &mut Value) {
                     .and_then(Value::as_object)
                     .map(|p| {
                         p.iter()
-                            .filter(|(_, s)| accepts_null(s))
+                            // references are not followed (the property is its own root):
+                            // schemars renders `Option<T>` as a union with null, which needs none
+                            .filter(|(_, s)| tool_wire::accepts_null(s, s))
                             .map(|(k, _)| k.clone())
                             .collect()
                     })
@@ -74,79 +76,30 @@ fn is_object_schema(map: &serde_json::Map<String, Value>) -> bool {
         }
 }
 
-fn accepts_null(s: &Value) -> bool {
-    match s.get("type") {
-        Some(Value::String(t)) if t == "null" => return true,
-        Some(Value::Array(ts)) if ts.iter().any(|t| t == "null") => return true,
-        _ => {}
-    }
-    ["anyOf", "oneOf"].iter().any(|k| {
-        s.get(*k)
-            .and_then(Value::as_array)
-            .is_some_and(|alts| alts.iter().any(accepts_null))
-    })
-}
-
 /// Every place where `schema` breaks OpenAI's strict-mode rules, as `(JSON pointer, message)`:
 /// an object without `additionalProperties: false`, an open map, a property not in `required`.
+/// The places are `tool_wire::strict_check`'s, the walk `#[tool]` runs on verbatim schemas at
+/// compile time; the messages speak to the author of a derived schema, who fixes it in Rust.
 pub fn strict_problems(schema: &Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    walk_strict(schema, String::new(), &mut out);
-    out
-}
-
-fn walk_strict(v: &Value, at: String, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(map) => {
-            if is_object_schema(map) {
-                let here = if at.is_empty() {
-                    "/".to_owned()
-                } else {
-                    at.clone()
-                };
-                match map.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {}
-                    Some(Value::Bool(true)) | Some(Value::Object(_)) => out.push((
-                        here.clone(),
-                        "an open object (a map) is not allowed in strict mode; use an array of key/value objects".into(),
-                    )),
-                    _ => out.push((
-                        here.clone(),
-                        "strict mode needs \"additionalProperties\": false on every object".into(),
-                    )),
+    use tool_wire::strict_check::StrictRule;
+    tool_wire::strict_check::problems(schema)
+        .into_iter()
+        .map(|p| {
+            let message = match &p.rule {
+                StrictRule::NotClosed => {
+                    "strict mode needs \"additionalProperties\": false on every object".to_owned()
                 }
-                let required: Vec<&str> = map
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                if let Some(Value::Object(props)) = map.get("properties") {
-                    for k in props.keys().filter(|k| !required.contains(&k.as_str())) {
-                        out.push((
-                            format!("{at}/properties/{}", k.replace('~', "~0").replace('/', "~1")),
-                            format!("property {k:?} must be required in strict mode (make an optional one nullable: Option<T>)"),
-                        ));
-                    }
-                }
-            }
-            for (k, child) in map {
-                if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                    continue;
-                }
-                walk_strict(
-                    child,
-                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                    out,
-                );
-            }
-        }
-        Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                walk_strict(x, format!("{at}/{i}"), out);
-            }
-        }
-        _ => {}
-    }
+                StrictRule::OpenMap => "an open object (a map) is not allowed in strict mode; use \
+                                        an array of key/value objects"
+                    .to_owned(),
+                StrictRule::NotRequired(k) => format!(
+                    "property {k:?} must be required in strict mode (make an optional one \
+                     nullable: Option<T>)"
+                ),
+            };
+            (p.pointer, message)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,9 @@
 //! - [`inline`]: `$defs`/`$ref` inlined, for providers that drop `$ref` (Ollama) or reject it.
 //! - [`gemini`]: Gemini's OpenAPI-style `parameters` subset.
 //! - [`declare`]: the per-provider declaration JSON from name, description, schema and flags.
+//! - [`strict_check`]: whether a schema its author declared strict meets the rules as written.
+//! - [`escape`], [`unescape`], [`resolve`], [`accepts_null`]: the JSON Pointer and schema helpers
+//!   the views, `#[tool]` and `tool-runtime` share.
 //!
 //! Each view works on a copy: the canonical schema (the one hydration validates against) is never
 //! changed, and a view that cannot represent a schema says so with a [`ViewError`] instead of
@@ -21,6 +24,7 @@ pub mod declare;
 pub mod gemini;
 pub mod inline;
 pub mod strict;
+pub mod strict_check;
 
 pub use declare::{GeminiSchemaField, McpHints, StrictPolicy, ToolSpec};
 
@@ -56,6 +60,12 @@ impl std::error::Error for ViewError {}
 /// Escapes one reference token of a JSON pointer (RFC 6901).
 pub fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Reads one escaped reference token of a JSON pointer back (RFC 6901: `~1` before `~0`, so that
+/// `~01` reads as `~1`).
+pub fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
 }
 
 /// Resolves a local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any `#/...` pointer) against the

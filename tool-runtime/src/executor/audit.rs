@@ -427,7 +427,7 @@ impl Secrets {
         pointer
             .split('/')
             .skip(1)
-            .any(|seg| self.is_sensitive(&seg.replace("~1", "/").replace("~0", "~")))
+            .any(|seg| self.is_sensitive(&tool_wire::unescape(seg)))
     }
 
     /// The texts to search for: every scalar under a secret or sensitive key of the arguments,

@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tool_wire::escape;
 
 use crate::error::{ErrorCode, ToolError, Violation};
 
@@ -136,10 +137,6 @@ fn references(v: &Value, at: &str) -> Vec<(String, String)> {
     }
     go(v, at.to_owned(), &mut out);
     out
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Replaces every reference in `args` with the value it points to in `outputs` (step id, result).

@@ -98,7 +98,7 @@ fn walk(value: &Value, pointer: &mut String) -> Option<(String, &'static str, &'
         Value::Object(map) => map.iter().find_map(|(k, v)| {
             let len = pointer.len();
             pointer.push('/');
-            pointer.push_str(&crate::hydrate::plan::escape(k));
+            pointer.push_str(&tool_wire::escape(k));
             let hit = walk(v, pointer);
             pointer.truncate(len);
             hit

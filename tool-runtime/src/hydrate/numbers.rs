@@ -332,7 +332,7 @@ impl Scan<'_> {
                 Step::Key(range) => {
                     let raw = &self.bytes[range.start - 1..range.end + 1];
                     let key: String = serde_json::from_slice(raw).unwrap_or_default();
-                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    pointer.push_str(&tool_wire::escape(&key));
                 }
             }
         }

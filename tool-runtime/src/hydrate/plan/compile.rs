@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
+use tool_wire::escape;
 
 use super::tree::Tree;
 use super::{Bounds, Checks, Key, Limit, Node, NodeId, Plan, TypeSet};
@@ -396,11 +397,6 @@ impl<'a, J: Tree<'a>> Compiler<'a, J> {
         // object; the plan sees objects only through their serialized keys, which is that.
         Ok(Node::Checks(checks))
     }
-}
-
-/// Escapes one reference token of a JSON pointer (RFC 6901).
-pub(crate) fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 fn types<'a, J: Tree<'a>>(value: J, pointer: &Path<'_>) -> Result<TypeSet, Unsupported> {

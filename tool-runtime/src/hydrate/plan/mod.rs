@@ -15,7 +15,6 @@
 //! with their JSON pointers; a plan never produces error messages itself.
 
 mod compile;
-pub(crate) use compile::escape;
 pub(crate) mod fields;
 mod guard;
 pub(crate) mod tree;

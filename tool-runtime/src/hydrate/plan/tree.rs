@@ -65,7 +65,7 @@ pub(crate) trait Tree<'t>: Copy + 't {
         for token in pointer.strip_prefix('/')?.split('/') {
             // `$defs` names rarely hold an escape: copy only a token that does
             let token: Cow<str> = if token.contains('~') {
-                token.replace("~1", "/").replace("~0", "~").into()
+                tool_wire::unescape(token).into()
             } else {
                 token.into()
             };
