@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tool_runtime::cli::Cli;
 use tool_runtime::executor::cli::ExecutorCli;
 use tool_runtime::select::cli::PickCommand;
-use tool_runtime::{DynHandler, Safety, ToolDefinition, ToolSet, tool};
+use tool_runtime::{DynHandler, Safety, ToolDefinition, ToolSet, tool, toolset};
 
 /// Search the notes by text and tags.
 #[tool(read_only, intent = "Search your notes for {query}")]
@@ -49,7 +49,7 @@ fn search_notes(
 
 /// The demo tool set: one typed tool and one defined at run time.
 fn demo() -> ToolSet {
-    let mut set = ToolSet::new().with::<search_notes>().expect("a valid tool");
+    let mut set = toolset![search_notes].expect("a valid tool");
     let mut weather = ToolDefinition::new(
         "get_weather",
         "Current weather for a city.",

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorConfig};
 use tool_runtime::select::{Candidate, PickOptions};
 use tool_runtime::store::MemoryStore;
-use tool_runtime::{ToolError, ToolSet};
+use tool_runtime::{ToolError, ToolSet, toolset};
 
 pub use tools::{CompoundInterest, ConvertUnits};
 
@@ -27,10 +27,8 @@ request, then answer briefly with its result.";
 
 /// The struct-form tools plus every catalog declaration.
 pub fn toolset() -> ToolSet {
-    let mut ts = ToolSet::new();
-    ts.register::<ConvertUnits>()
-        .and_then(|t| t.register::<CompoundInterest>())
-        .and_then(|t| t.register_catalog(CATALOG_JSON))
+    let mut ts = toolset![ConvertUnits, CompoundInterest].expect("the struct-form tools are valid");
+    ts.register_catalog(CATALOG_JSON)
         .expect("the catalog has unique, valid definitions");
     ts
 }

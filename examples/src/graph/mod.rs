@@ -13,7 +13,7 @@ use futures::FutureExt;
 use serde_json::{Value, json};
 use tool_runtime::executor::{Deferred, Executor, ExecutorBuilder, ExecutorConfig, Previewer};
 use tool_runtime::store::Store;
-use tool_runtime::{ToolError, ToolSet};
+use tool_runtime::{ToolError, ToolSet, toolset};
 
 pub use db::{Edge, GraphDb, MergeStrategy, Node};
 
@@ -24,13 +24,14 @@ for the user's approval. Answer briefly.";
 
 /// Every tool of the graph agent, with its state.
 pub fn toolset(db: GraphDb) -> ToolSet {
-    let mut ts = ToolSet::new().with_state(db);
-    ts.register::<tools::find_related_nodes>()
-        .and_then(|t| t.register::<tools::summarize_node>())
-        .and_then(|t| t.register::<tools::merge_nodes>())
-        .and_then(|t| t.register::<tools::delete_node>())
-        .expect("the graph tools have unique names and valid schemas");
-    ts
+    toolset![
+        tools::find_related_nodes,
+        tools::summarize_node,
+        tools::merge_nodes,
+        tools::delete_node,
+    ]
+    .expect("the graph tools have valid schemas")
+    .with_state(db)
 }
 
 /// The executor: every confirmation is deferred (a pending operation in the store at

@@ -14,7 +14,7 @@ use tool_runtime::executor::{
     ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
 };
 use tool_runtime::store::{InverseCall, Store};
-use tool_runtime::{ToolError, ToolSet};
+use tool_runtime::{ToolError, ToolSet, toolset};
 
 pub use db::Db;
 pub use tools::DoiService;
@@ -26,18 +26,20 @@ a DOI; then answer briefly.";
 
 /// Every tool of the assistant, with its state.
 pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
-    let mut ts = ToolSet::new().with_state(db).with_state(doi);
-    ts.register::<tools::search_bibliography>()
-        .and_then(|t| t.register::<tools::search_notes>())
-        .and_then(|t| t.register::<tools::create_note>())
-        .and_then(|t| t.register::<tools::edit_note>())
-        .and_then(|t| t.register::<tools::delete_note>())
-        .and_then(|t| t.register::<tools::restore_note>())
-        .and_then(|t| t.register::<tools::merge_notes>())
-        .and_then(|t| t.register::<tools::add_annotation>())
-        .and_then(|t| t.register::<tools::fetch_doi>())
-        .expect("the research tools have unique names and valid schemas");
-    ts
+    toolset![
+        tools::search_bibliography,
+        tools::search_notes,
+        tools::create_note,
+        tools::edit_note,
+        tools::delete_note,
+        tools::restore_note,
+        tools::merge_notes,
+        tools::add_annotation,
+        tools::fetch_doi,
+    ]
+    .expect("the research tools have valid schemas")
+    .with_state(db)
+    .with_state(doi)
 }
 
 /// The executor: the store at `store_path` (next to the notes), the given confirmation handler,

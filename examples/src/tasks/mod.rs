@@ -14,7 +14,7 @@ use tool_runtime::executor::{
     ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
 };
 use tool_runtime::store::Store;
-use tool_runtime::{ToolError, ToolSet};
+use tool_runtime::{ToolError, ToolSet, toolset};
 
 pub use db::{Priority, Task, TaskChanges, TaskDb, TaskStatus};
 
@@ -24,13 +24,14 @@ delete the user's tasks; then answer briefly.";
 
 /// Every tool of the task manager, with its state.
 pub fn toolset(db: TaskDb) -> ToolSet {
-    let mut ts = ToolSet::new().with_state(db);
-    ts.register::<tools::query_tasks>()
-        .and_then(|t| t.register::<tools::create_task>())
-        .and_then(|t| t.register::<tools::update_task>())
-        .and_then(|t| t.register::<tools::delete_task>())
-        .expect("the task tools have unique names and valid schemas");
-    ts
+    toolset![
+        tools::query_tasks,
+        tools::create_task,
+        tools::update_task,
+        tools::delete_task,
+    ]
+    .expect("the task tools have valid schemas")
+    .with_state(db)
 }
 
 /// The executor: the store at `store_path`, the given confirmation handler, and what
