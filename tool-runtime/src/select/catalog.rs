@@ -4,24 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::bm25::{Bm25Config, Bm25Index};
+use super::index::{Bm25Config, Bm25Index, ToolId};
 use crate::definition::ToolDefinition;
 use crate::toolset::{RegistrationError, ToolSet};
-
-/// A tool's handle inside one [`Catalog`]. Handles of removed tools may be reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolId(u32);
-
-impl ToolId {
-    pub(crate) fn from_slot(slot: u32) -> Self {
-        ToolId(slot)
-    }
-
-    /// The slot number, usable as an index into per-tool tables a scorer keeps.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 #[derive(Debug)]
 struct Slot {

@@ -8,8 +8,8 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::bm25::Bm25Scorer;
-use super::catalog::ToolId;
 use super::embed::EmbeddingScorer;
+use super::index::ToolId;
 use super::scorer::{ScoreRequest, Scored, Scorer};
 use crate::error::ToolError;
 

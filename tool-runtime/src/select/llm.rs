@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use super::bm25::Bm25Scorer;
-use super::catalog::ToolId;
+use super::index::ToolId;
 use super::scorer::{ScoreRequest, Scored, Scorer};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};

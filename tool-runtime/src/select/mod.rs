@@ -84,22 +84,27 @@
 mod bm25;
 mod catalog;
 pub mod cli;
+mod deadline;
 mod embed;
 mod hybrid;
+mod index;
 mod keyword;
 mod llm;
 mod pick;
 mod scorer;
 pub mod text;
 
-pub use bm25::{Bm25Config, Bm25Scorer, name_words};
-pub use catalog::{Catalog, Pool, ToolId};
+pub use bm25::Bm25Scorer;
+pub use catalog::{Catalog, Pool};
+pub use deadline::Deadline;
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
 pub(crate) use embed::without_password;
 pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
 pub use hybrid::{Fusion, HybridScorer};
+pub use index::{Bm25Config, ToolId};
 pub use keyword::KeywordOverlapScorer;
 pub use llm::{LlmScorer, RelevanceClassifier, classification_prompt, parse_relevance};
 pub use pick::{Candidate, PickOptions, Provenance, pick, pick_from};
-pub use scorer::{Deadline, FnScorer, ScoreRequest, Scored, Scorer, ToolScore};
+pub use scorer::{FnScorer, ScoreRequest, Scored, Scorer, ToolScore};
+pub use text::name_words;

@@ -7,8 +7,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bm25::Bm25Scorer;
-use super::catalog::{Catalog, Pool, ToolId};
-use super::scorer::{Deadline, ScoreRequest, Scored, Scorer};
+use super::catalog::{Catalog, Pool};
+use super::deadline::Deadline;
+use super::index::ToolId;
+use super::scorer::{ScoreRequest, Scored, Scorer};
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::toolset::ToolSet;

@@ -124,6 +124,19 @@ fn split_identifier(chunk: &str, sink: &mut impl FnMut(&str)) {
     sink(&chunk[chars[start].0..]);
 }
 
+/// Words of a tool name, for display and for the scorers that embed text (`get_weather` →
+/// `get weather`).
+pub fn name_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for_each_word(name, |w| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&w.to_lowercase());
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,9 +13,11 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use super::bm25::name_words;
-use super::catalog::{Catalog, ToolId};
-use super::scorer::{Deadline, ScoreRequest, Scored, Scorer, out_of_time};
+use super::catalog::Catalog;
+use super::deadline::Deadline;
+use super::index::ToolId;
+use super::scorer::{ScoreRequest, Scored, Scorer, out_of_time};
+use super::text::name_words;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 
