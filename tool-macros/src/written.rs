@@ -50,8 +50,8 @@ impl Model {
     }
 
     /// `impl HasWritten for #ident`.
-    pub fn expand(&self, ident: &syn::Ident) -> TokenStream {
-        let w = quote!(::tool_runtime::schema::written);
+    pub fn expand(&self, ident: &syn::Ident, rt: &crate::runtime::Runtime) -> TokenStream {
+        let w = quote!(#rt::written);
         let pieces = self.pieces.iter().map(|p| match p {
             Out::Text(t) => quote!(#w::Piece::Text(#t)),
             Out::Ref(ty) => quote!(#w::Piece::Ref(|| {
@@ -254,6 +254,8 @@ fn harmless(a: &Attribute) -> bool {
     [
         "doc",
         "derive",
+        // `#[derive(ToolArgs)]`'s own options: where the runtime is
+        "tool_args",
         "allow",
         "warn",
         "deny",
