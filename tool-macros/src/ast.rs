@@ -492,6 +492,16 @@ pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// The function that returns the `#[arg(default = EXPR)]` of parameter `i` (serde's
+/// `default = "path"` needs a path).
+pub fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
+    quote::format_ident!(
+        "__tool_default_{}_{}",
+        input.ident.to_string().trim_start_matches("r#"),
+        i
+    )
+}
+
 /// The last path segment's identifier of a type (`a::b::State<T>` gives `State`).
 pub fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
     match ty {

@@ -7,6 +7,7 @@
 //! there are errors, `fallback` emits them with a stub impl.
 
 mod agree;
+mod args;
 mod ast;
 mod attr;
 mod declare;

@@ -75,7 +75,7 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
         }
         let default = match (&p.arg.default, serde_default) {
             (Some(darling::util::Override::Explicit(_)), _) => {
-                let f = crate::expand::default_fn_name(input, i);
+                let f = crate::ast::default_fn_name(input, i);
                 Some(quote!(#f()))
             }
             (Some(darling::util::Override::Inherit), _) | (None, Some(None)) => {

@@ -88,16 +88,15 @@ pub fn for_tool(input: &crate::ast::Input, c: &crate::valid::Checked) -> Option<
     if !matches!(c.schema, crate::valid::Schema::Derived) {
         return None;
     }
-    let item: DeriveInput = syn::parse2(crate::expand::final_args_item(input, c)).ok()?;
+    let item: DeriveInput = syn::parse2(crate::args::final_args_item(input, c)).ok()?;
     let known: HashMap<String, Expr> = input
         .params
         .iter()
         .enumerate()
         .filter_map(|(i, p)| match &p.arg.default {
-            Some(darling::util::Override::Explicit(e)) => Some((
-                crate::expand::default_fn_name(input, i).to_string(),
-                e.clone(),
-            )),
+            Some(darling::util::Override::Explicit(e)) => {
+                Some((crate::ast::default_fn_name(input, i).to_string(), e.clone()))
+            }
             _ => None,
         })
         .collect();
