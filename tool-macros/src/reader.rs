@@ -123,12 +123,37 @@ pub fn derive(input: syn::DeriveInput) -> TokenStream {
         }
     };
     if let Some(e) = errors.0 {
-        return e.to_compile_error();
+        let stub = stub_reader(&rt, &input);
+        let errors = e.to_compile_error();
+        return quote!(#stub #errors);
     }
     // its schema too, when it can be written (the tool that nests it refers to it)
     let written =
         crate::written::model(&input, &Default::default()).map(|m| m.expand(&input.ident, &rt));
     quote!(#reader #written)
+}
+
+/// Next to the derive's errors, a `Reader` that never runs (as `#[tool]`'s fallback has a stub
+/// `Tool`): a `#[tool]` struct that derives it names it, and rustc would report its absence on
+/// top of the derive's own errors. The errors are `compile_error!`s, so it is never called. A
+/// generic type gets none: its impl would need bounds the derive cannot know.
+fn stub_reader(rt: &Runtime, input: &syn::DeriveInput) -> Option<TokenStream> {
+    if !matches!(input.data, syn::Data::Struct(_)) || !input.generics.params.is_empty() {
+        return None;
+    }
+    let ident = &input.ident;
+    Some(quote! {
+        #[automatically_derived]
+        impl #rt::fast::Reader for #ident {
+            const FIELDS: &'static [&'static str] = &[];
+
+            fn read<'de, M: #rt::serde::de::MapAccess<'de>>(
+                _: &mut #rt::fast::Fields<'_, 'de, M>,
+            ) -> ::core::result::Result<Self, M::Error> {
+                ::core::unreachable!()
+            }
+        }
+    })
 }
 
 /// Every problem found, each at its tokens: one build reports them all.
