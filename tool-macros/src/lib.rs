@@ -1,10 +1,11 @@
 //! The `#[tool]` attribute. Use it through `tool_runtime::tool`.
 //!
-//! Structure, as in serde_derive: `ast` parses the item and its options into a model (options
-//! with darling in `attr`), `valid` checks it and accumulates every error at its tokens
-//! (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that calls
-//! into `tool_runtime::__private` (`runtime`: the one path it is reached through), or, when
-//! there are errors, `fallback` emits them with a stub impl.
+//! Structure, as in serde_derive, in one direction: `ast` parses the item and its options into a
+//! model (options with darling in `attr`), `valid` checks it and accumulates every error at its
+//! tokens (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that
+//! calls into `tool_runtime::__private` (`runtime`: the one path it is reached through; `args`:
+//! the argument type as serde and schemars see it, which `written` and `reader` also read), or,
+//! when there are errors, `fallback` emits them with a stub impl.
 
 mod agree;
 mod args;
