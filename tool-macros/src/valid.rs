@@ -544,7 +544,9 @@ fn owned_hint(elem: &Type) -> String {
     .replace(" >", ">")
 }
 
-fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Schema {
+/// The schema options agree: at most one verbatim schema, and `allow_no_schema` alone, with a
+/// mode, on a tool without named fields. The mode's variant name, if one is given.
+fn schema_options(input: &Input, errors: &mut darling::error::Accumulator) -> Option<&'static str> {
     let o = &input.opts;
     if let (Some(_), Some(s)) = (&o.parameters, &o.schema) {
         errors.push(
@@ -592,6 +594,12 @@ fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Sch
             );
         }
     }
+    mode
+}
+
+fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Schema {
+    let o = &input.opts;
+    let mode = schema_options(input, errors);
     let verbatim = if let Some(lit) = &o.parameters {
         Some(verbatim::inline(lit).map_err(|p| (p, lit.span())))
     } else {
