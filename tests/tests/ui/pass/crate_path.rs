@@ -16,7 +16,7 @@ fn add(a: i64, b: i64) -> i64 {
 }
 
 /// Says hello, with the path written as serde writes its own.
-#[tool(read_only, crate = "::renamed_runtime", timeout = "5s")]
+#[tool(read_only, crate = "renamed_runtime", timeout = "5s")]
 async fn hello(
     /// Whom to greet
     name: String,
@@ -28,12 +28,12 @@ async fn hello(
 
 /// A re-export of the runtime inside the crate, as a framework built on it would have.
 mod framework {
-    pub use renamed_runtime as tools;
+    pub use super::renamed_runtime as tools;
 }
 
 /// A nested argument type.
 #[derive(Debug, serde::Deserialize, serde::Serialize, schemars::JsonSchema, ToolArgs)]
-#[tool_args(crate = crate::framework::tools)]
+#[tool_args(crate = self::framework::tools)]
 struct Window {
     start: u32,
     days: Option<u32>,
@@ -48,7 +48,7 @@ enum Order {
 }
 
 /// Lists events; `#[derive(ToolArgs)]` on it takes the path from `#[tool(crate = ..)]`.
-#[tool(read_only, crate = crate::framework::tools)]
+#[tool(read_only, crate = self::framework::tools)]
 #[derive(Debug, serde::Deserialize, serde::Serialize, schemars::JsonSchema, ToolArgs)]
 struct ListEvents {
     /// The window.
