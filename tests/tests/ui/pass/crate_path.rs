@@ -7,7 +7,9 @@
 pub extern crate tool_runtime as renamed_runtime;
 extern crate core as tool_runtime;
 
-use renamed_runtime::{CallContext, Run, Tool, ToolArgs, ToolError, ToolSet, tool, toolset};
+use renamed_runtime::{
+    CallContext, Run, State, Tool, ToolArgs, ToolError, ToolSet, tool, toolset,
+};
 
 /// Adds two numbers.
 #[tool(read_only, crate = renamed_runtime)]
@@ -84,12 +86,49 @@ impl Run for DeleteNote {
     }
 }
 
+/// Forwards whatever it receives, without a schema.
+#[tool(external, allow_no_schema, no_schema_mode = human_approval, crate = renamed_runtime)]
+struct Forward(serde_json::Value);
+
+impl Run for Forward {
+    type Output = serde_json::Value;
+    type Error = ToolError;
+
+    async fn run(self, _cx: &CallContext) -> Result<serde_json::Value, ToolError> {
+        Ok(self.0)
+    }
+}
+
+/// Echoes its text, under an inline verbatim schema.
+#[tool(
+    read_only,
+    crate = renamed_runtime,
+    parameters = r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#
+)]
+fn echo(text: String) -> String {
+    text
+}
+
+/// Adds a step to a value of the application's state, on a blocking thread.
+#[tool(read_only, crate = renamed_runtime)]
+fn counted(step: u32, State(base): State<u32>) -> u32 {
+    base + step
+}
+
 fn main() {
     assert_eq!(add(1, 2), 3);
     assert_eq!(<add as Tool>::NAME, "add");
     assert_eq!(<hello as Tool>::definition().name, "hello");
-    let set: ToolSet = toolset![add, hello, ListEvents, DeleteNote].expect("unique names");
-    assert_eq!(set.len(), 4);
+    assert_eq!(
+        <Forward as Tool>::definition().no_schema_mode(),
+        Some(renamed_runtime::NoSchemaMode::HumanApproval)
+    );
+    assert!(<echo as Tool>::SCHEMA_JSON.is_some());
+    assert_eq!(counted(1, State(2)), 3);
+    assert_eq!(<counted as Tool>::required_state().len(), 1);
+    let set: ToolSet =
+        toolset![add, hello, ListEvents, DeleteNote, Forward, echo].expect("unique names");
+    assert_eq!(set.len(), 6);
     assert!(set.has_generated_reader("list_events"));
     let args = r#"{"window":{"start":3},"order":"Oldest"}"#;
     assert!(set.hydrate_fast_only("list_events", args).is_some());
