@@ -101,7 +101,8 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
 /// derive is a compile error at the attribute.
 pub fn derive(input: syn::DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
-    let rt = runtime_option(&input.attrs, &mut errors);
+    let known = runtime_option(&input.attrs, &mut errors);
+    let rt = known.clone().unwrap_or_else(|| Runtime::new(None));
     if !input.generics.params.is_empty() {
         errors.push(syn::Error::new_spanned(
             &input.generics,
@@ -123,7 +124,7 @@ pub fn derive(input: syn::DeriveInput) -> TokenStream {
         }
     };
     if let Some(e) = errors.0 {
-        let stub = stub_reader(&rt, &input);
+        let stub = known.and_then(|rt| stub_reader(&rt, &input));
         let errors = e.to_compile_error();
         return quote!(#stub #errors);
     }
@@ -178,27 +179,32 @@ impl Errors {
     }
 }
 
-/// `#[tool_args(crate = path)]`: where the runtime crate is.
-fn runtime_option(attrs: &[Attribute], errors: &mut Errors) -> Runtime {
+/// `#[tool_args(crate = path)]`: where the runtime crate is; `None` when the option is there but
+/// cannot be read (nothing naming the runtime can be emitted then).
+fn runtime_option(attrs: &[Attribute], errors: &mut Errors) -> Option<Runtime> {
     let mut krate = None;
+    let mut known = true;
     for attr in attrs.iter().filter(|a| a.path().is_ident("tool_args")) {
         let parsed = attr.parse_nested_meta(|m| {
             if m.path.is_ident("crate") {
                 let value: syn::Expr = m.value()?.parse()?;
                 krate = errors.handle(CratePath::from_value(&value)).map(|k| k.0);
+                known &= krate.is_some();
             } else {
                 errors.push(syn::Error::new_spanned(
                     &m.path,
                     "`#[tool_args(..)]` takes one option, `crate = path` (where the runtime crate \
                      is, when it is not `tool_runtime`)",
                 ));
+                // a misspelt `crate` may have meant a path other than the default
+                known = false;
                 skip(&m)?;
             }
             Ok(())
         });
-        errors.handle(parsed);
+        known &= errors.handle(parsed).is_some();
     }
-    Runtime::new(krate.as_ref())
+    known.then(|| Runtime::new(krate.as_ref()))
 }
 
 fn derive_struct(

@@ -1,5 +1,8 @@
-//! `crate = ..` takes a path: anything else is refused at the value.
+//! `crate = ..` takes a path: anything else is refused at the value, and nothing else is
+//! reported: the runtime is reachable only as `renamed_runtime`, so code naming it otherwise
+//! would add errors of rustc's.
 extern crate tool_runtime as renamed_runtime;
+extern crate core as tool_runtime;
 
 use renamed_runtime::{ToolArgs, tool};
 
@@ -33,4 +36,18 @@ struct Misspelled {
     start: u32,
 }
 
-fn main() {}
+/// A rejected tool's stub impl names the runtime by the path given, next to an unknown option...
+#[tool(read_only, crate = renamed_runtime, colour = "blue")]
+fn unknown_option() -> u8 {
+    1
+}
+
+/// ... and next to a failed check.
+#[tool(read_only, crate = renamed_runtime, name = "has space")]
+fn bad_name() -> u8 {
+    1
+}
+
+fn main() {
+    let _ = renamed_runtime::toolset![unknown_option, bad_name];
+}
