@@ -7,7 +7,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Fields, FnArg, Ident, ItemFn, ItemStruct, Lit, Meta, Pat, Type};
 
-use crate::attr::{ArgOptions, ToolOptions};
+use crate::attr::{ArgOptions, CratePath, ToolOptions};
 
 /// A parsed `#[tool]` item.
 pub struct Input {
@@ -89,25 +89,40 @@ impl Param {
     }
 }
 
+/// Why [`parse`] gave no model to check.
+pub enum Rejected {
+    /// Not an item `#[tool]` takes, or not Rust: emitted again as it was written.
+    Item(TokenStream),
+    /// The item was read but its options were not. `runtime_known`: whether the `crate` option
+    /// (if any) was read, so that code naming the runtime can be emitted next to the errors.
+    Options {
+        input: Box<Input>,
+        runtime_known: bool,
+    },
+}
+
 /// Parses the attribute arguments and the item. Helper attributes are removed from the item even
 /// when something fails, so the item can always be emitted again as written.
 pub fn parse(
     attr: TokenStream,
     item: TokenStream,
     errors: &mut darling::error::Accumulator,
-) -> Result<Input, TokenStream> {
-    let opts = match darling::ast::NestedMeta::parse_meta_list(attr) {
-        Ok(list) => errors.handle(ToolOptions::from_list(&list)),
+) -> Result<Input, Rejected> {
+    let (opts, krate) = match darling::ast::NestedMeta::parse_meta_list(attr) {
+        Ok(list) => (
+            errors.handle(ToolOptions::from_list(&list)),
+            crate_option(&list),
+        ),
         Err(e) => {
             errors.push(e.into());
-            None
+            (None, None)
         }
     };
     let parsed: syn::Item = match syn::parse2(item.clone()) {
         Ok(i) => i,
         Err(e) => {
             errors.push(e.into());
-            return Err(item);
+            return Err(Rejected::Item(item));
         }
     };
     let mut input = match parsed {
@@ -120,27 +135,39 @@ pub fn parse(
                 )
                 .with_span(&item_name_span(&other)),
             );
-            return Err(other.into_token_stream());
+            return Err(Rejected::Item(other.into_token_stream()));
         }
     };
     match opts {
         Some(opts) => {
             input.opts = opts;
+            input.pass_runtime_to_derive();
             Ok(input)
         }
-        // the item without a `Tool` impl, and a function's marker type so that `toolset![f]`
-        // elsewhere does not add errors of its own
         None => {
-            let item = input.item_tokens_alone();
-            let marker = match &input.kind {
-                Kind::Fn(f) if f.sig.receiver().is_none() => {
-                    crate::expand::marker(f, &f.sig.ident.to_string())
-                }
-                _ => TokenStream::new(),
-            };
-            Err(quote::quote!(#item #marker))
+            input.opts.krate = krate.clone().flatten();
+            input.pass_runtime_to_derive();
+            Err(Rejected::Options {
+                input: Box::new(input),
+                runtime_known: krate.is_some(),
+            })
         }
     }
+}
+
+/// The `crate` option alone, for when the other options could not be read: `None` when it is
+/// there but is not a path, `Some(None)` when it is not there.
+fn crate_option(list: &[darling::ast::NestedMeta]) -> Option<Option<CratePath>> {
+    let mut found = None;
+    for item in list {
+        if let darling::ast::NestedMeta::Meta(m) = item
+            && m.path().is_ident("crate")
+        {
+            let Meta::NameValue(nv) = m else { return None };
+            found = Some(CratePath::from_value(&nv.value).ok()?);
+        }
+    }
+    Some(found)
 }
 
 /// Where an item that cannot be a tool is named (its doc comment would be the first token).
@@ -159,6 +186,24 @@ fn item_name_span(item: &syn::Item) -> Span {
 }
 
 impl Input {
+    /// Where the expansion reaches the runtime (`crate = ..`, or `::tool_runtime`).
+    pub fn runtime(&self) -> crate::runtime::Runtime {
+        crate::runtime::Runtime::new(self.opts.krate.as_ref().map(|k| &k.0))
+    }
+
+    /// `#[derive(ToolArgs)]` on a struct tool learns where the runtime is from `#[tool(crate = ..)]`
+    /// unless it has a `#[tool_args]` of its own, so that the path is written once.
+    fn pass_runtime_to_derive(&mut self) {
+        let (Some(krate), Kind::Struct { item, .. }) = (&self.opts.krate, &mut self.kind) else {
+            return;
+        };
+        if self.derives.tool_args && !item.attrs.iter().any(|a| a.path().is_ident("tool_args")) {
+            let path = &krate.0;
+            item.attrs
+                .push(syn::parse_quote!(#[tool_args(crate = #path)]));
+        }
+    }
+
     /// The item as it is emitted: unchanged except for the removed helper attributes.
     pub fn item_tokens(&self) -> TokenStream {
         match &self.kind {
@@ -445,6 +490,16 @@ pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
     }
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
+}
+
+/// The function that returns the `#[arg(default = EXPR)]` of parameter `i` (serde's
+/// `default = "path"` needs a path).
+pub fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
+    quote::format_ident!(
+        "__tool_default_{}_{}",
+        input.ident.to_string().trim_start_matches("r#"),
+        i
+    )
 }
 
 /// The last path segment's identifier of a type (`a::b::State<T>` gives `State`).

@@ -101,6 +101,44 @@ impl FromMeta for Texts {
     }
 }
 
+/// `crate = some::path` (or `crate = "some::path"`, as serde writes it): where the runtime crate
+/// is, when the code using the macros names it otherwise than `tool_runtime` (a renamed
+/// dependency, or a crate that re-exports it).
+#[derive(Debug, Clone)]
+pub struct CratePath(pub syn::Path);
+
+const CRATE_HINT: &str = "`crate` takes the path of the runtime crate as this code names it, \
+     e.g. `crate = ::my_runtime` or `crate = my_framework::tool_runtime` (a string, \
+     `crate = \"my_runtime\"`, works too)";
+
+impl CratePath {
+    pub fn from_value(expr: &Expr) -> syn::Result<Self> {
+        match expr {
+            Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => {
+                Ok(CratePath(p.path.clone()))
+            }
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }) => s
+                .parse::<syn::Path>()
+                .map(CratePath)
+                .map_err(|_| syn::Error::new_spanned(s, CRATE_HINT)),
+            Expr::Group(g) => Self::from_value(&g.expr),
+            other => Err(syn::Error::new_spanned(other, CRATE_HINT)),
+        }
+    }
+}
+
+impl FromMeta for CratePath {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        Ok(Self::from_value(expr)?)
+    }
+
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(CRATE_HINT))
+    }
+}
+
 /// Everything `#[tool(...)]` accepts. Unknown options are rejected by darling with a
 /// "did you mean" of its own.
 #[derive(Debug, Default, FromMeta)]
@@ -136,6 +174,9 @@ pub struct ToolOptions {
     pub no_schema_mode: Option<Expr>,
     /// Argument names the audit trail redacts.
     pub sensitive: Option<Texts>,
+    /// `crate = path`: the runtime crate's path.
+    #[darling(rename = "crate")]
+    pub krate: Option<CratePath>,
 }
 
 /// Per-parameter (function form) or per-field (struct form) options: `#[arg(...)]`.

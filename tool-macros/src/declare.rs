@@ -31,8 +31,9 @@ pub fn with_prebuilt(
     let Some(table) = table(input, c, derived) else {
         return definition;
     };
+    let rt = input.runtime();
     quote! {{
-        static PREBUILT: ::tool_runtime::definition::PrebuiltDeclarations = #table;
+        static PREBUILT: #rt::PrebuiltDeclarations = #table;
         let mut definition = #definition;
         definition.prebuilt = ::core::option::Option::Some(&PREBUILT);
         definition
@@ -92,13 +93,14 @@ fn table(input: &Input, c: &Checked, derived: Option<&str>) -> Option<TokenStrea
             quote!(::core::option::Option::Some(::core::option::Option::Some(#s)))
         }
     };
+    let rt = input.runtime();
     Some(quote! {
-        ::tool_runtime::definition::PrebuiltDeclarations {
+        #rt::PrebuiltDeclarations {
             name: #name,
             description: #description,
             parameters: #text,
             strict: #strict,
-            safety: ::tool_runtime::Safety::#safety,
+            safety: #rt::Safety::#safety,
             idempotent: #idempotent,
             reversible: #reversible,
             output_schema: #output,

@@ -5,59 +5,43 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{Input, Kind, Param, Role};
+use crate::args::{args_struct_item, struct_derives, struct_item};
+use crate::ast::{Input, Kind, Rejected, Role};
+use crate::fallback::marker;
 use crate::valid::{Checked, Schema};
 
-/// The `#[tool]` entry point: parse, check, emit. On a parse failure the item is emitted as it
-/// was written (minus the helper attributes) next to the errors, so IDEs keep working.
+/// The `#[tool]` entry point: parse, check, emit. On a failure the item is emitted as it was
+/// written (minus the helper attributes) next to the errors, so IDEs keep working, with a stub
+/// impl (see `fallback`) so that its uses elsewhere add no errors of rustc's.
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = darling::Error::accumulator();
     let input = match crate::ast::parse(attr, item, &mut errors) {
         Ok(input) => input,
-        Err(item) => {
+        Err(rejected) => {
             let errs = errors.finish().err().map(|e| e.write_errors());
+            let item = match rejected {
+                Rejected::Item(item) => item,
+                Rejected::Options {
+                    input,
+                    runtime_known,
+                } => crate::fallback::expand(&input, &input.ident.to_string(), runtime_known),
+            };
             return quote!(#item #errs);
         }
     };
     let checked = crate::valid::check(&input, &mut errors);
     match errors.finish() {
         Ok(()) => emit(&input, &checked),
-        // Only the item (and the marker, so names resolve): a `Tool` impl built from a rejected
-        // model would add rustc errors that repeat ours in a less helpful way.
         Err(e) => {
-            let item = input.item_tokens_alone();
-            let marker = match &input.kind {
-                Kind::Fn(f) if f.sig.receiver().is_none() => marker(f, &checked.name),
-                _ => TokenStream::new(),
-            };
+            let item = crate::fallback::expand(&input, &checked.name, true);
             let errs = e.write_errors();
-            quote!(#item #marker #errs)
+            quote!(#item #errs)
         }
     }
 }
 
-/// The marker type a function tool is named by: a braced struct, which lives only in the type
-/// namespace and so coexists with the function of the same name.
-pub(crate) fn marker(f: &syn::ItemFn, name: &str) -> TokenStream {
-    let vis = &f.vis;
-    let ident = &f.sig.ident;
-    let doc = format!(
-        "The `{name}` tool: name it in `ToolSet::with::<{ident}>()` or `toolset![{ident}]`; the function `{ident}` stays callable as it is."
-    );
-    quote! {
-        #[doc = #doc]
-        #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #ident {}
-    }
-}
-
-fn rt() -> TokenStream {
-    quote!(::tool_runtime)
-}
-
 fn emit(input: &Input, c: &Checked) -> TokenStream {
-    let rt = rt();
+    let rt = input.runtime();
     let item = input.item_tokens();
     let ident = &input.ident;
     let written = crate::written::for_tool(input, c);
@@ -70,8 +54,8 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
         crate::declare::with_prebuilt(input, c, constant.as_deref(), definition(input, c));
     // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
     let written_impl = match (&written, &input.kind) {
-        (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site())),
-        (Some(m), Kind::Struct { .. }) if !input.derives.tool_args => m.expand(&input.ident),
+        (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site()), &rt),
+        (Some(m), Kind::Struct { .. }) if !input.derives.tool_args => m.expand(&input.ident, &rt),
         _ => TokenStream::new(),
     };
     let schema_json = match &c.schema {
@@ -127,7 +111,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
                         }
 
                         fn required_state() -> ::std::vec::Vec<#rt::StateRequirement> {
-                            #rt::__private::requirements(&[#(#requirements),*])
+                            #rt::requirements(&[#(#requirements),*])
                         }
                     }
                 };
@@ -165,7 +149,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
                             cx: &#rt::CallContext,
                         ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
                             async move {
-                                #rt::__private::into_result(<#ident as #rt::Run>::run(args, cx).await)
+                                #rt::into_result(<#ident as #rt::Run>::run(args, cx).await)
                             }
                         }
                     }
@@ -197,7 +181,7 @@ fn schema_text(v: &crate::verbatim::Verbatim) -> TokenStream {
 }
 
 fn definition(input: &Input, c: &Checked) -> TokenStream {
-    let rt = rt();
+    let rt = input.runtime();
     let name = &c.name;
     let description = &c.description;
     let safety = syn::Ident::new(c.safety, Span::call_site());
@@ -209,8 +193,8 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
     let schema = match &c.schema {
         Schema::Derived => quote!(.written::<#args_ty>({
             #[allow(unused_imports)]
-            use #rt::schema::written::{NotWritten as _, ViaWritten as _};
-            (&&#rt::schema::written::Probe::<#args_ty>::NEW).written()
+            use #rt::written::{NotWritten as _, ViaWritten as _};
+            (&&#rt::written::Probe::<#args_ty>::NEW).written()
         })),
         Schema::Verbatim(v) => {
             let text = schema_text(v);
@@ -260,7 +244,7 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
         extra.extend(quote!(.sensitive(&[#(#s),*])));
     }
     quote! {
-        #rt::__private::DefinitionBuilder::new(#name, #description)
+        #rt::DefinitionBuilder::new(#name, #description)
             #schema
             #output
             .safety(#rt::Safety::#safety)
@@ -269,59 +253,12 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
     }
 }
 
-fn derived(c: &Checked) -> bool {
-    matches!(c.schema, Schema::Derived)
-}
-
-/// `#[arg]` translated to serde/schemars attributes.
-fn arg_attrs(input: &Input, p: &Param, c: &Checked, default_fn: &syn::Ident) -> TokenStream {
-    let mut out = TokenStream::new();
-    if let Some(d) = &p.arg.default {
-        match d {
-            darling::util::Override::Inherit => out.extend(quote!(#[serde(default)])),
-            darling::util::Override::Explicit(_) => {
-                let path = default_fn.to_string();
-                out.extend(quote!(#[serde(default = #path)]));
-            }
-        }
-    }
-    if derived(c) {
-        let range = bounds(&p.arg.min, &p.arg.max);
-        if !range.is_empty() {
-            out.extend(quote!(#[schemars(range(#range))]));
-        }
-        let length = bounds(&p.arg.min_length, &p.arg.max_length);
-        if !length.is_empty() {
-            out.extend(quote!(#[schemars(length(#length))]));
-        }
-    }
-    let _ = input;
-    out
-}
-
-fn bounds(min: &Option<syn::Expr>, max: &Option<syn::Expr>) -> TokenStream {
-    match (min, max) {
-        (Some(a), Some(b)) => quote!(min = #a, max = #b),
-        (Some(a), None) => quote!(min = #a),
-        (None, Some(b)) => quote!(max = #b),
-        (None, None) => TokenStream::new(),
-    }
-}
-
-pub(crate) fn default_fn_name(input: &Input, i: usize) -> syn::Ident {
-    format_ident!(
-        "__tool_default_{}_{}",
-        input.ident.to_string().trim_start_matches("r#"),
-        i
-    )
-}
-
 /// Functions that return `#[arg(default = EXPR)]` values (serde's `default = "path"` needs a path).
 fn default_fns(input: &Input, _c: &Checked) -> TokenStream {
     let mut out = TokenStream::new();
     for (i, p) in input.params.iter().enumerate() {
         if let Some(darling::util::Override::Explicit(e)) = &p.arg.default {
-            let name = default_fn_name(input, i);
+            let name = crate::ast::default_fn_name(input, i);
             let ty = &p.ty;
             out.extend(quote_spanned! {e.span()=>
                 #[doc(hidden)]
@@ -329,54 +266,6 @@ fn default_fns(input: &Input, _c: &Checked) -> TokenStream {
                 fn #name() -> #ty { #e }
             });
         }
-    }
-    out
-}
-
-/// The struct with `#[arg]` options turned into serde/schemars attributes on its fields.
-fn struct_item(input: &Input, c: &Checked, item: &syn::ItemStruct) -> TokenStream {
-    let mut item = item.clone();
-    for (i, (field, p)) in item.fields.iter_mut().zip(&input.params).enumerate() {
-        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
-        let parsed: syn::Result<Vec<syn::Attribute>> =
-            syn::parse::Parser::parse2(syn::Attribute::parse_outer, extra);
-        if let Ok(attrs) = parsed {
-            field.attrs.extend(attrs);
-        }
-        if !derived(c) {
-            // Without a JsonSchema derive, `#[schemars]` would be an unknown attribute.
-            field
-                .attrs
-                .retain(|a| !a.path().is_ident("schemars") || input.derives.json_schema);
-        }
-    }
-    quote!(#item)
-}
-
-/// Derives a struct tool still needs, with the crate paths pointing through tool_runtime; `#[arg]`
-/// attributes become serde/schemars ones on the fields.
-fn struct_derives(input: &Input, c: &Checked) -> TokenStream {
-    let d = &input.derives;
-    let mut derives = Vec::new();
-    if !d.deserialize {
-        derives.push(quote!(::tool_runtime::__private::serde::Deserialize));
-    }
-    if !d.serialize {
-        derives.push(quote!(::tool_runtime::__private::serde::Serialize));
-    }
-    let want_schema = derived(c) && !d.json_schema;
-    if want_schema {
-        derives.push(quote!(::tool_runtime::__private::schemars::JsonSchema));
-    }
-    let mut out = TokenStream::new();
-    if !derives.is_empty() {
-        out.extend(quote!(#[derive(#(#derives),*)]));
-    }
-    if !d.deserialize || !d.serialize {
-        out.extend(quote!(#[serde(crate = "::tool_runtime::__private::serde")]));
-    }
-    if want_schema {
-        out.extend(quote!(#[schemars(crate = "::tool_runtime::__private::schemars")]));
     }
     out
 }
@@ -392,65 +281,6 @@ fn args_struct(input: &Input, c: &Checked) -> TokenStream {
     }
 }
 
-/// The argument type exactly as serde's and schemars' derives will see it: a struct tool with
-/// its missing derives and its `#[arg]`s turned into serde/schemars attributes, or a function
-/// tool's args struct.
-pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
-    match &input.kind {
-        Kind::Fn(_) => args_struct_item(input, c),
-        Kind::Struct { item, .. } => {
-            let derives = struct_derives(input, c);
-            let item = struct_item(input, c, item);
-            quote!(#derives #item)
-        }
-    }
-}
-
-/// One field per argument, carrying the parameter's docs (schemars turns them into
-/// descriptions) and serde/schemars attributes.
-fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
-    let mut fields = Vec::new();
-    for (i, p) in input.params.iter().enumerate() {
-        if !p.is_argument() {
-            continue;
-        }
-        let Some(ident) = &p.ident else { continue };
-        let ty = &p.ty;
-        let docs = &p.docs;
-        let serde = &p.serde;
-        let schemars = if derived(c) {
-            p.schemars.clone()
-        } else {
-            Vec::new()
-        };
-        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
-        fields.push(quote! {
-            #(#docs)*
-            #(#serde)*
-            #(#schemars)*
-            #extra
-            pub #ident: #ty
-        });
-    }
-    let (schema_derive, schema_crate) = if derived(c) {
-        (
-            quote!(, ::tool_runtime::__private::schemars::JsonSchema),
-            quote!(#[schemars(crate = "::tool_runtime::__private::schemars")]),
-        )
-    } else {
-        (TokenStream::new(), TokenStream::new())
-    };
-    quote! {
-        #[doc(hidden)]
-        #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::serde::Serialize #schema_derive)]
-        #[serde(crate = "::tool_runtime::__private::serde")]
-        #schema_crate
-        pub struct __ToolArgs {
-            #(#fields,)*
-        }
-    }
-}
-
 /// The body of `Tool::call` for a function: unpack the args, extract injected values, call the
 /// function unchanged, and convert its result.
 ///
@@ -460,7 +290,7 @@ fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
 /// closure: the arguments, the injected values (which must therefore be `Send + 'static`, checked
 /// at the parameter), and for `&CallContext` a clone of the context.
 fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
-    let rt = rt();
+    let rt = input.runtime();
     let ident = &input.ident;
     let mut extract = Vec::new();
     let mut call_args = Vec::new();
@@ -484,11 +314,11 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
                 let var = format_ident!("__injected{}", i);
                 if !is_async {
                     extract.push(quote_spanned! {p.ty.span()=>
-                        #rt::__private::movable_to_blocking_thread::<#ty>();
+                        #rt::movable_to_blocking_thread::<#ty>();
                     });
                 }
                 extract.push(quote_spanned! {p.ty.span()=>
-                    let #var = #rt::__private::extract::<#ty>(cx)?;
+                    let #var = #rt::extract::<#ty>(cx)?;
                 });
                 call_args.push(quote!(#var));
                 requirements.push(quote!(<#ty as #rt::FromCallContext>::requirement));
@@ -501,7 +331,7 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
         quote!(#ident(#(#call_args),*))
     };
     let result = if is_result {
-        quote!(#rt::__private::into_result(#invoke))
+        quote!(#rt::into_result(#invoke))
     } else {
         quote!(::core::result::Result::Ok(#invoke))
     };
@@ -518,7 +348,7 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
             async move {
                 #(#extract)*
                 #clone_cx
-                #rt::__private::run_blocking(move || #result).await
+                #rt::run_blocking(move || #result).await
             }
         }
     };

@@ -1,18 +1,23 @@
 //! The `#[tool]` attribute. Use it through `tool_runtime::tool`.
 //!
-//! Structure, as in serde_derive: `ast` parses the item and its options into a model (options
-//! with darling in `attr`), `valid` checks it and accumulates every error at its tokens
-//! (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that calls
-//! into `tool_runtime::__private`.
+//! Structure, as in serde_derive, in one direction: `ast` parses the item and its options into a
+//! model (options with darling in `attr`), `valid` checks it and accumulates every error at its
+//! tokens (`verbatim` reads and checks author-supplied schemas), and `expand` emits code that
+//! calls into `tool_runtime::__private` (`runtime`: the one path it is reached through; `args`:
+//! the argument type as serde and schemars see it, which `written` and `reader` also read), or,
+//! when there are errors, `fallback` emits them with a stub impl.
 
 mod agree;
+mod args;
 mod ast;
 mod attr;
 mod declare;
 mod expand;
+mod fallback;
 mod names;
 mod primitive;
 mod reader;
+mod runtime;
 mod toolset;
 mod valid;
 mod verbatim;
@@ -77,6 +82,7 @@ use proc_macro::TokenStream;
 /// | `schema = "file.json"` | a verbatim schema file relative to `CARGO_MANIFEST_DIR`; its relative file `$ref`s are inlined under `$defs`; the files are tracked for rebuilds |
 /// | `allow_no_schema, no_schema_mode = read_only \| human_approval \| full` | opt out of a schema (struct tools without named fields only) |
 /// | `sensitive = ["password"]` | arguments the audit trail redacts |
+/// | `crate = some::path` or `crate = "some::path"` | where the runtime crate is when this code does not name it `tool_runtime` (a renamed dependency, or a framework's re-export); a `#[derive(ToolArgs)]` on a struct tool takes it too. `toolset!` needs nothing: it finds its crate by itself |
 ///
 /// Per argument, `#[arg(default)]`, `#[arg(default = EXPR)]`, `#[arg(min = .., max = ..)]`,
 /// `#[arg(min_length = .., max_length = ..)]` and `#[arg(sensitive)]`; `#[serde(..)]` and
@@ -130,7 +136,10 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// debug builds notice the difference and warn, and schemars' text is used. Only serde's `rename`, `rename_all`, `default` and
 /// `deny_unknown_fields` are read; any other serde attribute is a compile error here, because a
 /// reader that ignored it would read the type differently from serde.
-#[proc_macro_derive(ToolArgs)]
+///
+/// `#[tool_args(crate = some::path)]` (or `crate = "some::path"`) says where the runtime crate is
+/// when this code does not name it `tool_runtime`, as `#[tool(crate = ..)]` does.
+#[proc_macro_derive(ToolArgs, attributes(tool_args))]
 pub fn tool_args(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {
         Ok(i) => reader::derive(i).into(),

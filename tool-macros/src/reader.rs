@@ -16,6 +16,8 @@ use quote::{format_ident, quote};
 use syn::Attribute;
 
 use crate::ast::{Input, Kind};
+use crate::attr::CratePath;
+use crate::runtime::Runtime;
 use crate::valid::{Checked, Schema};
 
 /// What the reader needs to know of one field.
@@ -42,12 +44,17 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
             if !named || !item.generics.params.is_empty() {
                 return None;
             }
-            deny_unknown = container_attrs(&item.attrs).ok()?;
+            let mut errors = Errors::default();
+            deny_unknown = container_attrs(&item.attrs, &mut errors);
+            if errors.any() {
+                return None;
+            }
             let ident = &input.ident;
             quote!(#ident)
         }
     };
-    let fast = fast();
+    let rt = input.runtime();
+    let fast = quote!(#rt::fast);
     let constant = quote! {
         const __READER: ::core::option::Option<#fast::ReaderOf<Self::Args>> =
             ::core::option::Option::Some(#fast::reader::<#args_ty>());
@@ -61,9 +68,14 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
         if !p.is_argument() {
             continue;
         }
-        let default = match (&p.arg.default, field_attrs(&p.serde).ok()?) {
+        let mut errors = Errors::default();
+        let serde_default = field_attrs(&p.serde, &mut errors);
+        if errors.any() {
+            return None;
+        }
+        let default = match (&p.arg.default, serde_default) {
             (Some(darling::util::Override::Explicit(_)), _) => {
-                let f = crate::expand::default_fn_name(input, i);
+                let f = crate::ast::default_fn_name(input, i);
                 Some(quote!(#f()))
             }
             (Some(darling::util::Override::Inherit), _) | (None, Some(None)) => {
@@ -79,7 +91,7 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
             default,
         });
     }
-    let reader = reader_impl(&args_ty, &fields, deny_unknown, input.ident.span()).ok()?;
+    let reader = reader_impl(&rt, &args_ty, &fields, deny_unknown, input.ident.span()).ok()?;
     Some((reader, constant))
 }
 
@@ -88,41 +100,128 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
 /// instead of through the guard. Every attribute that would make the reader differ from serde's
 /// derive is a compile error at the attribute.
 pub fn derive(input: syn::DeriveInput) -> TokenStream {
-    let result = match &input.data {
-        _ if !input.generics.params.is_empty() => Err(syn::Error::new_spanned(
+    let mut errors = Errors::default();
+    let known = runtime_option(&input.attrs, &mut errors);
+    let rt = known.clone().unwrap_or_else(|| Runtime::new(None));
+    if !input.generics.params.is_empty() {
+        errors.push(syn::Error::new_spanned(
             &input.generics,
             "`#[derive(ToolArgs)]` reads concrete types only: remove the generic parameters, or \
              remove the derive (hydration then checks this type through the guard, which reads \
              any type)",
-        )),
-        syn::Data::Struct(s) => derive_struct(&input, s),
-        syn::Data::Enum(e) => derive_enum(&input, e),
-        syn::Data::Union(_) => Err(syn::Error::new_spanned(
-            &input.ident,
-            "`#[derive(ToolArgs)]` reads structs with named fields and enums of unit variants, \
-             not unions",
-        )),
-    };
-    match result {
-        Ok(reader) => {
-            // its schema too, when it can be written (the tool that nests it refers to it)
-            let written =
-                crate::written::model(&input, &Default::default()).map(|m| m.expand(&input.ident));
-            quote!(#reader #written)
+        ));
+    }
+    let reader = match &input.data {
+        syn::Data::Struct(s) => derive_struct(&rt, &input, s, &mut errors),
+        syn::Data::Enum(e) => Some(derive_enum(&rt, &input, e, &mut errors)),
+        syn::Data::Union(_) => {
+            errors.push(syn::Error::new_spanned(
+                &input.ident,
+                "`#[derive(ToolArgs)]` reads structs with named fields and enums of unit \
+                 variants, not unions",
+            ));
+            None
         }
-        Err(e) => e.to_compile_error(),
+    };
+    if let Some(e) = errors.0 {
+        let stub = known.and_then(|rt| stub_reader(&rt, &input));
+        let errors = e.to_compile_error();
+        return quote!(#stub #errors);
+    }
+    // its schema too, when it can be written (the tool that nests it refers to it)
+    let written =
+        crate::written::model(&input, &Default::default()).map(|m| m.expand(&input.ident, &rt));
+    quote!(#reader #written)
+}
+
+/// Next to the derive's errors, a `Reader` that never runs (as `#[tool]`'s fallback has a stub
+/// `Tool`): a `#[tool]` struct that derives it names it, and rustc would report its absence on
+/// top of the derive's own errors. The errors are `compile_error!`s, so it is never called. A
+/// generic type gets none: its impl would need bounds the derive cannot know.
+fn stub_reader(rt: &Runtime, input: &syn::DeriveInput) -> Option<TokenStream> {
+    if !matches!(input.data, syn::Data::Struct(_)) || !input.generics.params.is_empty() {
+        return None;
+    }
+    let ident = &input.ident;
+    Some(quote! {
+        #[automatically_derived]
+        impl #rt::fast::Reader for #ident {
+            const FIELDS: &'static [&'static str] = &[];
+
+            fn read<'de, M: #rt::serde::de::MapAccess<'de>>(
+                _: &mut #rt::fast::Fields<'_, 'de, M>,
+            ) -> ::core::result::Result<Self, M::Error> {
+                ::core::unreachable!()
+            }
+        }
+    })
+}
+
+/// Every problem found, each at its tokens: one build reports them all.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// `result`'s error, if any, pushed; its value otherwise.
+    fn handle<T>(&mut self, result: syn::Result<T>) -> Option<T> {
+        result.map_err(|e| self.push(e)).ok()
     }
 }
 
-fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenStream> {
+/// `#[tool_args(crate = path)]`: where the runtime crate is; `None` when the option is there but
+/// cannot be read (nothing naming the runtime can be emitted then).
+fn runtime_option(attrs: &[Attribute], errors: &mut Errors) -> Option<Runtime> {
+    let mut krate = None;
+    let mut known = true;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("tool_args")) {
+        let parsed = attr.parse_nested_meta(|m| {
+            if m.path.is_ident("crate") {
+                let value: syn::Expr = m.value()?.parse()?;
+                krate = errors.handle(CratePath::from_value(&value)).map(|k| k.0);
+                known &= krate.is_some();
+            } else {
+                errors.push(syn::Error::new_spanned(
+                    &m.path,
+                    "`#[tool_args(..)]` takes one option, `crate = path` (where the runtime crate \
+                     is, when it is not `tool_runtime`)",
+                ));
+                // a misspelt `crate` may have meant a path other than the default
+                known = false;
+                skip(&m)?;
+            }
+            Ok(())
+        });
+        known &= errors.handle(parsed).is_some();
+    }
+    known.then(|| Runtime::new(krate.as_ref()))
+}
+
+fn derive_struct(
+    rt: &Runtime,
+    input: &syn::DeriveInput,
+    s: &syn::DataStruct,
+    errors: &mut Errors,
+) -> Option<TokenStream> {
     let syn::Fields::Named(named) = &s.fields else {
-        return Err(syn::Error::new_spanned(
+        errors.push(syn::Error::new_spanned(
             &input.ident,
             "`#[derive(ToolArgs)]` reads structs with named fields (a JSON object's keys): name \
              the fields, or remove the derive",
         ));
+        return None;
     };
-    let deny_unknown = container_attrs(&input.attrs)?;
+    let deny_unknown = container_attrs(&input.attrs, errors);
     let rename_all = serde_string(&input.attrs, "rename_all");
     let mut fields = Vec::new();
     for f in &named.named {
@@ -133,7 +232,7 @@ fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<T
             .filter(|a| a.path().is_ident("serde"))
             .cloned()
             .collect();
-        let default = field_attrs(&serde)?.map(|d| match d {
+        let default = field_attrs(&serde, errors).map(|d| match d {
             None => quote!(::core::default::Default::default()),
             Some(path) => quote!(#path()),
         });
@@ -156,10 +255,16 @@ fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<T
     }
     let ident = &input.ident;
     let ty = quote!(#ident);
-    let reader = reader_impl(&ty, &fields, deny_unknown, input.ident.span())?;
-    let fast = fast();
-    let serde = quote!(::tool_runtime::__private::serde);
-    Ok(quote! {
+    let reader = errors.handle(reader_impl(
+        rt,
+        &ty,
+        &fields,
+        deny_unknown,
+        input.ident.span(),
+    ))?;
+    let fast = quote!(#rt::fast);
+    let serde = quote!(#rt::serde);
+    Some(quote! {
         const _: () = {
             #reader
 
@@ -176,27 +281,33 @@ fn derive_struct(input: &syn::DeriveInput, s: &syn::DataStruct) -> syn::Result<T
     })
 }
 
-fn derive_enum(input: &syn::DeriveInput, e: &syn::DataEnum) -> syn::Result<TokenStream> {
+fn derive_enum(
+    rt: &Runtime,
+    input: &syn::DeriveInput,
+    e: &syn::DataEnum,
+    errors: &mut Errors,
+) -> TokenStream {
     let mut rule = None;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|m| {
+        let parsed = attr.parse_nested_meta(|m| {
             if m.path.is_ident("rename_all") && m.input.peek(syn::Token![=]) {
                 let s: syn::LitStr = m.value()?.parse()?;
                 rule = Some(s.value());
-                Ok(())
             } else if m.path.is_ident("crate") && m.input.peek(syn::Token![=]) {
                 let _: syn::LitStr = m.value()?.parse()?;
-                Ok(())
             } else {
-                Err(unfaithful(&m.path, ON_ENUM))
+                errors.push(unfaithful(&m.path, ON_ENUM));
+                skip(&m)?;
             }
-        })?;
+            Ok(())
+        });
+        errors.handle(parsed);
     }
     let mut names = Vec::new();
     let mut variants = Vec::new();
     for v in &e.variants {
         if !matches!(v.fields, syn::Fields::Unit) {
-            return Err(syn::Error::new_spanned(
+            errors.push(syn::Error::new_spanned(
                 &v.fields,
                 "`#[derive(ToolArgs)]` reads enums of unit variants only (a JSON string each): \
                  remove the derive from an enum whose variants carry data (hydration then checks \
@@ -205,15 +316,17 @@ fn derive_enum(input: &syn::DeriveInput, e: &syn::DataEnum) -> syn::Result<Token
         }
         let mut rename = None;
         for attr in v.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-            attr.parse_nested_meta(|m| {
+            let parsed = attr.parse_nested_meta(|m| {
                 if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
                     let s: syn::LitStr = m.value()?.parse()?;
                     rename = Some(s.value());
-                    Ok(())
                 } else {
-                    Err(unfaithful(&m.path, ON_VARIANT))
+                    errors.push(unfaithful(&m.path, ON_VARIANT));
+                    skip(&m)?;
                 }
-            })?;
+                Ok(())
+            });
+            errors.handle(parsed);
         }
         let name = rename
             .unwrap_or_else(|| crate::names::rename_variant(&v.ident.to_string(), rule.as_deref()));
@@ -221,9 +334,9 @@ fn derive_enum(input: &syn::DeriveInput, e: &syn::DataEnum) -> syn::Result<Token
         variants.push(v.ident.clone());
     }
     let ident = &input.ident;
-    let fast = fast();
-    let serde = quote!(::tool_runtime::__private::serde);
-    Ok(quote! {
+    let fast = quote!(#rt::fast);
+    let serde = quote!(#rt::serde);
+    quote! {
         #[automatically_derived]
         impl #fast::Leaf for #ident {
             fn read<'de, D: #serde::Deserializer<'de>>(
@@ -237,16 +350,13 @@ fn derive_enum(input: &syn::DeriveInput, e: &syn::DataEnum) -> syn::Result<Token
                 }
             }
         }
-    })
-}
-
-fn fast() -> TokenStream {
-    quote!(::tool_runtime::__private::fast)
+    }
 }
 
 /// The `Reader` impl of `ty` over `fields`.
 /// `span`: where a struct with too many fields is reported.
 fn reader_impl(
+    rt: &Runtime,
     ty: &TokenStream,
     fields: &[Field],
     deny_unknown: bool,
@@ -260,8 +370,8 @@ fn reader_impl(
              guard)",
         ));
     }
-    let fast = fast();
-    let serde = quote!(::tool_runtime::__private::serde);
+    let fast = quote!(#rt::fast);
+    let serde = quote!(#rt::serde);
     let names: Vec<&String> = fields.iter().map(|f| &f.wire).collect();
     let slots: Vec<syn::Ident> = (0..fields.len()).map(|i| format_ident!("__f{i}")).collect();
     let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
@@ -334,12 +444,12 @@ const ON_FIELD: &str = "`rename` and `default`";
 const ON_ENUM: &str = "`rename_all`";
 const ON_VARIANT: &str = "`rename`";
 
-/// A struct's container attributes: `Ok(deny_unknown_fields)` when serde's derive reads the
-/// struct the way the reader does.
-fn container_attrs(attrs: &[Attribute]) -> syn::Result<bool> {
+/// A struct's container attributes: whether it has `deny_unknown_fields`. Every option serde's
+/// derive reads otherwise than the reader is pushed to `errors`.
+fn container_attrs(attrs: &[Attribute], errors: &mut Errors) -> bool {
     let mut deny = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|m| {
+        let parsed = attr.parse_nested_meta(|m| {
             if m.path.is_ident("deny_unknown_fields") {
                 deny = true;
             } else if (m.path.is_ident("rename_all") || m.path.is_ident("crate"))
@@ -347,12 +457,14 @@ fn container_attrs(attrs: &[Attribute]) -> syn::Result<bool> {
             {
                 let _: syn::LitStr = m.value()?.parse()?;
             } else {
-                return Err(unfaithful(&m.path, ON_CONTAINER));
+                errors.push(unfaithful(&m.path, ON_CONTAINER));
+                skip(&m)?;
             }
             Ok(())
-        })?;
+        });
+        errors.handle(parsed);
     }
-    Ok(deny)
+    deny
 }
 
 /// The string value of serde option `key` (`rename_all = ".."` on a container, `rename = ".."`
@@ -373,14 +485,14 @@ fn serde_string(attrs: &[Attribute], key: &str) -> Option<String> {
     out
 }
 
-/// A field's serde attributes: `Ok(default)` when the reader reads the field as serde's derive
-/// does, where `default` is `Some(None)` for `default`, `Some(Some(path))` for
-/// `default = "path"` and `None` for no default.
+/// A field's default: `Some(None)` for `default`, `Some(Some(path))` for `default = "path"`
+/// and `None` for no default. Every option serde's derive reads otherwise than the reader is
+/// pushed to `errors`.
 #[allow(clippy::option_option)]
-fn field_attrs(attrs: &[Attribute]) -> syn::Result<Option<Option<syn::ExprPath>>> {
+fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Option<Option<syn::ExprPath>> {
     let mut default = None;
     for attr in attrs {
-        attr.parse_nested_meta(|m| {
+        let parsed = attr.parse_nested_meta(|m| {
             if m.path.is_ident("rename") && m.input.peek(syn::Token![=]) {
                 let _: syn::LitStr = m.value()?.parse()?;
             } else if m.path.is_ident("default") {
@@ -391,12 +503,14 @@ fn field_attrs(attrs: &[Attribute]) -> syn::Result<Option<Option<syn::ExprPath>>
                     default = Some(None);
                 }
             } else {
-                return Err(unfaithful(&m.path, ON_FIELD));
+                errors.push(unfaithful(&m.path, ON_FIELD));
+                skip(&m)?;
             }
             Ok(())
-        })?;
+        });
+        errors.handle(parsed);
     }
-    Ok(default)
+    default
 }
 
 /// Consumes what follows an option that is not ours to read.

@@ -40,7 +40,7 @@ pub fn check(input: Input) -> TokenStream {
                 path_text(b)
             );
             asserts.extend(quote_spanned! {b.span()=>
-                if #krate::__private::str_eq(<#a as #krate::Tool>::NAME, <#b as #krate::Tool>::NAME) {
+                if #krate::__private::str_eq(<#a as #krate::__private::Tool>::NAME, <#b as #krate::__private::Tool>::NAME) {
                     ::core::panic!(#msg);
                 }
             });

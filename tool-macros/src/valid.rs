@@ -47,10 +47,46 @@ pub struct Checked {
 
 pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked {
     let o = &input.opts;
+    let name = name(input, errors);
+    let description = description(input, &name, errors);
+    let safety = safety(input, errors);
+    item_shape(input, errors);
+    params(input, errors);
+    let schema = schema_source(input, errors);
+    let wire_names = wire_names(input, &schema);
+    verbatim_rules(input, &schema, errors);
+    let intent = intent(input, &wire_names, errors);
+    let sensitive = sensitive(input, &wire_names, errors);
+    let timeout_ms = timeout(input, errors);
+    let examples = examples(input, &schema, &wire_names, errors);
+    let strict = strict(input, &schema, errors);
+    let output = match &input.kind {
+        Kind::Fn(f) => Some(output(&f.sig.output, errors)),
+        Kind::Struct { .. } => None,
+    };
+    Checked {
+        name,
+        description,
+        safety,
+        reversible: o.reversible.is_present(),
+        idempotent: o.idempotent.is_present(),
+        retry: o.retry.is_present(),
+        strict,
+        intent,
+        tags: o.tags.iter().flatten().map(|l| l.value()).collect(),
+        examples,
+        timeout_ms,
+        sensitive,
+        schema,
+        output,
+    }
+}
+
+/// The tool's name: `name = ".."`, or the item's; one providers accept.
+fn name(input: &Input, errors: &mut darling::error::Accumulator) -> String {
+    let o = &input.opts;
     let ident_span = input.ident.span();
     let is_fn = matches!(input.kind, Kind::Fn(_));
-
-    // Name.
     let name = match &o.name {
         Some(l) => l.value(),
         None if is_fn => input.ident.to_string().trim_start_matches("r#").to_owned(),
@@ -65,9 +101,14 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             .with_span(&span),
         );
     }
+    name
+}
 
-    // Description.
-    let description = match &o.description {
+/// `description = ".."` or the doc comment: one of them, not blank.
+fn description(input: &Input, name: &str, errors: &mut darling::error::Accumulator) -> String {
+    let o = &input.opts;
+    let ident_span = input.ident.span();
+    match &o.description {
         Some(l) if !l.value().trim().is_empty() => l.value().trim().to_owned(),
         Some(l) => {
             errors.push(
@@ -88,9 +129,12 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                 String::new()
             }
         },
-    };
+    }
+}
 
-    // Safety: at most one category.
+/// At most one safety category; the variant name of `Safety`.
+fn safety(input: &Input, errors: &mut darling::error::Accumulator) -> &'static str {
+    let o = &input.opts;
     let flags = [
         ("read_only", "ReadOnly", &o.read_only),
         ("create", "Create", &o.create),
@@ -115,8 +159,12 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             }
         }
     }
+    safety
+}
 
-    // Item-level shape checks.
+/// What the item's form rules out: generics, variadics, unit structs.
+fn item_shape(input: &Input, errors: &mut darling::error::Accumulator) {
+    let ident_span = input.ident.span();
     match &input.kind {
         Kind::Fn(f) => {
             if !f.sig.generics.params.is_empty() || f.sig.generics.where_clause.is_some() {
@@ -157,8 +205,10 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             let _ = named;
         }
     }
+}
 
-    // Parameters.
+/// Each parameter alone, and no two arguments under one wire name.
+fn params(input: &Input, errors: &mut darling::error::Accumulator) {
     for p in &input.params {
         check_param(input, p, errors);
     }
@@ -173,21 +223,23 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             );
         }
     }
+}
 
-    // Schema source.
-    let schema = schema_source(input, errors);
-
-    // Names the model sees, for intent/sensitive checks.
-    let wire_names: Vec<String> = match &schema {
+/// The names the model sees, for the intent, sensitive and example checks.
+fn wire_names(input: &Input, schema: &Schema) -> Vec<String> {
+    match schema {
         Schema::Verbatim(v) if !has_named_fields(input) => verbatim::properties(&v.value).0,
         _ => input
             .arguments()
             .filter(|p| !p.skipped)
             .map(|p| input.wire_name(p))
             .collect(),
-    };
+    }
+}
 
-    if let Schema::Verbatim(v) = &schema {
+/// A verbatim schema agrees with the parameters, which do not shape it.
+fn verbatim_rules(input: &Input, schema: &Schema, errors: &mut darling::error::Accumulator) {
+    if let Schema::Verbatim(v) = schema {
         if has_named_fields(input) {
             check_agreement(input, v, errors);
         }
@@ -202,16 +254,23 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             }
         }
     }
+}
 
-    // Intent.
-    let intent = o.intent.as_ref().map(|lit| {
+/// Each intent placeholder names an argument.
+fn intent(
+    input: &Input,
+    wire_names: &[String],
+    errors: &mut darling::error::Accumulator,
+) -> Option<String> {
+    let o = &input.opts;
+    o.intent.as_ref().map(|lit| {
         let text = lit.value();
         for ph in placeholders(&text) {
             if !wire_names.contains(&ph) {
                 let names = if wire_names.is_empty() {
                     "it has no arguments".to_owned()
                 } else {
-                    format!("its arguments are {}", quoted(&wire_names))
+                    format!("its arguments are {}", quoted(wire_names))
                 };
                 let hint = crate::names::did_you_mean(&ph, wire_names.iter().map(String::as_str))
                     .map(|c| format!("did you mean `{{{c}}}`? "))
@@ -225,9 +284,16 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             }
         }
         text
-    });
+    })
+}
 
-    // Sensitive.
+/// Each `sensitive` name is an argument; `#[arg(sensitive)]` adds its own.
+fn sensitive(
+    input: &Input,
+    wire_names: &[String],
+    errors: &mut darling::error::Accumulator,
+) -> Vec<String> {
+    let o = &input.opts;
     let mut sensitive = Vec::new();
     for lit in o.sensitive.iter().flatten() {
         let n = lit.value();
@@ -248,8 +314,13 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             sensitive.push(n);
         }
     }
+    sensitive
+}
 
-    // Timeout.
+/// One of `timeout` and `timeout_ms`, readable and not zero.
+fn timeout(input: &Input, errors: &mut darling::error::Accumulator) -> Option<u64> {
+    let o = &input.opts;
+    let ident_span = input.ident.span();
     let timeout_ms = match (&o.timeout, &o.timeout_ms) {
         (Some(_), Some(ms)) => {
             errors.push(
@@ -289,8 +360,17 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                 .with_span(&span.unwrap_or(ident_span)),
         );
     }
+    timeout_ms
+}
 
-    // Examples.
+/// Each example is a JSON object of the tool's arguments (checked against a verbatim schema).
+fn examples(
+    input: &Input,
+    schema: &Schema,
+    wire_names: &[String],
+    errors: &mut darling::error::Accumulator,
+) -> Vec<String> {
+    let o = &input.opts;
     let mut examples = Vec::new();
     for lit in o.examples.iter().flatten() {
         let text = lit.value();
@@ -301,7 +381,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
                         Error::custom("an example is a JSON object of arguments, e.g. r#\"{\"query\": \"rust\"}\"#")
                             .with_span(lit),
                     );
-                } else if let Schema::Verbatim(s) = &schema {
+                } else if let Schema::Verbatim(s) = schema {
                     let problems = verbatim::example_problems(&s.value, &v);
                     if !problems.is_empty() {
                         errors.push(
@@ -331,11 +411,15 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
         }
         examples.push(text);
     }
+    examples
+}
 
-    // Strict.
+/// What `strict` needs of the schema, as far as the macro can tell.
+fn strict(input: &Input, schema: &Schema, errors: &mut darling::error::Accumulator) -> bool {
+    let o = &input.opts;
     let strict = o.strict.is_present();
     if strict {
-        match &schema {
+        match schema {
             Schema::None(_) => errors.push(
                 Error::custom(
                     "`strict` needs a schema, but this tool opted out with `allow_no_schema`",
@@ -384,29 +468,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
             }
         }
     }
-
-    // Output.
-    let output = match &input.kind {
-        Kind::Fn(f) => Some(output(&f.sig.output, errors)),
-        Kind::Struct { .. } => None,
-    };
-
-    Checked {
-        name,
-        description,
-        safety,
-        reversible: o.reversible.is_present(),
-        idempotent: o.idempotent.is_present(),
-        retry: o.retry.is_present(),
-        strict,
-        intent,
-        tags: o.tags.iter().flatten().map(|l| l.value()).collect(),
-        examples,
-        timeout_ms,
-        sensitive,
-        schema,
-        output,
-    }
+    strict
 }
 
 fn has_named_fields(input: &Input) -> bool {
@@ -482,7 +544,9 @@ fn owned_hint(elem: &Type) -> String {
     .replace(" >", ">")
 }
 
-fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Schema {
+/// The schema options agree: at most one verbatim schema, and `allow_no_schema` alone, with a
+/// mode, on a tool without named fields. The mode's variant name, if one is given.
+fn schema_options(input: &Input, errors: &mut darling::error::Accumulator) -> Option<&'static str> {
     let o = &input.opts;
     if let (Some(_), Some(s)) = (&o.parameters, &o.schema) {
         errors.push(
@@ -530,6 +594,12 @@ fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Sch
             );
         }
     }
+    mode
+}
+
+fn schema_source(input: &Input, errors: &mut darling::error::Accumulator) -> Schema {
+    let o = &input.opts;
+    let mode = schema_options(input, errors);
     let verbatim = if let Some(lit) = &o.parameters {
         Some(verbatim::inline(lit).map_err(|p| (p, lit.span())))
     } else {

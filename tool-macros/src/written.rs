@@ -50,8 +50,8 @@ impl Model {
     }
 
     /// `impl HasWritten for #ident`.
-    pub fn expand(&self, ident: &syn::Ident) -> TokenStream {
-        let w = quote!(::tool_runtime::schema::written);
+    pub fn expand(&self, ident: &syn::Ident, rt: &crate::runtime::Runtime) -> TokenStream {
+        let w = quote!(#rt::written);
         let pieces = self.pieces.iter().map(|p| match p {
             Out::Text(t) => quote!(#w::Piece::Text(#t)),
             Out::Ref(ty) => quote!(#w::Piece::Ref(|| {
@@ -88,16 +88,15 @@ pub fn for_tool(input: &crate::ast::Input, c: &crate::valid::Checked) -> Option<
     if !matches!(c.schema, crate::valid::Schema::Derived) {
         return None;
     }
-    let item: DeriveInput = syn::parse2(crate::expand::final_args_item(input, c)).ok()?;
+    let item: DeriveInput = syn::parse2(crate::args::final_args_item(input, c)).ok()?;
     let known: HashMap<String, Expr> = input
         .params
         .iter()
         .enumerate()
         .filter_map(|(i, p)| match &p.arg.default {
-            Some(darling::util::Override::Explicit(e)) => Some((
-                crate::expand::default_fn_name(input, i).to_string(),
-                e.clone(),
-            )),
+            Some(darling::util::Override::Explicit(e)) => {
+                Some((crate::ast::default_fn_name(input, i).to_string(), e.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -254,6 +253,8 @@ fn harmless(a: &Attribute) -> bool {
     [
         "doc",
         "derive",
+        // `#[derive(ToolArgs)]`'s own options: where the runtime is
+        "tool_args",
         "allow",
         "warn",
         "deny",

@@ -6,6 +6,12 @@ pub use serde_json;
 pub use tool_macros::__check_unique_names as check_unique_names;
 
 pub use crate::definition::DefinitionBuilder;
+// The public items the expansion implements or names, here too so that it reaches the runtime
+// through this one module, wherever `#[tool(crate = ..)]` says the runtime is.
+pub use crate::definition::{NoSchemaMode, PrebuiltDeclarations, Safety, ToolDefinition};
+pub use crate::error::ToolError;
+pub use crate::schema::written;
+pub use crate::tool::{CallContext, FromCallContext, Run, StateRequirement, Tool};
 
 /// The argument readers `#[tool]` generates (see `hydrate::plan::fields`).
 pub mod fast {
@@ -15,9 +21,6 @@ pub mod fast {
     };
 }
 
-use crate::definition::ToolDefinition;
-use crate::error::ToolError;
-use crate::tool::{CallContext, FromCallContext, StateRequirement, Tool};
 use crate::toolset::{RegistrationError, ToolSet};
 use crate::validate::SchemaError;
 
