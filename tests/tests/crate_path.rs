@@ -6,12 +6,10 @@
 //! nothing: only the paths given in `crate = ..` can make this compile. That renaming reaches
 //! `::` paths only from a crate's root, which is why this is a test binary of its own rather than
 //! a module of `it`.
-pub extern crate tool_runtime as renamed_runtime;
 extern crate core as tool_runtime;
+pub extern crate tool_runtime as renamed_runtime;
 
-use renamed_runtime::{
-    CallContext, Run, State, Tool, ToolArgs, ToolError, ToolSet, tool, toolset,
-};
+use renamed_runtime::{CallContext, Run, State, Tool, ToolArgs, ToolError, ToolSet, tool, toolset};
 
 /// Adds two numbers.
 #[tool(read_only, crate = renamed_runtime)]
@@ -135,5 +133,8 @@ fn runs() {
     assert!(set.has_generated_reader("list_events"));
     let args = r#"{"window":{"start":3},"order":"Oldest"}"#;
     assert!(set.hydrate_fast_only("list_events", args).is_some());
-    assert!(set.hydrate_fast_only("delete_note", r#"{"id":4}"#).is_some());
+    assert!(
+        set.hydrate_fast_only("delete_note", r#"{"id":4}"#)
+            .is_some()
+    );
 }

@@ -427,7 +427,7 @@ fn strict(input: &Input, schema: &Schema, errors: &mut darling::error::Accumulat
                 .with_span(&o.strict.span()),
             ),
             Schema::Verbatim(v) => {
-                for sp in verbatim::strict_problems(&v.value) {
+                for sp in tool_wire::strict_check::problems(&v.value) {
                     let span = sp
                         .property
                         .as_ref()
@@ -441,7 +441,8 @@ fn strict(input: &Input, schema: &Schema, errors: &mut darling::error::Accumulat
                     errors.push(
                         Error::custom(format!(
                             "`strict` cannot hold: at {} of the schema, {}",
-                            sp.pointer, sp.message
+                            sp.pointer,
+                            sp.message()
                         ))
                         .with_span(&span),
                     );

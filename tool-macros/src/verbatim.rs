@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::Span;
 use serde_json::{Map, Value};
 use syn::LitStr;
+use tool_wire::escape;
 
 /// A verbatim schema ready to emit.
 pub struct Verbatim {
@@ -163,10 +164,6 @@ fn find_ref(v: &Value, pred: impl Fn(&str) -> bool + Copy) -> Option<(String, &s
     walk(v, "", &pred).map(|(p, r)| (if p.is_empty() { "/".into() } else { p }, r))
 }
 
-fn escape(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
-}
-
 struct Inliner {
     /// `$defs` key to inlined document.
     defs: BTreeMap<String, Value>,
@@ -281,96 +278,6 @@ fn kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// A place in the schema that breaks OpenAI's strict-mode rules.
-pub struct StrictProblem {
-    /// JSON pointer into the schema.
-    pub pointer: String,
-    /// The root property it concerns, if any (to point at the Rust field).
-    pub property: Option<String>,
-    pub message: String,
-}
-
-/// Every strict-mode problem: each object needs `additionalProperties: false` and every property
-/// in `required` (optional ones as a union with null); open maps are not allowed.
-pub fn strict_problems(schema: &Value) -> Vec<StrictProblem> {
-    let mut out = Vec::new();
-    walk_strict(schema, "", None, &mut out);
-    out
-}
-
-fn walk_strict(v: &Value, at: &str, root_prop: Option<&str>, out: &mut Vec<StrictProblem>) {
-    let Value::Object(m) = v else {
-        if let Value::Array(a) = v {
-            for (i, x) in a.iter().enumerate() {
-                walk_strict(x, &format!("{at}/{i}"), root_prop, out);
-            }
-        }
-        return;
-    };
-    let is_object = m.get("type").and_then(Value::as_str) == Some("object")
-        || m.get("type")
-            .and_then(Value::as_array)
-            .is_some_and(|t| t.iter().any(|x| x == "object"))
-        || m.contains_key("properties");
-    let mut push = |message: String| {
-        out.push(StrictProblem {
-            pointer: if at.is_empty() {
-                "/".into()
-            } else {
-                at.to_owned()
-            },
-            property: root_prop.map(str::to_owned),
-            message,
-        })
-    };
-    if is_object {
-        match m.get("additionalProperties") {
-            Some(Value::Bool(false)) => {}
-            Some(Value::Bool(true)) | Some(Value::Object(_)) => push(
-                "an open object (a map): strict mode allows only fixed properties; use an array of key/value objects".into(),
-            ),
-            _ => push("strict mode needs \"additionalProperties\": false on every object".into()),
-        }
-        let required: Vec<&str> = m
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if let Some(Value::Object(props)) = m.get("properties") {
-            for k in props.keys() {
-                if !required.contains(&k.as_str()) {
-                    out.push(StrictProblem {
-                        pointer: format!("{at}/properties/{}", escape(k)),
-                        property: root_prop
-                            .map(str::to_owned)
-                            .or_else(|| at.is_empty().then(|| k.clone())),
-                        message: format!(
-                            "property {k:?} is not in \"required\": strict mode needs every property required; make an optional one a union with null (\"type\": [\"string\", \"null\"])"
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    for (k, child) in m {
-        let here = format!("{at}/{}", escape(k));
-        if k == "properties" && at.is_empty() {
-            if let Value::Object(props) = child {
-                for (name, s) in props {
-                    walk_strict(s, &format!("{here}/{}", escape(name)), Some(name), out);
-                }
-            }
-        } else if matches!(child, Value::Object(_) | Value::Array(_))
-            && k != "enum"
-            && k != "const"
-            && k != "examples"
-            && k != "default"
-        {
-            walk_strict(child, &here, root_prop, out);
-        }
     }
 }
 
