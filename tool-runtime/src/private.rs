@@ -30,7 +30,7 @@ use crate::validate::SchemaError;
 pub fn compiled() -> (usize, usize) {
     use std::sync::atomic::Ordering::Relaxed;
     (
-        crate::toolset::CHECKS_COMPILED.load(Relaxed),
+        crate::hydrate::entry::CHECKS_COMPILED.load(Relaxed),
         crate::validate::VALIDATORS_COMPILED.load(Relaxed),
     )
 }

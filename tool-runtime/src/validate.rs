@@ -199,7 +199,7 @@ fn only_a_reference(schema: &Value) -> Option<&str> {
 /// The first `$ref` in `schema` that points outside the document (http, https, or any URL with a
 /// scheme), if any.
 pub fn find_remote_ref(schema: &Value) -> Option<&str> {
-    crate::hydrate::plan::tree::Tree::remote_ref(schema)
+    tool_wire::remote_ref(schema)
 }
 
 #[cfg(test)]

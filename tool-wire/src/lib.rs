@@ -68,6 +68,25 @@ pub fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
+/// Whether a `$ref` stays inside the document (`#`, `#/$defs/x`, any `#...`).
+pub fn is_local_ref(reference: &str) -> bool {
+    reference.starts_with('#')
+}
+
+/// The first `$ref` in `schema` that points outside the document (a URL, a file), if any:
+/// nothing outside a tool's schema is ever fetched, so such a schema is refused where it is
+/// registered.
+pub fn remote_ref(schema: &Value) -> Option<&str> {
+    match schema {
+        Value::Object(map) => map.iter().find_map(|(k, v)| match v.as_str() {
+            Some(r) if k == "$ref" && !is_local_ref(r) => Some(r),
+            _ => remote_ref(v),
+        }),
+        Value::Array(items) => items.iter().find_map(remote_ref),
+        _ => None,
+    }
+}
+
 /// Resolves a local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any `#/...` pointer) against the
 /// root. Remote references are never fetched.
 pub fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {

@@ -11,13 +11,13 @@ use tracing::Instrument;
 
 use crate::definition::{Safety, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
+use crate::hydrate::entry::Entry;
 use crate::hydrate::{Arguments, Repair, ToolCall, ToolInstance};
 use crate::id::SharedId;
 use crate::store::{
     GateScope, JournalEntry, PendingOperation, PendingState, new_operation_id, new_undo_id,
 };
 use crate::tool::CallContext;
-use crate::toolset::Entry;
 
 use super::audit::{self, AuditRecord, now_ms};
 use super::chain::{self, ChainResult, ChainStep};

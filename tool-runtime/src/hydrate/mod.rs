@@ -1,9 +1,11 @@
 //! Hydration: parse → (repair) → validate → deserialize, turning what a model sent into a ready
 //! [`ToolInstance`] or a structured [`ToolError`]. Nothing runs here.
 
+pub(crate) mod entry;
 mod numbers;
 mod parse;
 pub mod plan;
+mod refusal;
 
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
@@ -19,7 +21,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::id::SharedId;
 use crate::tool::CallContext;
-use crate::toolset::Entry;
+use entry::Entry;
 
 /// A call as decoded from a provider's response, before hydration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

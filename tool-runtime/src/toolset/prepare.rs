@@ -13,7 +13,8 @@ use std::panic;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{ToolSet, typed_check};
+use super::ToolSet;
+use crate::hydrate::entry::typed_check;
 use crate::tool::Tool;
 
 /// One typed tool's registration work, to be done ahead by [`ToolSet::prepare`].

@@ -39,7 +39,7 @@ pub(crate) trait Tree<'t>: Copy + 't {
         if let Some(mut entries) = self.entries() {
             // one pass over the entries, no lookup: this runs on every registration
             return entries.find_map(|(k, v)| match v.as_str() {
-                Some(r) if k == "$ref" && !is_local(r) => Some(r),
+                Some(r) if k == "$ref" && !tool_wire::is_local_ref(r) => Some(r),
                 _ => v.remote_ref(),
             });
         }
@@ -309,7 +309,9 @@ impl<'t, 'a: 't> Tree<'t> for At<'t, 'a> {
         self.tokens[self.i..end]
             .windows(2)
             .find_map(|pair| match pair {
-                [Token::Key(k), Token::Str(r)] if k == "$ref" && !is_local(r) => Some(&**r),
+                [Token::Key(k), Token::Str(r)] if k == "$ref" && !tool_wire::is_local_ref(r) => {
+                    Some(&**r)
+                }
                 _ => None,
             })
     }
@@ -434,11 +436,6 @@ impl<'a> Visitor<'a> for Build<'_, 'a> {
             Ok(n)
         })
     }
-}
-
-/// Whether a `$ref` stays inside the document.
-fn is_local(reference: &str) -> bool {
-    reference.starts_with('#')
 }
 
 #[cfg(test)]
