@@ -420,6 +420,22 @@ impl TextWithCalls for Decoded {
     }
 }
 
+/// Whether a failed request was refused because of its native tool declarations: a client
+/// error or server error whose message speaks of tools or functions (Ollama's "does not support
+/// tools", llama.cpp's "tools param requires --jinja flag", vLLM's "auto tool choice requires
+/// --enable-auto-tool-choice"). Authentication, rate limits and unknown paths are not that.
+pub(super) fn refuses_tools(e: &HttpError) -> bool {
+    let HttpErrorKind::Status(status) = e.kind else {
+        return false;
+    };
+    if matches!(status, 401 | 403 | 404 | 408 | 429) || !(400..600).contains(&status) {
+        return false;
+    }
+    let m = e.message.to_ascii_lowercase();
+    // A server error naming a "function" is too often about something else.
+    m.contains("tool") || (status < 500 && m.contains("function"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

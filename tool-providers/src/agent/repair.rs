@@ -6,7 +6,15 @@
 //! a call from the model: nothing it says runs unvalidated.
 
 use serde_json::{Value, json};
-use tool_runtime::{ErrorCode, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolCall, ToolDefinition, ToolError};
+
+use super::calls::arguments_value;
+use super::events::AgentEvent;
+use super::model::ToolMode;
+use super::report::RepairRecord;
+use super::{Agent, Progress};
+use crate::codec::{ToolConfig, hydrate_call};
+use crate::http::Usage;
 
 /// The system prompt of a repair request.
 pub(crate) const SYSTEM: &str = "You correct the arguments of tool calls so that they match the \
@@ -59,6 +67,89 @@ pub(crate) fn arguments_in(answer: &str) -> Result<String, ToolError> {
 /// The arguments as JSON for the record (text that does not parse is kept as a string).
 pub(crate) fn as_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+impl Agent {
+    /// One LLM-assisted repair of `call`'s invalid arguments: the corrected call when its new
+    /// arguments hydrate, else `None` (the attempt is recorded either way).
+    pub(super) async fn repair(
+        &self,
+        p: &mut Progress,
+        call: &ToolCall,
+        error: &ToolError,
+    ) -> Option<ToolCall> {
+        let def = self.executor.toolset().get(&call.name)?;
+        let sent = match &call.arguments {
+            tool_runtime::Arguments::Text(t) => t.clone(),
+            tool_runtime::Arguments::Json(Value::String(t)) => t.clone(),
+            tool_runtime::Arguments::Json(v) => v.to_string(),
+        };
+        let conversation = [self.model.user_message(&prompt(def, &sent, error))];
+        let mut record = RepairRecord {
+            call_id: call.id.to_string(),
+            tool: call.name.clone(),
+            sent: arguments_value(call),
+            error: error.clone(),
+            repaired: None,
+            fixed: false,
+            repair_error: None,
+            usage: Usage::default(),
+        };
+        // The repair request declares no tools, so it is the same in either tool mode.
+        let answer =
+            match self
+                .model
+                .request(Some(SYSTEM), &conversation, &[], &ToolConfig::default())
+            {
+                Ok(body) => {
+                    self.model
+                        .complete_in(ToolMode::Native, &body, &mut |_| {})
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+        let fixed = match answer {
+            Err(e) => {
+                record.repair_error = Some(ToolError::new(
+                    ErrorCode::EXECUTION_FAILED,
+                    format!("the repair request failed: {e}"),
+                ));
+                None
+            }
+            Ok(turn) => {
+                record.usage = turn.usage;
+                p.usage += turn.usage;
+                match arguments_in(&turn.decoded.text) {
+                    Err(e) => {
+                        record.repair_error = Some(e);
+                        None
+                    }
+                    Ok(text) => {
+                        record.repaired = Some(as_value(&text));
+                        let fixed = ToolCall::new(call.id.clone(), call.name.clone(), text);
+                        match hydrate_call(self.executor.toolset(), &fixed) {
+                            Ok(_) => {
+                                record.fixed = true;
+                                Some(fixed)
+                            }
+                            Err(e) => {
+                                record.repair_error = Some(e);
+                                None
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        self.emit(AgentEvent::ArgumentsRepaired {
+            call_id: call.id.to_string(),
+            tool: call.name.clone(),
+            fixed: record.fixed,
+            arguments: record.repaired.clone(),
+        });
+        p.repairs.push(record);
+        fixed
+    }
 }
 
 #[cfg(test)]
