@@ -21,12 +21,14 @@ mod error;
 mod framing;
 mod provider;
 mod retry;
+mod stream;
 mod usage;
 
 pub use body::RequestBody;
-pub use client::{ClientConfig, EventStream, HttpClient, Reply};
+pub use client::{ClientConfig, HttpClient, Reply};
 pub use error::{HttpError, HttpErrorKind};
 pub use framing::{NdjsonDecoder, SseDecoder, SseEvent};
 pub use provider::{Provider, ProviderApi};
 pub use retry::RetryPolicy;
+pub use stream::EventStream;
 pub use usage::Usage;
