@@ -447,7 +447,7 @@ fn intersect(allowed: &mut Option<Vec<Value>>, values: Vec<Value>) {
         None => values,
         Some(prev) => prev
             .into_iter()
-            .filter(|p| values.iter().any(|v| super::walk::json_eq(p, v)))
+            .filter(|p| values.iter().any(|v| super::compare::json_eq(p, v)))
             .collect(),
     });
 }
@@ -490,7 +490,7 @@ fn one_of_consts<'a, J: Tree<'a>>(value: J, pointer: &Path<'_>) -> Result<Vec<Va
                 continue;
             }
             // oneOf: a value two branches accept is valid for neither
-            if out.iter().any(|o| super::walk::json_eq(o, &v)) {
+            if out.iter().any(|o| super::compare::json_eq(o, &v)) {
                 return Err(Unsupported(format!("{pointer}: oneOf branches overlap")));
             }
             out.push(v);

@@ -33,8 +33,9 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 
+use super::compare::{Scalar, Sent, SentVisitor};
 use super::guard::{Guard, GuardSeed};
-use super::walk::{Scalar, Walker};
+use super::walk::Walker;
 use super::{Node, NodeId, Plan};
 
 pub use super::guard::KeyText;
@@ -557,46 +558,6 @@ integer_leaf!(
     u8 => U as u64, u16 => U as u64, u32 => U as u64, u64 => U as u64, usize => U as u64,
     i8 => I as i64, i16 => I as i64, i32 => I as i64, i64 => I as i64, isize => I as i64,
 );
-
-/// A JSON number as sent, before any conversion to the field's float type.
-#[derive(Clone, Copy)]
-enum Sent {
-    U(u64),
-    I(i64),
-    F(f64),
-}
-
-impl Sent {
-    fn scalar(self) -> Scalar<'static> {
-        match self {
-            Sent::U(u) => Scalar::U(u),
-            Sent::I(i) => Scalar::I(i),
-            Sent::F(f) => Scalar::F(f),
-        }
-    }
-}
-
-struct SentVisitor;
-
-impl de::Visitor<'_> for SentVisitor {
-    type Value = Sent;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a number")
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Sent, E> {
-        Ok(Sent::U(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Sent, E> {
-        Ok(Sent::I(v))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Sent, E> {
-        Ok(Sent::F(v))
-    }
-}
 
 macro_rules! float_leaf {
     ($($ty:ty => $method:ident),* $(,)?) => {$(

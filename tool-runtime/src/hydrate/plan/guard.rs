@@ -18,7 +18,8 @@ use std::fmt;
 use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::walk::{ObjectWalker, Scalar, SeqWalker, Walker};
+use super::compare::Scalar;
+use super::walk::{ObjectWalker, SeqWalker, Walker};
 
 /// The message of a refusal; never shown (the validator explains refusals), but visible when
 /// debugging the fast path.

@@ -14,9 +14,11 @@
 //! refuses a value, hydration re-runs the validator to produce the complete list of violations
 //! with their JSON pointers; a plan never produces error messages itself.
 
+mod compare;
 mod compile;
 pub(crate) mod fields;
 mod guard;
+mod keys;
 pub(crate) mod tree;
 mod walk;
 
@@ -27,6 +29,24 @@ use serde_json::{Number, Value};
 pub use compile::Unsupported;
 
 use crate::validate::Validator;
+
+/// The value does not satisfy the plan. Carries nothing: the validator explains.
+#[derive(Debug)]
+pub(crate) struct Reject;
+
+impl std::fmt::Display for Reject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("rejected by the plan")
+    }
+}
+
+impl std::error::Error for Reject {}
+
+impl serde::ser::Error for Reject {
+    fn custom<T: std::fmt::Display>(_msg: T) -> Self {
+        Reject
+    }
+}
 
 type NodeId = usize;
 
