@@ -10,8 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::{Value, json};
-use tool_runtime::executor::{Deferred, Executor, ExecutorBuilder, ExecutorConfig, Previewer};
+use serde_json::json;
+use tool_runtime::executor::{Deferred, Executor, ExecutorBuilder, ExecutorConfig};
 use tool_runtime::store::Store;
 use tool_runtime::{ToolError, ToolSet, toolset};
 
@@ -54,32 +54,29 @@ pub fn executor(
 /// would affect. The configuration and the confirmation handler stay the builder's.
 pub fn configure(builder: ExecutorBuilder, db: GraphDb, store: Arc<dyn Store>) -> ExecutorBuilder {
     let del_db = db.clone();
-    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = del_db.clone();
-        async move {
-            let id = args["node_id"].as_str().unwrap_or_default();
-            let node = db.node(id)?;
-            let preview: String = node.content.chars().take(80).collect();
-            Ok(
-                json!({"node_id": id, "node_type": node.kind, "content_preview": preview,
-                      "relationships_affected": db.edges_of(id)?.len()}),
-            )
-        }
-        .boxed()
-    });
-    let merge_db = db.clone();
-    let merge_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = merge_db.clone();
-        async move {
-            let p = db.node(args["primary_node_id"].as_str().unwrap_or_default())?;
-            let s = db.node(args["secondary_node_id"].as_str().unwrap_or_default())?;
-            Ok(json!({"keep": p, "remove": s,
-                      "relationships_moved": db.edges_of(&s.id)?.len()}))
-        }
-        .boxed()
-    });
+    let merge_db = db;
     builder
         .store(store)
-        .preview_with("delete_node", delete_preview)
-        .preview_with("merge_nodes", merge_preview)
+        .preview::<tools::delete_node>(move |args, _cx| {
+            let db = del_db.clone();
+            async move {
+                let node = db.node(&args.node_id)?;
+                let preview: String = node.content.chars().take(80).collect();
+                Ok(json!({
+                    "node_id": args.node_id, "node_type": node.kind, "content_preview": preview,
+                    "relationships_affected": db.edges_of(&args.node_id)?.len(),
+                }))
+            }
+            .boxed()
+        })
+        .preview::<tools::merge_nodes>(move |args, _cx| {
+            let db = merge_db.clone();
+            async move {
+                let p = db.node(&args.primary_node_id)?;
+                let s = db.node(&args.secondary_node_id)?;
+                Ok(json!({"keep": p, "remove": s,
+                          "relationships_moved": db.edges_of(&s.id)?.len()}))
+            }
+            .boxed()
+        })
 }

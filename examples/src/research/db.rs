@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tool_runtime::{ErrorCode, ToolError};
 
 /// A shared connection (tools run concurrently; SQLite serialises writes anyway).
@@ -19,7 +19,7 @@ impl std::fmt::Debug for Db {
 }
 
 /// One note.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Note {
     /// Its id.
     pub id: i64,

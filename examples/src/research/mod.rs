@@ -9,10 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::{Value, json};
-use tool_runtime::executor::{
-    ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
-};
+use serde_json::json;
+use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig};
 use tool_runtime::store::{InverseCall, Store};
 use tool_runtime::{ToolError, ToolSet, toolset};
 
@@ -65,72 +63,60 @@ pub fn executor(
 /// confirmation handler stay the builder's.
 pub fn configure(builder: ExecutorBuilder, db: Db, store: Arc<dyn Store>) -> ExecutorBuilder {
     let edit_db = db.clone();
-    let edit_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = edit_db.clone();
-        async move {
-            let id = args["id"].as_i64().unwrap_or_default();
-            let note = db.note(id)?;
-            let mut change =
-                json!({"note": id, "title": note.title, "before": note.body, "after": args["body"]});
-            if let Some(new_title) = args["title"].as_str().filter(|t| *t != note.title) {
-                change["new_title"] = json!(new_title);
-            }
-            Ok(change)
-        }
-        .boxed()
-    });
     let delete_db = db.clone();
-    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = delete_db.clone();
-        async move {
-            let note = db.note(args["id"].as_i64().unwrap_or_default())?;
-            Ok(json!({"delete": note}))
-        }
-        .boxed()
-    });
-    let merge_db = db.clone();
-    let merge_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = merge_db.clone();
-        async move {
-            let mut ids: Vec<i64> = Vec::new();
-            for id in args["ids"].as_array().into_iter().flatten() {
-                if let Some(id) = id.as_i64().filter(|id| !ids.contains(id)) {
-                    ids.push(id);
-                }
-            }
-            let notes = ids
-                .iter()
-                .map(|&id| db.note(id))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(json!({"merge": notes, "into": args["title"], "deleted_afterwards": ids}))
-        }
-        .boxed()
-    });
+    let merge_db = db;
     builder
         .store(store)
-        .preview_with("edit_note", edit_preview)
-        .preview_with("delete_note", delete_preview)
-        .preview_with("merge_notes", merge_preview)
-        .undo_with("create_note", |_args, result| {
-            Some(InverseCall {
-                tool: "delete_note".into(),
-                arguments: json!({"id": result["id"]}),
-            })
+        .preview::<tools::edit_note>(move |args, _cx| {
+            let db = edit_db.clone();
+            async move {
+                let note = db.note(args.id)?;
+                let mut change = json!({
+                    "note": args.id, "title": note.title, "before": note.body, "after": args.body,
+                });
+                if let Some(new_title) = args.title.filter(|t| *t != note.title) {
+                    change["new_title"] = json!(new_title);
+                }
+                Ok(change)
+            }
+            .boxed()
         })
-        .undo_with("delete_note", |args, _result| {
-            Some(InverseCall {
-                tool: "restore_note".into(),
-                arguments: json!({"id": args["id"]}),
-            })
+        .preview::<tools::delete_note>(move |args, _cx| {
+            let db = delete_db.clone();
+            async move { Ok(json!({"delete": db.note(args.id)?})) }.boxed()
         })
-        .undo_with("edit_note", |args, result| {
-            Some(InverseCall {
-                tool: "edit_note".into(),
-                arguments: json!({
-                    "id": args["id"],
-                    "body": result["previous_body"],
-                    "title": result["previous_title"],
-                }),
-            })
+        .preview::<tools::merge_notes>(move |args, _cx| {
+            let db = merge_db.clone();
+            async move {
+                let mut ids: Vec<i64> = Vec::new();
+                for id in args.ids {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+                let notes = ids
+                    .iter()
+                    .map(|&id| db.note(id))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(json!({"merge": notes, "into": args.title, "deleted_afterwards": ids}))
+            }
+            .boxed()
+        })
+        .undo::<tools::create_note>(|_args, note| {
+            Some(InverseCall::to::<tools::delete_note>(
+                json!({"id": note.id}),
+            ))
+        })
+        .undo::<tools::delete_note>(|args, _result| {
+            Some(InverseCall::to::<tools::restore_note>(
+                json!({"id": args.id}),
+            ))
+        })
+        .undo::<tools::edit_note>(|args, result| {
+            Some(InverseCall::to::<tools::edit_note>(json!({
+                "id": args.id,
+                "body": result["previous_body"],
+                "title": result["previous_title"],
+            })))
         })
 }

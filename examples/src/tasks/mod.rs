@@ -9,10 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::{Value, json};
-use tool_runtime::executor::{
-    ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig, Previewer,
-};
+use serde_json::json;
+use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig};
 use tool_runtime::store::Store;
 use tool_runtime::{ToolError, ToolSet, toolset};
 
@@ -56,22 +54,15 @@ pub fn executor(
 /// confirmation handler stay the builder's.
 pub fn configure(builder: ExecutorBuilder, db: TaskDb, store: Arc<dyn Store>) -> ExecutorBuilder {
     let update_db = db.clone();
-    let update_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = update_db.clone();
-        async move {
-            let task = db.get(args["id"].as_i64().unwrap_or_default())?;
-            Ok(json!({"task": task, "changes": args["changes"]}))
-        }
-        .boxed()
-    });
-    let delete_db = db.clone();
-    let delete_preview: Previewer = Arc::new(move |args: Value, _cx| {
-        let db = delete_db.clone();
-        async move { Ok(json!({"delete": db.get(args["id"].as_i64().unwrap_or_default())?})) }
-            .boxed()
-    });
+    let delete_db = db;
     builder
         .store(store)
-        .preview_with("update_task", update_preview)
-        .preview_with("delete_task", delete_preview)
+        .preview::<tools::update_task>(move |args, _cx| {
+            let db = update_db.clone();
+            async move { Ok(json!({"task": db.get(args.id)?, "changes": args.changes})) }.boxed()
+        })
+        .preview::<tools::delete_task>(move |args, _cx| {
+            let db = delete_db.clone();
+            async move { Ok(json!({"delete": db.get(args.id)?})) }.boxed()
+        })
 }

@@ -4,9 +4,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::error::ToolError;
 use crate::store::{InverseCall, Store, StoreError};
+use crate::tool::{CallContext, Tool};
 use crate::toolset::{RegistrationError, ToolSet};
 
 use super::config::ConfirmationMode;
@@ -143,7 +148,33 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Registers how the typed tool `T` is undone, from its own argument and output types: the
+    /// tool is named by its type, so a renamed or removed tool is a compile error, not a
+    /// planner that silently never runs. Name the inverse the same way, with
+    /// [`InverseCall::to`].
+    ///
+    /// ```ignore
+    /// builder.undo::<create_note>(|_args, note| Some(InverseCall::to::<delete_note>(json!({"id": note.id}))))
+    /// ```
+    ///
+    /// The output reaches the planner as the journal keeps it (JSON), read back into
+    /// `T::Output`; an output that does not read back plans no undo for that call.
+    pub fn undo<T: Tool>(
+        self,
+        planner: impl Fn(&T::Args, &T::Output) -> Option<InverseCall> + Send + Sync + 'static,
+    ) -> Self
+    where
+        T::Output: DeserializeOwned,
+    {
+        self.undo_with(T::NAME, move |args: &Value, output: &Value| {
+            let args: T::Args = serde_json::from_value(args.clone()).ok()?;
+            let output: T::Output = serde_json::from_value(output.clone()).ok()?;
+            planner(&args, &output)
+        })
+    }
+
     /// Registers how the tool `name` is undone: arguments and result in, the inverse call out.
+    /// For tools defined at run time; a typed tool has [`ExecutorBuilder::undo`].
     pub fn undo_with(
         mut self,
         name: impl Into<String>,
@@ -153,7 +184,32 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Registers the change preview shown when `name` asks for confirmation.
+    /// Registers the change preview shown when the typed tool `T` asks for confirmation, from its
+    /// own argument type (the arguments were validated before a preview is made). The tool is
+    /// named by its type, so a renamed or removed tool is a compile error.
+    pub fn preview<T: Tool>(
+        self,
+        previewer: impl Fn(T::Args, CallContext) -> BoxFuture<'static, Result<Value, ToolError>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let typed: Previewer =
+            Arc::new(
+                move |args: Value, cx| match serde_json::from_value::<T::Args>(args) {
+                    Ok(args) => previewer(args, cx),
+                    Err(e) => futures::future::ready(Err(ToolError::execution(format!(
+                        "the preview of {:?} could not read its arguments: {e}",
+                        T::NAME
+                    ))))
+                    .boxed(),
+                },
+            );
+        self.preview_with(T::NAME, typed)
+    }
+
+    /// Registers the change preview shown when `name` asks for confirmation. For tools defined
+    /// at run time; a typed tool has [`ExecutorBuilder::preview`].
     pub fn preview_with(mut self, name: impl Into<String>, previewer: Previewer) -> Self {
         self.previews.insert(name.into(), previewer);
         self

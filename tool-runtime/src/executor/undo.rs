@@ -4,10 +4,24 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::store::InverseCall;
 use crate::tool::Tool;
+
+impl InverseCall {
+    /// A call of the tool `T` with `arguments`: the inverse named by its type, so a renamed or
+    /// removed tool is a compile error. The arguments are checked against `T`'s schema when the
+    /// undo runs, like any call's; arguments that do not serialize (a map with non-string keys)
+    /// become `null`, which that check refuses.
+    pub fn to<T: Tool>(arguments: impl Serialize) -> InverseCall {
+        InverseCall {
+            tool: T::NAME.to_owned(),
+            arguments: serde_json::to_value(arguments).unwrap_or(Value::Null),
+        }
+    }
+}
 
 /// Plans the inverse of a successful call from its arguments and its result.
 pub type UndoPlanner = Arc<dyn Fn(&Value, &Value) -> Option<InverseCall> + Send + Sync>;
@@ -18,7 +32,7 @@ pub type UndoPlanner = Arc<dyn Fn(&Value, &Value) -> Option<InverseCall> + Send 
 /// ```ignore
 /// impl Reversible for CreateNote {
 ///     fn inverse(_args: &CreateNoteArgs, output: &Value) -> Option<InverseCall> {
-///         Some(InverseCall { tool: "delete_note".into(), arguments: json!({"id": output["id"]}) })
+///         Some(InverseCall::to::<DeleteNote>(json!({"id": output["id"]})))
 ///     }
 /// }
 /// ```
