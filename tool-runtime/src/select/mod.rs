@@ -76,13 +76,16 @@
 //!
 //! # Embeddings across processes
 //!
-//! [`EmbeddingScorer`] keeps each tool's vector in memory. Put a [`CachedEmbedder`] in front of
-//! the model to keep them across processes too, in an [`EmbeddingCache`] (a SQLite file, or Redis
-//! for several processes or machines): a new process then reads the catalog's vectors back and
-//! loads the model only for a text it has not seen, typically the query.
+//! [`EmbeddingScorer`] keeps each tool's vector in memory. Put a `CachedEmbedder` in front of
+//! the model to keep them across processes too, in an `EmbeddingCache` (a SQLite file, or Redis
+//! for several processes or machines; both need the `sqlite` feature, Redis also `redis`): a new
+//! process then reads the catalog's vectors back and loads the model only for a text it has not
+//! seen, typically the query.
 
 mod bm25;
 mod catalog;
+#[cfg(all(feature = "cli", feature = "sqlite"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "cli", feature = "sqlite"))))]
 pub mod cli;
 mod embed;
 mod hybrid;
@@ -96,8 +99,10 @@ pub use bm25::{Bm25Config, Bm25Scorer, name_words};
 pub use catalog::{Catalog, Pool, ToolId};
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
-pub(crate) use embed::without_password;
-pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use embed::{CachedEmbedder, EmbeddingCache};
+pub use embed::{Embedder, EmbeddingScorer, tool_text};
 pub use hybrid::{Fusion, HybridScorer};
 pub use keyword::KeywordOverlapScorer;
 pub use llm::{LlmScorer, RelevanceClassifier, classification_prompt, parse_relevance};
