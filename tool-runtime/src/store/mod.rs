@@ -349,8 +349,8 @@ pub(crate) fn without_password(url: &str) -> String {
     }
 }
 
-/// Whether `location` names a Redis server rather than a file.
-#[cfg(feature = "select")]
+/// Whether `location` names a Redis server rather than a file (where the embedding cache is).
+#[cfg(all(feature = "select", feature = "sqlite"))]
 pub(crate) fn is_redis_url(location: &str) -> bool {
     ["redis://", "rediss://", "redis+unix://"]
         .iter()

@@ -68,6 +68,8 @@ impl RedisLink {
     }
 
     /// Runs `f` on the connection, reconnecting once if the connection was lost.
+    // The embedding cache's Redis backend is the one user of a bare link.
+    #[cfg(all(feature = "select", feature = "sqlite"))]
     pub(crate) fn with<T>(
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
