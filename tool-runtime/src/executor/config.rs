@@ -1,6 +1,6 @@
 //! The executor's configuration: one typed struct with the confirmation, audit and rate-limit
-//! options, timeouts, retries and caching, loadable from a TOML file and the environment (the
-//! `config` feature, in the `load` submodule).
+//! options, timeouts, retries and caching. With the `config` feature it is also read from a TOML
+//! file and `TOOLS_*` environment variables (`ExecutorConfig::load`).
 
 #[cfg(feature = "config")]
 mod load;
