@@ -28,6 +28,7 @@
 #   N=20 bash bench/compile-time/run.sh       # a quicker run
 #   nice bash bench/compile-time/run.sh       # on a shared machine
 #   KEEP_TARGET=1 bash bench/compile-time/run.sh  # again, crate-only and incremental steps only
+#   LEAN=1 bash bench/compile-time/run.sh     # tool-runtime with default-features = false
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,6 +38,11 @@ JOBS="${JOBS:-$(nproc)}"
 LOCK="${LOCK:-$REPO/Cargo.lock}"
 RMCP_VERSION="${RMCP_VERSION:-$(sed -n 's/^rmcp = { version = "\([^"]*\)".*/\1/p' "$REPO/Cargo.toml")}"
 RMCP_VERSION="${RMCP_VERSION:-3}"
+# LEAN=1: the generated crate takes tool-runtime without its default features (no SQLite, Redis,
+# command line, configuration files, terminal or selection), as a crate that only defines and
+# hydrates tools would.
+RUNTIME_FEATURES=""
+[ "${LEAN:-0}" = 1 ] && RUNTIME_FEATURES=", default-features = false"
 
 die() { echo "compile-time: $*" >&2; exit 1; }
 [ -f "$LOCK" ] || die "no lock file at $LOCK"
@@ -67,7 +73,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-tool-runtime = { path = "$REPO/tool-runtime" }
+tool-runtime = { path = "$REPO/tool-runtime"$RUNTIME_FEATURES }
 serde = { version = "1", features = ["derive"] }
 schemars = "1"
 

@@ -1,6 +1,9 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 pub mod definition;
 pub mod display;
@@ -9,6 +12,8 @@ pub mod executor;
 pub mod hydrate;
 mod id;
 pub mod schema;
+#[cfg(feature = "select")]
+#[cfg_attr(docsrs, doc(cfg(feature = "select")))]
 pub mod select;
 pub mod store;
 pub mod tool;
@@ -28,6 +33,12 @@ pub use tool::{
 };
 pub use tool_macros::{ToolArgs, tool};
 pub use toolset::{DynHandler, Prepare, RegistrationError, ToolSet};
+
+// `#[tool]` names the crate by its path, `::tool_runtime`, in the expansion.
+#[cfg(test)]
+extern crate self as tool_runtime;
+#[cfg(test)]
+mod lean;
 
 /// What the `#[tool]` macro's expansion refers to. Not a public API: it may change in any release.
 #[doc(hidden)]

@@ -33,7 +33,7 @@ pub fn toolset() -> ToolSet {
     ts
 }
 
-/// The executor over [`toolset`] (every tool is read-only, so nothing is ever confirmed).
+/// The executor over [`toolset()`] (every tool is read-only, so nothing is ever confirmed).
 pub fn executor(
     confirmer: Arc<dyn ConfirmationHandler>,
     config: ExecutorConfig,

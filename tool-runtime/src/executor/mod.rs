@@ -21,6 +21,8 @@ mod audit;
 mod builder;
 mod cache;
 mod chain;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 mod config;
 mod confirm;
@@ -48,13 +50,18 @@ pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
 pub use chain::{ChainResult, ChainStep, MAX_CHAIN_STEPS, REF_KEY};
 pub use config::{
-    AuditMode, CacheConfig, ConfigError, ConfirmationMode, DEFAULT_REDIS_PREFIX, ENV_PREFIX,
-    ExecutorConfig, RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
+    AuditMode, CacheConfig, ConfirmationMode, DEFAULT_REDIS_PREFIX, ExecutorConfig,
+    RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
 };
+#[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+pub use config::{ConfigError, ENV_PREFIX};
 pub use confirm::{
     Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, Deferred, DenyAll, FnConfirmer,
-    TerminalConfirmer, read_stdin_line,
 };
+#[cfg(feature = "terminal")]
+#[cfg_attr(docsrs, doc(cfg(feature = "terminal")))]
+pub use confirm::{TerminalConfirmer, read_stdin_line};
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use injection::POTENTIAL_INJECTION;
 pub use limit::RateLimiter;

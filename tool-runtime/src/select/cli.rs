@@ -21,9 +21,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::catalog::Catalog;
-use super::embed::{
-    CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, is_redis_url, without_password,
-};
+use super::embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer};
 use super::hybrid::HybridScorer;
 use super::keyword::KeywordOverlapScorer;
 use super::pick::{Candidate, PickOptions};
@@ -31,6 +29,7 @@ use super::scorer::Scorer;
 use crate::cli::{CliCommand, Exit, Output};
 use crate::display::{visible, visible_lines};
 use crate::error::{ErrorCode, ToolError};
+use crate::store::{is_redis_url, without_password};
 use crate::toolset::ToolSet;
 
 /// Whether this build carries the local all-MiniLM-L6-v2 embedder (tool-runtime's `minilm`
@@ -217,7 +216,17 @@ impl CacheLocation {
     pub fn open(&self) -> Result<EmbeddingCache, ToolError> {
         match self {
             CacheLocation::File(path) => EmbeddingCache::open(path),
+            #[cfg(feature = "redis")]
             CacheLocation::Redis { url, prefix } => EmbeddingCache::redis(url, prefix),
+            #[cfg(not(feature = "redis"))]
+            CacheLocation::Redis { url, .. } => Err(ToolError::new(
+                ErrorCode::INTERNAL,
+                format!(
+                    "embedding cache: {} names a Redis server, and this build of tool-runtime \
+                     has no Redis: enable its `redis` feature",
+                    without_password(url)
+                ),
+            )),
         }
     }
 }

@@ -76,13 +76,16 @@
 //!
 //! # Embeddings across processes
 //!
-//! [`EmbeddingScorer`] keeps each tool's vector in memory. Put a [`CachedEmbedder`] in front of
-//! the model to keep them across processes too, in an [`EmbeddingCache`] (a SQLite file, or Redis
-//! for several processes or machines): a new process then reads the catalog's vectors back and
-//! loads the model only for a text it has not seen, typically the query.
+//! [`EmbeddingScorer`] keeps each tool's vector in memory. Put a `CachedEmbedder` in front of
+//! the model to keep them across processes too, in an `EmbeddingCache` (a SQLite file, or Redis
+//! for several processes or machines; both need the `sqlite` feature, Redis also `redis`): a new
+//! process then reads the catalog's vectors back and loads the model only for a text it has not
+//! seen, typically the query.
 
 mod bm25;
 mod catalog;
+#[cfg(all(feature = "cli", feature = "sqlite"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "cli", feature = "sqlite"))))]
 pub mod cli;
 mod deadline;
 mod embed;
@@ -99,8 +102,10 @@ pub use catalog::{Catalog, Pool};
 pub use deadline::Deadline;
 #[cfg(feature = "minilm")]
 pub use embed::minilm;
-pub(crate) use embed::without_password;
-pub use embed::{CachedEmbedder, Embedder, EmbeddingCache, EmbeddingScorer, tool_text};
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub use embed::{CachedEmbedder, EmbeddingCache};
+pub use embed::{Embedder, EmbeddingScorer, tool_text};
 pub use hybrid::{Fusion, HybridScorer};
 pub use index::{Bm25Config, ToolId};
 pub use keyword::KeywordOverlapScorer;

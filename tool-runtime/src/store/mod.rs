@@ -10,8 +10,9 @@
 //! has checked what happened (`Executor::abandon`, `tools abandon ID`), which records them as
 //! `INTERRUPTED`; to have the effect after all, the person makes the call again.
 //!
-//! [`SqliteStore`] (embedded, nothing to start) is the default; [`MemoryStore`] is for tests and
-//! short-lived processes; [`RedisStore`] is for several processes or machines sharing state. All are safe to share between tasks; `SqliteStore` handles on the same
+//! `SqliteStore` (embedded, nothing to start; the `sqlite` feature) is the default; [`MemoryStore`]
+//! is for tests and short-lived processes; `RedisStore` (the `redis` feature) is for several
+//! processes or machines sharing state. All are safe to share between tasks; `SqliteStore` handles on the same
 //! file are also safe to share between processes, and every state change that must happen once
 //! (resolving a pending operation, claiming an undo) is a compare-and-set in the store, so two
 //! approvers racing each other cannot both win.
@@ -27,14 +28,22 @@
 //! (`tests/it/faults_sqlite.rs` and `tests/it/faults_redis.rs` inject each of these faults).
 
 mod memory;
+#[cfg(any(feature = "sqlite", feature = "redis"))]
+mod persisted;
+#[cfg(feature = "redis")]
 pub(crate) mod redis_store;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_store::RedisStore;
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
 
 use std::time::Duration;
@@ -312,69 +321,6 @@ pub trait Store: Send + Sync + 'static {
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;
 }
 
-/// Audit records a store could not write (locked, unreachable, out of space), kept in this
-/// process and written, oldest first, before the next record or query once the store accepts
-/// writes again: a passing fault delays records, it does not lose them. Up to
-/// [`AUDIT_BACKLOG_MAX`] are kept; a process that stops first loses its backlog, which is why the
-/// execution reports each record that could not be written at once
-/// ([`Execution::audit_failure`](crate::executor::Execution::audit_failure)).
-#[derive(Default)]
-pub(crate) struct AuditBacklog(std::sync::Mutex<std::collections::VecDeque<AuditRecord>>);
-
-/// How many unwritten audit records a store keeps at most; beyond that the oldest is dropped.
-pub(crate) const AUDIT_BACKLOG_MAX: usize = 10_000;
-
-type WriteAudit<'a> = &'a dyn Fn(&AuditRecord) -> Result<(), StoreError>;
-
-impl AuditBacklog {
-    /// Writes the records kept, then `record`, with `write`. When a write fails, `record` is
-    /// kept and the error says so.
-    pub(crate) fn append(
-        &self,
-        record: &AuditRecord,
-        write: WriteAudit<'_>,
-    ) -> Result<(), StoreError> {
-        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let Err(e) = Self::drain(&mut kept, write).and_then(|()| write(record)) else {
-            return Ok(());
-        };
-        if kept.len() >= AUDIT_BACKLOG_MAX {
-            kept.pop_front();
-            tracing::error!(
-                kept = AUDIT_BACKLOG_MAX,
-                "too many audit records wait for the store: the oldest is dropped"
-            );
-        }
-        kept.push_back(record.clone());
-        Err(StoreError {
-            message: format!(
-                "{}; the record is kept in this process and written once the store accepts \
-                 writes again ({} waiting)",
-                e.message,
-                kept.len()
-            ),
-            ..e
-        })
-    }
-
-    /// Writes the records kept, oldest first, until one fails.
-    pub(crate) fn flush(&self, write: WriteAudit<'_>) -> Result<(), StoreError> {
-        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        Self::drain(&mut kept, write)
-    }
-
-    fn drain(
-        kept: &mut std::collections::VecDeque<AuditRecord>,
-        write: WriteAudit<'_>,
-    ) -> Result<(), StoreError> {
-        while let Some(r) = kept.front() {
-            write(r)?;
-            kept.pop_front();
-        }
-        Ok(())
-    }
-}
-
 pub(crate) fn new_operation_id() -> String {
     format!("op-{:032x}", fastrand::u128(..))
 }
@@ -389,54 +335,28 @@ fn scrubbed(mut op: PendingOperation, arguments: &Value) -> Option<PendingOperat
     Some(op)
 }
 
-/// Reads a stored operation; the error names the operation and what to do about it.
-fn read_operation(id: &str, data: &str) -> Result<PendingOperation, StoreError> {
-    serde_json::from_str(data).map_err(|e| {
-        StoreError::new(format!(
-            "operation {id:?} cannot be read ({e}); it is left out of listings, and `tools abandon {id}` closes it"
-        ))
-    })
-}
-
-/// The readable operations of `(id, data)` rows, in order; unreadable ones are left out, with a
-/// warning, so that one bad row does not hide the others.
-fn readable_operations(rows: impl IntoIterator<Item = (String, String)>) -> Vec<PendingOperation> {
-    rows.into_iter()
-        .filter_map(|(id, data)| match read_operation(&id, &data) {
-            Ok(op) => Some(op),
-            Err(e) => {
-                tracing::warn!(operation_id = %id, error = %e, "unreadable operation left out");
-                None
-            }
-        })
-        .collect()
-}
-
-/// The unreadable operations of `(id, state, data)` rows.
-fn unreadable_operations(
-    rows: impl IntoIterator<Item = (String, String, String)>,
-) -> Vec<UnreadableOperation> {
-    rows.into_iter()
-        .filter_map(|(id, state, data)| {
-            serde_json::from_str::<PendingOperation>(&data)
-                .err()
-                .map(|e| UnreadableOperation {
-                    id,
-                    state,
-                    error: e.to_string(),
-                })
-        })
-        .collect()
-}
-
 pub(crate) fn new_undo_id() -> String {
     format!("un-{:032x}", fastrand::u128(..))
 }
 
-/// Entries written before entries had ids are named by their call id.
-fn with_id(mut entry: JournalEntry) -> JournalEntry {
-    if entry.id.is_empty() {
-        entry.id = entry.call_id.clone();
+/// `url` with any user and password replaced by `***`, for messages.
+pub(crate) fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
     }
-    entry
+}
+
+/// Whether `location` names a Redis server rather than a file (where the embedding cache is).
+#[cfg(all(feature = "select", feature = "sqlite"))]
+pub(crate) fn is_redis_url(location: &str) -> bool {
+    ["redis://", "rediss://", "redis+unix://"]
+        .iter()
+        .any(|scheme| {
+            location
+                .get(..scheme.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
+        })
 }

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::persisted::{
+    AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
+};
 use super::{
-    AuditBacklog, GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store,
-    StoreError, UnreadableOperation, read_operation, readable_operations, scrubbed,
-    unreadable_operations, with_id,
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    UnreadableOperation, scrubbed,
 };
 use crate::executor::{ActivityQuery, AuditRecord, Outcome, Window};
 
@@ -66,6 +68,8 @@ impl RedisLink {
     }
 
     /// Runs `f` on the connection, reconnecting once if the connection was lost.
+    // The embedding cache's Redis backend is the one user of a bare link.
+    #[cfg(all(feature = "select", feature = "sqlite"))]
     pub(crate) fn with<T>(
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
@@ -204,7 +208,7 @@ impl RedisStore {
         link.connect().map_err(|e| {
             StoreError::unavailable(format!(
                 "cannot connect to {}: {e}",
-                crate::select::without_password(url)
+                super::without_password(url)
             ))
         })?;
         Ok(RedisStore {

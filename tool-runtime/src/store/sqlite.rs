@@ -7,10 +7,12 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
+use super::persisted::{
+    AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
+};
 use super::{
-    AuditBacklog, GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store,
-    StoreError, UnreadableOperation, read_operation, readable_operations, scrubbed,
-    unreadable_operations, with_id,
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    UnreadableOperation, scrubbed,
 };
 use crate::executor::{ActivityQuery, AuditRecord, Outcome};
 

@@ -4,7 +4,9 @@
 //! (inline: a terminal, a UI dialog) or answers [`Answer::Defer`], and the executor parks the call
 //! as a pending operation to be approved or denied by id later, from any task or process.
 
+#[cfg(feature = "terminal")]
 mod lines;
+#[cfg(feature = "terminal")]
 mod terminal;
 
 use std::time::Duration;
@@ -13,7 +15,9 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+#[cfg(feature = "terminal")]
 pub use lines::read_stdin_line;
+#[cfg(feature = "terminal")]
 pub use terminal::TerminalConfirmer;
 
 use super::outcome::Preview;

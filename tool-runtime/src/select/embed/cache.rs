@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Embedder;
 use crate::error::{ErrorCode, ToolError};
+#[cfg(feature = "redis")]
 use crate::store::redis_store::RedisLink;
 
 fn cache_error(e: impl std::fmt::Display) -> ToolError {
@@ -32,6 +33,7 @@ pub struct EmbeddingCache {
 enum Backend {
     Sqlite(Mutex<Connection>),
     /// One hash per model (`{prefix}embeddings:{model}`), a field per text.
+    #[cfg(feature = "redis")]
     Redis {
         link: RedisLink,
         prefix: String,
@@ -42,6 +44,7 @@ impl std::fmt::Debug for EmbeddingCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let backend = match &self.backend {
             Backend::Sqlite(_) => "sqlite",
+            #[cfg(feature = "redis")]
             Backend::Redis { .. } => "redis",
         };
         f.debug_struct("EmbeddingCache")
@@ -68,10 +71,15 @@ impl EmbeddingCache {
     /// The cache in the Redis server at `url` (`redis://host:port/db`), under the key prefix
     /// `prefix` (the store's, `tools:` by default). Connects now, so a wrong address is
     /// reported here rather than as a slow run.
+    #[cfg(feature = "redis")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn redis(url: &str, prefix: &str) -> Result<Self, ToolError> {
         let link = RedisLink::new(url).map_err(cache_error)?;
         link.connect().map_err(|e| {
-            cache_error(format!("cannot connect to {}: {e}", without_password(url)))
+            cache_error(format!(
+                "cannot connect to {}: {e}",
+                crate::store::without_password(url)
+            ))
         })?;
         Ok(EmbeddingCache {
             backend: Backend::Redis {
@@ -84,11 +92,17 @@ impl EmbeddingCache {
     /// Opens the cache a location names: a `redis://` (or `rediss://`, `redis+unix://`) URL,
     /// with the key prefix `tools:`, or else a SQLite file path.
     pub fn at(location: &str) -> Result<Self, ToolError> {
-        if is_redis_url(location) {
-            Self::redis(location, crate::executor::DEFAULT_REDIS_PREFIX)
-        } else {
-            Self::open(location)
+        if crate::store::is_redis_url(location) {
+            #[cfg(feature = "redis")]
+            return Self::redis(location, crate::executor::DEFAULT_REDIS_PREFIX);
+            #[cfg(not(feature = "redis"))]
+            return Err(cache_error(format!(
+                "{} names a Redis server, and this build of tool-runtime has no Redis: enable \
+                 its `redis` feature",
+                crate::store::without_password(location)
+            )));
         }
+        Self::open(location)
     }
 
     fn init(conn: Connection) -> Result<Self, ToolError> {
@@ -112,6 +126,7 @@ impl EmbeddingCache {
         })
     }
 
+    #[cfg(feature = "redis")]
     fn redis_key(prefix: &str, model: &str) -> String {
         format!("{prefix}embeddings:{model}")
     }
@@ -138,6 +153,7 @@ impl EmbeddingCache {
                     })
                     .collect()
             }
+            #[cfg(feature = "redis")]
             Backend::Redis { link, prefix } => {
                 let key = Self::redis_key(prefix, model);
                 let blobs: Vec<Option<Vec<u8>>> = link
@@ -179,6 +195,7 @@ impl EmbeddingCache {
                 }
                 tx.commit().map_err(cache_error)
             }
+            #[cfg(feature = "redis")]
             Backend::Redis { link, prefix } => {
                 let key = Self::redis_key(prefix, model);
                 let mut cmd = redis::cmd("HSET");
@@ -204,6 +221,7 @@ impl EmbeddingCache {
                 )
                 .map(|n| n as usize)
                 .map_err(cache_error),
+            #[cfg(feature = "redis")]
             Backend::Redis { link, prefix } => link
                 .with(|c| {
                     redis::cmd("HLEN")
@@ -213,27 +231,6 @@ impl EmbeddingCache {
                 .map_err(cache_error),
         }
     }
-}
-
-/// `url` with any user and password replaced by `***`, for messages.
-pub(crate) fn without_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
-        }
-        _ => url.to_owned(),
-    }
-}
-
-/// Whether `location` names a Redis server rather than a file.
-pub(crate) fn is_redis_url(location: &str) -> bool {
-    ["redis://", "rediss://", "redis+unix://"]
-        .iter()
-        .any(|scheme| {
-            location
-                .get(..scheme.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(scheme))
-        })
 }
 
 /// Little-endian `f32`s: the vector exactly as computed.

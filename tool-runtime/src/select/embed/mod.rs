@@ -1,6 +1,7 @@
 //! Semantic scoring: cosine similarity between an embedding of the query and cached embeddings of
 //! the tools.
 
+#[cfg(feature = "sqlite")]
 mod cache;
 #[cfg(feature = "minilm")]
 pub mod minilm;
@@ -21,8 +22,9 @@ use super::text::name_words;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use cache::{CachedEmbedder, EmbeddingCache};
-pub(crate) use cache::{is_redis_url, without_password};
 
 /// Turns texts into fixed-size vectors whose cosine similarity reflects meaning.
 pub trait Embedder: Send + Sync {
