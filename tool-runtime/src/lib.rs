@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod hydrate;
 mod id;
+mod records;
 pub mod schema;
 #[cfg(feature = "select")]
 #[cfg_attr(docsrs, doc(cfg(feature = "select")))]

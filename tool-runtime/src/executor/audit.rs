@@ -5,91 +5,18 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::definition::{NoSchemaMode, Safety, ToolDefinition};
+use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::hydrate::Repair;
-use crate::id::SharedId;
-use crate::tool::Initiator;
 
-use super::outcome::{Decider, Decision, Outcome, Status};
+use crate::records::{AuditRecord, Outcome};
 
 /// The longest result summary kept in a record, in characters.
 pub const SUMMARY_CHARS: usize = 200;
 
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[REDACTED]";
-
-/// One call, as the audit trail and the activity feed see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditRecord {
-    /// When the call finished, milliseconds since the Unix epoch.
-    pub timestamp_ms: u64,
-    /// Ties the records of one user request together.
-    pub correlation_id: SharedId,
-    /// The call.
-    pub call_id: SharedId,
-    /// The session, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// The tool.
-    pub tool: String,
-    /// Its safety category.
-    pub category: Safety,
-    /// Who started the call.
-    pub initiator: Initiator,
-    /// What was decided.
-    pub decision: Decision,
-    /// Who decided.
-    pub decided_by: Decider,
-    /// Wall time from the executor receiving the call to its outcome, in microseconds
-    /// (confirmation time included).
-    pub duration_us: u64,
-    /// How the call ended.
-    pub status: Status,
-    /// The error code, for failures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<String>,
-    /// The result (or error message, or denial reason) cut to [`SUMMARY_CHARS`]; absent in
-    /// metadata-only mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_summary: Option<String>,
-    /// The arguments with secrets redacted; absent in metadata-only mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-    /// Repairs applied to the arguments while parsing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repairs: Vec<Repair>,
-    /// How many times the tool body ran (0 when it did not run or the result came from cache).
-    pub attempts: u32,
-    /// The result came from the cache.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cached: bool,
-    /// Whether the arguments were checked against the tool's schema. `false` only for a tool
-    /// registered without one (`allow_no_schema`); written out only then.
-    #[serde(default = "yes", skip_serializing_if = "is_yes")]
-    pub validated: bool,
-    /// The mode a tool without a schema ran under (`no_schema_mode`), when `validated` is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_schema_mode: Option<NoSchemaMode>,
-    /// The pending operation this call was or became, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operation_id: Option<String>,
-    /// The id that undoes this call ([`Execution::undo_id`](crate::executor::Execution::undo_id)),
-    /// if it was journaled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undo_id: Option<String>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn is_yes(b: &bool) -> bool {
-    *b
-}
 
 /// Receives every audit record. Must not block for long: it runs on the call's task.
 pub trait AuditSink: Send + Sync {
@@ -131,55 +58,6 @@ impl AuditSink for MemoryAuditSink {
             .lock()
             .expect("audit sink poisoned")
             .push(record.clone());
-    }
-}
-
-/// Filters for the activity feed; every field set must match.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ActivityQuery {
-    /// Only this tool.
-    pub tool: Option<String>,
-    /// Only this correlation id.
-    pub correlation_id: Option<String>,
-    /// Only calls started by this initiator.
-    pub initiator: Option<Initiator>,
-    /// Only this session.
-    pub session: Option<String>,
-    /// Only records at or after this time (ms since the epoch).
-    pub since_ms: Option<u64>,
-    /// At most this many, newest first (default 100).
-    pub limit: Option<usize>,
-    /// Skip this many matching records, newest first, before taking `limit` (the next page).
-    /// Records added between two pages shift the later page: a reader sees a record twice,
-    /// never misses one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<usize>,
-}
-
-impl ActivityQuery {
-    /// The effective limit.
-    pub fn limit(&self) -> usize {
-        self.limit.unwrap_or(100)
-    }
-
-    /// The effective offset.
-    pub fn offset(&self) -> usize {
-        self.offset.unwrap_or(0)
-    }
-
-    /// Whether a record passes the filters.
-    pub fn matches(&self, r: &AuditRecord) -> bool {
-        self.tool.as_deref().is_none_or(|t| t == r.tool)
-            && self
-                .correlation_id
-                .as_deref()
-                .is_none_or(|c| c == r.correlation_id)
-            && self.initiator.is_none_or(|i| i == r.initiator)
-            && self
-                .session
-                .as_deref()
-                .is_none_or(|s| r.session.as_deref() == Some(s))
-            && self.since_ms.is_none_or(|t| r.timestamp_ms >= t)
     }
 }
 

@@ -21,7 +21,7 @@ use tool_wire::escape;
 
 use crate::error::{ErrorCode, ToolError, Violation};
 
-use super::outcome::Execution;
+use crate::records::Execution;
 
 /// The key that marks a reference.
 pub const REF_KEY: &str = "$ref";

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::records::Window;
+
 use crate::definition::Safety;
 
 /// Every option of the executor. `Default` is the safe configuration: read-only tools run
@@ -160,21 +162,6 @@ impl Default for RetryConfig {
             opt_in: Vec::new(),
         }
     }
-}
-
-/// A sliding window: at most `max_calls` in any `window_ms`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Window {
-    /// Calls allowed in the window.
-    pub max_calls: u32,
-    /// The window's length.
-    #[serde(default = "minute")]
-    pub window_ms: u64,
-}
-
-fn minute() -> u64 {
-    60_000
 }
 
 impl Window {

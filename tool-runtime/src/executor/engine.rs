@@ -19,14 +19,15 @@ use crate::store::{
 };
 use crate::tool::CallContext;
 
-use super::audit::{self, AuditRecord, now_ms};
+use super::audit::{self, now_ms};
 use super::chain::{self, ChainResult, ChainStep};
 use super::config::AuditMode;
 use super::confirm::{Answer, ConfirmationRequest};
 use super::format::fit;
-use super::outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Undo};
 use super::policy::{self, Requirement};
 use super::{Executor, run};
+use crate::records::AuditRecord;
+use crate::records::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Undo};
 
 /// How many times a person may send edited arguments that do not validate before the call is
 /// given up as denied.

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::definition::ToolDefinition;
 
-use super::config::{RateLimitConfig, Window};
+use super::config::RateLimitConfig;
+use crate::records::Window;
 
 /// Remembers recent calls. Clones share their state; [`RateLimiter::global`] is the one instance
 /// of the process, for several executors that must respect one budget.

@@ -30,7 +30,6 @@ mod engine;
 mod format;
 mod injection;
 mod limit;
-mod outcome;
 mod pending;
 pub mod policy;
 mod run;
@@ -42,16 +41,20 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+pub use crate::records::{
+    ActivityQuery, AuditRecord, Decider, Decision, Execution, FirstUse, Outcome, Preview, Status,
+    Undo, Window,
+};
 pub use audit::{
-    ActivityQuery, AuditRecord, AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED,
-    SUMMARY_CHARS, Secrets, is_secret_key, redact, redact_shapes, summarize,
+    AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED, SUMMARY_CHARS, Secrets,
+    is_secret_key, redact, redact_shapes, summarize,
 };
 pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
 pub use chain::{ChainResult, ChainStep, MAX_CHAIN_STEPS, REF_KEY};
 pub use config::{
     AuditMode, CacheConfig, ConfirmationMode, DEFAULT_REDIS_PREFIX, ExecutorConfig,
-    RateLimitConfig, RetryConfig, StoreConfig, StoreKind, Window,
+    RateLimitConfig, RetryConfig, StoreConfig, StoreKind,
 };
 #[cfg(feature = "config")]
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
@@ -65,7 +68,6 @@ pub use confirm::{TerminalConfirmer, read_stdin_line};
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use injection::POTENTIAL_INJECTION;
 pub use limit::RateLimiter;
-pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status, Undo};
 pub use undo::{Reversible, UndoPlanner};
 
 use crate::error::ToolError;

@@ -15,10 +15,11 @@ use crate::id::SharedId;
 use crate::store::{PendingOperation, PendingState, Resolve, UnreadableOperation};
 use crate::tool::{CallContext, Initiator};
 
-use super::audit::{self, ActivityQuery, AuditRecord, now_ms};
+use super::audit::{self, now_ms};
 use super::engine::{Trail, span};
-use super::outcome::{Decider, Decision, Execution, Outcome};
 use super::{Executor, policy};
+use crate::records::{ActivityQuery, AuditRecord};
+use crate::records::{Decider, Decision, Execution, Outcome};
 
 impl Executor {
     /// Operations waiting for a decision, oldest first.

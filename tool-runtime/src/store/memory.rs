@@ -10,7 +10,7 @@ use super::{
     GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
-use crate::executor::{ActivityQuery, AuditRecord, Outcome};
+use crate::records::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in memory. Share it between executors with an `Arc`.
 #[derive(Debug, Default)]

@@ -48,8 +48,8 @@ pub use sqlite::SqliteStore;
 
 use std::time::Duration;
 
-use crate::executor::{ActivityQuery, AuditRecord, Outcome, Preview, Window};
 use crate::id::SharedId;
+use crate::records::{ActivityQuery, AuditRecord, Outcome, Preview, Window};
 use crate::tool::Initiator;
 
 /// A call parked until a person approves or denies it.

@@ -1,7 +1,7 @@
 //! What the SQLite and Redis stores share: the audit backlog and reading stored rows.
 
 use super::{JournalEntry, PendingOperation, StoreError, UnreadableOperation};
-use crate::executor::AuditRecord;
+use crate::records::AuditRecord;
 
 /// Audit records a store could not write (locked, unreachable, out of space), kept in this
 /// process and written, oldest first, before the next record or query once the store accepts

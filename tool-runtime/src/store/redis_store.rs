@@ -16,7 +16,7 @@ use super::{
     GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
-use crate::executor::{ActivityQuery, AuditRecord, Outcome, Window};
+use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
 ///

@@ -14,7 +14,7 @@ use super::{
     GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
-use crate::executor::{ActivityQuery, AuditRecord, Outcome};
+use crate::records::{ActivityQuery, AuditRecord, Outcome};
 
 /// A [`Store`] in a SQLite file. Open the same file from several handles or processes: the
 /// compare-and-set operations run in immediate transactions, which SQLite serialises.

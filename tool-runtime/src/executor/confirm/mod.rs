@@ -20,7 +20,7 @@ pub use lines::read_stdin_line;
 #[cfg(feature = "terminal")]
 pub use terminal::TerminalConfirmer;
 
-use super::outcome::Preview;
+use crate::records::Preview;
 
 /// What a person is asked to decide.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
