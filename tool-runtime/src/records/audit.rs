@@ -79,7 +79,7 @@ pub struct ActivityQuery {
     pub correlation_id: Option<String>,
     /// Only calls started by this initiator.
     pub initiator: Option<Initiator>,
-    /// Only this session.
+    /// Records of this session only.
     pub session: Option<String>,
     /// Only records at or after this time (ms since the epoch).
     pub since_ms: Option<u64>,
