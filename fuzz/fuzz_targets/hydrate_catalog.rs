@@ -16,9 +16,9 @@ use tool_fuzz::schemas::DYNAMIC;
 use tool_fuzz::{
     assert_structured, integers_as_integers, refused_beyond_the_reference, same_as_floats,
 };
-use tool_runtime::hydrate::plan::Plan;
+use tool_runtime::__private::Plan;
 use tool_runtime::validate::Validator;
-use tool_runtime::{Arguments, ErrorCode, ToolCall, ToolSet};
+use tool_runtime::{ErrorCode, ToolCall, ToolSet, hydrate::Arguments};
 
 struct Harness {
     set: ToolSet,

@@ -12,6 +12,7 @@
 use std::any::Any;
 use std::sync::LazyLock;
 
+use tool_runtime::__private::TestHooks as _;
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -12,9 +12,9 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tool_fuzz::assert_structured;
 use tool_providers::codec::Provider;
-use tool_runtime::hydrate::plan::Plan;
+use tool_runtime::__private::Plan;
 use tool_runtime::validate::Validator;
-use tool_runtime::{ToolCall, ToolDefinition, ToolSet};
+use tool_runtime::{ToolCall, ToolSet, definition::ToolDefinition};
 
 fuzz_target!(|data: &[u8]| {
     let Some((mode, rest)) = tool_fuzz::select(data, 2) else {

@@ -14,7 +14,7 @@ use tool_providers::codec::gemini::Gemini;
 use tool_providers::codec::openai_chat::OpenAiChat;
 use tool_providers::codec::openai_responses::OpenAiResponses;
 use tool_providers::codec::{Codec, Provider};
-use tool_runtime::ToolDefinition;
+use tool_runtime::definition::ToolDefinition;
 use tool_runtime::definition::MAX_SCHEMA_DEPTH;
 use tool_runtime::validate::Validator;
 use tool_wire::{GeminiSchemaField, StrictPolicy, gemini, inline, strict};

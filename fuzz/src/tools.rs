@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::{CallContext, Run, ToolArgs, ToolError, tool};
+use tool_runtime::{CallContext, ToolArgs, ToolError, tool, tool::Run};
 
 /// Unit variants: read by the enum's generated reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, ToolArgs)]

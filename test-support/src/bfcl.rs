@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use tool_runtime::{Safety, ToolDefinition};
+use tool_runtime::definition::{Safety, ToolDefinition};
 
 /// The three BFCL files read: single calls, a choice among several functions, parallel calls.
 pub const FILES: [&str; 3] = [

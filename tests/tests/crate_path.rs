@@ -9,7 +9,9 @@
 extern crate core as tool_runtime;
 pub extern crate tool_runtime as renamed_runtime;
 
-use renamed_runtime::{CallContext, Run, State, Tool, ToolArgs, ToolError, ToolSet, tool, toolset};
+use renamed_runtime::__private::TestHooks as _;
+use renamed_runtime::tool::Run;
+use renamed_runtime::{CallContext, State, Tool, ToolArgs, ToolError, ToolSet, tool, toolset};
 
 /// Adds two numbers.
 #[tool(read_only, crate = renamed_runtime)]
@@ -122,7 +124,7 @@ fn runs() {
     assert_eq!(<hello as Tool>::definition().name, "hello");
     assert_eq!(
         <Forward as Tool>::definition().no_schema_mode(),
-        Some(renamed_runtime::NoSchemaMode::HumanApproval)
+        Some(renamed_runtime::definition::NoSchemaMode::HumanApproval)
     );
     assert!(<echo as Tool>::SCHEMA_JSON.is_some());
     assert_eq!(counted(1, State(2)), 3);

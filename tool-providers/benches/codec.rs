@@ -21,7 +21,7 @@ use std::hint::black_box;
 use criterion::Criterion;
 use serde_json::{Value, json};
 use tool_providers::codec::{Codec, DeclarationCache, Provider, ToolConfig, hydrate_call};
-use tool_runtime::{ToolDefinition, ToolSet};
+use tool_runtime::{ToolSet, definition::ToolDefinition};
 
 /// 100 tools: the representative set (nested objects, `$defs`, enums, a verbatim schema) renamed.
 fn hundred_tools() -> Vec<ToolDefinition> {

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::cli::{CliCommand, Exit, Output, SchemaView};
 use tool_runtime::display::{visible, visible_lines, visible_prefix};
-use tool_runtime::{ToolDefinition, ToolSet};
+use tool_runtime::{ToolSet, definition::ToolDefinition};
 
 /// The most characters of a call's id or name printed (the providers' own name limit).
 const SHOWN_CHARS: usize = 64;

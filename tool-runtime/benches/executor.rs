@@ -18,7 +18,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::executor::{AuditRecord, AuditSink, Executor, ExecutorConfig, MemoryAuditSink};
 use tool_runtime::store::MemoryStore;
-use tool_runtime::{CallContext, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, Tool, ToolCall, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+};
 
 use test_support::instr;
 

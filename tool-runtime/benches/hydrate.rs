@@ -13,6 +13,7 @@
 //! `test-support/src/instr.rs`).
 
 use std::hint::black_box;
+use tool_runtime::__private::TestHooks as _;
 
 use criterion::Criterion;
 use serde::Deserialize;

@@ -33,7 +33,9 @@ use serde_json::{Value, json};
 use tool_runtime::definition::DefinitionBuilder;
 use tool_runtime::validate::Validator;
 use tool_runtime::{
-    CallContext, Prepare, Safety, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
+    CallContext, Tool, ToolCall, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+    toolset::Prepare,
 };
 
 #[path = "../tests/it/common/mod.rs"]
@@ -56,7 +58,7 @@ impl<const N: usize, const WRITTEN: bool> Tool for Numbered<N, WRITTEN> {
             let name: &'static str = Box::leak(format!("search_{N}").into_boxed_str());
             if WRITTEN {
                 #[allow(unused_imports, clippy::needless_borrow)]
-                use tool_runtime::schema::written::{NotWritten as _, Probe, ViaWritten as _};
+                use tool_runtime::__private::written::{NotWritten as _, Probe, ViaWritten as _};
                 DefinitionBuilder::new(name, "Search the notes.")
                     .written::<SearchArgs>((&&Probe::<SearchArgs>::NEW).written())
                     .output::<u32>()

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion};
-use tool_runtime::ToolDefinition;
+use tool_runtime::definition::ToolDefinition;
 use tool_runtime::select::{Catalog, KeywordOverlapScorer, PickOptions};
 
 use test_support::bfcl;

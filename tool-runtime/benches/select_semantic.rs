@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
-use tool_runtime::ToolDefinition;
+use tool_runtime::definition::ToolDefinition;
 use tool_runtime::select::minilm::MiniLm;
 use tool_runtime::select::{
     CachedEmbedder, Catalog, Embedder, EmbeddingCache, EmbeddingScorer, HybridScorer, PickOptions,

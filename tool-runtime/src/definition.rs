@@ -144,6 +144,7 @@ pub struct ToolDefinition {
     /// Provider declarations `#[tool]` serialized at compile time, when the whole schema was known
     /// then; see [`PrebuiltDeclarations`]. Never serialized.
     #[serde(skip)]
+    #[doc(hidden)]
     pub prebuilt: Option<&'static PrebuiltDeclarations>,
 }
 
@@ -310,7 +311,7 @@ impl ToolDefinition {
 ///
 /// ```
 /// use tool_runtime::definition::DefinitionBuilder;
-/// use tool_runtime::Safety;
+/// use tool_runtime::definition::Safety;
 ///
 /// let def = DefinitionBuilder::new("ping", "Answers pong")
 ///     .verbatim(r#"{"type":"object","properties":{}}"#)
@@ -347,7 +348,7 @@ impl DefinitionBuilder {
     }
 
     /// The argument schema `#[tool]` wrote for `A` at compile time (see
-    /// [`crate::schema::written`]): the same text schemars derives, without deriving it. Without
+    /// `__private::written`): the same text schemars derives, without deriving it. Without
     /// one (`None`), or when a type nested in `A` has none, it is derived by schemars.
     ///
     /// Debug builds derive it with schemars too and compare. On a difference, which would be a
@@ -530,6 +531,7 @@ impl ToolDefinition {
 /// The texts are built by `tool-wire`, the same code the codecs use, from the fields recorded here.
 /// A codec uses one only while the definition still has exactly these fields (a clone changed after
 /// it was built gets its declarations built at run time, like any other definition).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrebuiltDeclarations {
     /// The name the declarations carry.
@@ -572,7 +574,7 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 /// view wraps the schema in a few levels of its own (the declaration, the `tools` array, the
 /// request body) and the Gemini view rewrites it recursively: a schema accepted here can always
 /// be read, rewritten and sent without reaching that limit. Registration refuses deeper schemas
-/// ([`RegistrationError::SchemaTooDeep`](crate::RegistrationError::SchemaTooDeep)).
+/// ([`RegistrationError::SchemaTooDeep`](crate::toolset::RegistrationError::SchemaTooDeep)).
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// A schema nests deeper than [`MAX_SCHEMA_DEPTH`] levels.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An id that the records of one call share: the decoded [`crate::ToolCall`], the hydrated
-/// [`crate::ToolInstance`], the [`crate::CallContext`] the tool sees, the audit record and the
+/// [`crate::hydrate::ToolInstance`], the [`crate::CallContext`] the tool sees, the audit record and the
 /// outcome. Cloning it copies a pointer, not the text, so hydrating and running a call never
 /// copies its id. Reads as a `&str` (it dereferences to one) and serializes as a JSON string.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

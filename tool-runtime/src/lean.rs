@@ -8,7 +8,10 @@ use serde_json::json;
 
 use crate::executor::{Deferred, StoreConfig};
 use crate::store::MemoryStore;
-use crate::{CallContext, Executor, ExecutorConfig, Outcome, Safety, ToolCall, ToolSet, tool};
+use crate::{
+    CallContext, Executor, Outcome, ToolCall, ToolSet, definition::Safety,
+    executor::ExecutorConfig, tool,
+};
 
 /// Adds two small numbers.
 #[tool(read_only)]

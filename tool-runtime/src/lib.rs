@@ -10,7 +10,7 @@ pub mod display;
 pub mod error;
 pub mod executor;
 pub mod hydrate;
-mod id;
+pub mod id;
 mod records;
 pub mod schema;
 #[cfg(feature = "select")]
@@ -21,19 +21,14 @@ pub mod tool;
 pub mod toolset;
 pub mod validate;
 
-pub use definition::{
-    DefinitionBuilder, NoSchemaMode, Safety, SchemaOrigin, ToolDefinition, is_valid_tool_name,
-};
-pub use error::{ErrorCode, ToolError, Violation};
-pub use executor::{Execution, Executor, ExecutorConfig, Outcome};
-pub use hydrate::{Arguments, Limits, Repair, ToolCall, ToolInstance};
-pub use id::SharedId;
-pub use tool::{
-    CallContext, CallId, CorrelationId, Extensions, FromCallContext, Initiator, Run, Session,
-    State, StateRequirement, Tool,
-};
+// The root holds what an application writes; everything else is reached through its module
+// (`definition::Safety`, `hydrate::Arguments`, `executor::ExecutorBuilder`, ...).
+pub use error::{ErrorCode, ToolError};
+pub use executor::{Executor, Outcome};
+pub use hydrate::ToolCall;
+pub use tool::{CallContext, State, Tool};
 pub use tool_macros::{ToolArgs, tool};
-pub use toolset::{DynHandler, Prepare, RegistrationError, ToolSet};
+pub use toolset::ToolSet;
 
 // `#[tool]` names the crate by its path, `::tool_runtime`, in the expansion.
 #[cfg(test)]

@@ -8,10 +8,47 @@ pub use tool_macros::__check_unique_names as check_unique_names;
 pub use crate::definition::DefinitionBuilder;
 // The public items the expansion implements or names, here too so that it reaches the runtime
 // through this one module, wherever `#[tool(crate = ..)]` says the runtime is.
-pub use crate::definition::{NoSchemaMode, PrebuiltDeclarations, Safety, ToolDefinition};
+pub use crate::definition::{NoSchemaMode, Safety, ToolDefinition};
 pub use crate::error::ToolError;
-pub use crate::schema::written;
+/// The schemas `#[tool]` writes at compile time, and their composition.
+pub mod written {
+    pub use crate::schema::written::*;
+}
 pub use crate::tool::{CallContext, FromCallContext, Run, StateRequirement, Tool};
+
+/// The declarations `#[tool]` serializes at compile time.
+pub use crate::definition::PrebuiltDeclarations;
+/// The compiled argument check, for the differential tests and fuzzers that compare it with the
+/// validator.
+pub use crate::hydrate::plan::Plan;
+
+/// What tests and benchmarks ask of a [`ToolSet`] about its hydration paths; not for applications.
+pub trait TestHooks {
+    /// Whether calls to `name` are read by the reader `#[tool]` generated for its argument type
+    /// rather than through the guard.
+    fn has_generated_reader(&self, name: &str) -> bool;
+    /// Only the fast path, with no fallback: the typed arguments when it accepts `arguments`,
+    /// `None` when it refuses (where hydration would go on to the slow path). The differential
+    /// tests use it to show the fast path never accepts what the validator refuses.
+    fn hydrate_fast_only(
+        &self,
+        name: &str,
+        arguments: impl Into<crate::hydrate::Arguments>,
+    ) -> Option<Box<dyn std::any::Any + Send + Sync>>;
+}
+
+impl TestHooks for ToolSet {
+    fn has_generated_reader(&self, name: &str) -> bool {
+        self.has_generated_reader_(name)
+    }
+    fn hydrate_fast_only(
+        &self,
+        name: &str,
+        arguments: impl Into<crate::hydrate::Arguments>,
+    ) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        self.hydrate_fast_only_(name, arguments.into())
+    }
+}
 
 /// The argument readers `#[tool]` generates (see `hydrate::plan::fields`).
 pub mod fast {

@@ -1,7 +1,7 @@
 //! Derived schemas: JSON Schema (draft 2020-12) from the argument type with schemars, cleaned of
 //! the noise providers do not need.
 
-pub mod written;
+pub(crate) mod written;
 
 use schemars::JsonSchema;
 use serde_json::Value;

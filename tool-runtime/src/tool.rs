@@ -65,7 +65,7 @@ pub trait Tool: Send + Sync + 'static {
 /// and the caller decides whether that is fatal. Two tools with the same name are a compile
 /// error when both names are known at compile time (always, for `#[tool]` types), pointing at
 /// the second one; otherwise registration refuses them with
-/// [`RegistrationError::DuplicateName`](crate::RegistrationError::DuplicateName).
+/// [`RegistrationError::DuplicateName`](crate::toolset::RegistrationError::DuplicateName).
 ///
 /// Every tool's `strict` request is checked here too (see [`ToolDefinition::strict_problems`]).
 /// The tools' definitions and checks are made first, spread over the machine's cores when there
@@ -74,8 +74,8 @@ pub trait Tool: Send + Sync + 'static {
 macro_rules! toolset {
     ($($tool:path),* $(,)?) => {{
         $crate::__private::check_unique_names!($crate; $($tool),*);
-        (|| -> ::core::result::Result<$crate::ToolSet, $crate::RegistrationError> {
-            $crate::ToolSet::prepare(&[$($crate::Prepare::of::<$tool>()),*]);
+        (|| -> ::core::result::Result<$crate::ToolSet, $crate::toolset::RegistrationError> {
+            $crate::ToolSet::prepare(&[$($crate::toolset::Prepare::of::<$tool>()),*]);
             #[allow(unused_mut)]
             let mut set = $crate::ToolSet::new();
             $( $crate::__private::register::<$tool>(&mut set)?; )*

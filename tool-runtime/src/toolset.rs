@@ -232,27 +232,20 @@ impl ToolSet {
             .is_some_and(|&i| self.entries[i].has_fast_path())
     }
 
-    /// Whether calls to `name` are read by the reader `#[tool]` generated for its argument type
-    /// (see `hydrate::plan::fields`) rather than through the guard. For tests and benchmarks.
-    #[doc(hidden)]
-    pub fn has_generated_reader(&self, name: &str) -> bool {
+    /// The test hooks of [`crate::__private::TestHooks`].
+    pub(crate) fn has_generated_reader_(&self, name: &str) -> bool {
         self.by_name
             .get(name)
             .is_some_and(|&i| self.entries[i].has_generated_reader())
     }
 
-    /// Only the fast path, with no fallback: the typed arguments when it accepts `arguments`,
-    /// `None` when it refuses (where hydration would go on to the slow path). For the
-    /// differential tests, which must know that the fast path never accepts what the validator
-    /// refuses.
-    #[doc(hidden)]
-    pub fn hydrate_fast_only(
+    pub(crate) fn hydrate_fast_only_(
         &self,
         name: &str,
-        arguments: impl Into<Arguments>,
+        arguments: Arguments,
     ) -> Option<Box<dyn Any + Send + Sync>> {
         let entry = self.lookup(name).ok()?;
-        entry.fast(&arguments.into(), &self.limits).ok().flatten()
+        entry.fast(&arguments, &self.limits).ok().flatten()
     }
 
     fn lookup(&self, name: &str) -> Result<&Arc<Entry>, ToolError> {

@@ -24,7 +24,9 @@ use axum::http::header;
 use axum::routing::post;
 use tool_runtime::executor::{CacheConfig, ExecutorConfig};
 use tool_runtime::store::MemoryStore;
-use tool_runtime::{Arguments, CallContext, Executor, Initiator, ToolCall, ToolError, tool};
+use tool_runtime::{
+    CallContext, Executor, ToolCall, ToolError, hydrate::Arguments, tool, tool::Initiator,
+};
 use tool_server::{ServerOptions, Tokens};
 
 const AGENT: &str = "agent-token-for-the-bench-0001";

@@ -4,7 +4,7 @@
 use axum::extract::{FromRequest, Request};
 use axum::http::header;
 use serde::de::DeserializeOwned;
-use tool_runtime::{ErrorCode, Limits, ToolError};
+use tool_runtime::{ErrorCode, ToolError, hydrate::Limits};
 
 use crate::AppState;
 use crate::error::ApiError;

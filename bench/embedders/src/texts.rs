@@ -2,7 +2,7 @@
 //! (`tool_runtime::select::tool_text`), generated ones and the BFCL functions.
 
 use serde_json::json;
-use tool_runtime::ToolDefinition;
+use tool_runtime::definition::ToolDefinition;
 use tool_runtime::select::tool_text;
 
 #[path = "../../../test-support/src/bfcl.rs"]

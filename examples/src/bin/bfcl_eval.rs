@@ -33,8 +33,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tool_runtime::definition::{Safety, ToolDefinition};
 use tool_runtime::select::{Bm25Scorer, Catalog, KeywordOverlapScorer, PickOptions, Scorer};
-use tool_runtime::{Safety, ToolDefinition};
 
 // The loader is shared with the selection benchmark; see its module docs for why it is not a
 // library API.

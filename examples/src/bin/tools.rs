@@ -24,7 +24,12 @@ use serde_json::{Value, json};
 use tool_runtime::cli::Cli;
 use tool_runtime::executor::cli::ExecutorCli;
 use tool_runtime::select::cli::PickCommand;
-use tool_runtime::{DynHandler, Safety, ToolDefinition, ToolSet, tool, toolset};
+use tool_runtime::{
+    ToolSet,
+    definition::{Safety, ToolDefinition},
+    tool, toolset,
+    toolset::DynHandler,
+};
 
 /// Search the notes by text and tags.
 #[tool(read_only, intent = "Search your notes for {query}")]

@@ -2,7 +2,7 @@
 //! one written inline, one read from a file at compile time.
 
 use serde_json::{Value, json};
-use tool_runtime::{CallContext, ErrorCode, Run, ToolError, tool};
+use tool_runtime::{CallContext, ErrorCode, ToolError, tool, tool::Run};
 
 /// Converts a quantity between units of length, mass or temperature (e.g. miles to kilometers,
 /// pounds to kilograms, fahrenheit to celsius).

@@ -12,7 +12,7 @@ use examples::graph::{self, GraphDb};
 use examples::research::Db;
 use serde_json::{Value, json};
 use tool_runtime::executor::{ExecutorConfig, Outcome};
-use tool_runtime::{Arguments, CallContext, ToolCall};
+use tool_runtime::{CallContext, ToolCall, hydrate::Arguments};
 
 const AGENT: &str = "app-cli-agent-token-0001";
 const APPROVER: &str = "app-cli-approver-token-0001";

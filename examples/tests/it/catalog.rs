@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tool_runtime::executor::{ApproveAll, ExecutorConfig};
-use tool_runtime::{Arguments, CallContext, ErrorCode, SchemaOrigin, ToolCall};
+use tool_runtime::{
+    CallContext, ErrorCode, ToolCall, definition::SchemaOrigin, hydrate::Arguments,
+};
 
 use examples::catalog::{self, tools::CONVERT_UNITS_SCHEMA};
 

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tool_runtime::executor::{ActivityQuery, Decision, ExecutorConfig, Outcome, Status};
-use tool_runtime::{Arguments, CallContext, ErrorCode, ToolCall};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::graph::{self, GraphDb};
 

@@ -14,7 +14,7 @@ use tool_runtime::executor::{
     Answer, ConfirmationHandler, ConfirmationRequest, Decider, Executor, ExecutorConfig,
     FnConfirmer, Outcome, TerminalConfirmer,
 };
-use tool_runtime::{Arguments, CallContext, ErrorCode, ToolCall};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::input::SharedInput;
 use examples::research::{self, Db, DoiService};

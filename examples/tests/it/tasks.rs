@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tool_runtime::executor::{ApproveAll, ChainStep, DenyAll, ExecutorConfig, Outcome};
-use tool_runtime::{Arguments, CallContext, ErrorCode, ToolCall};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::tasks::{self, Priority, TaskDb, TaskStatus};
 

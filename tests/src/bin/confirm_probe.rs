@@ -18,7 +18,10 @@ use serde_json::{Value, json};
 use tool_runtime::cli::Cli;
 use tool_runtime::executor::cli::ExecutorCli;
 use tool_runtime::executor::{Executor, ExecutorConfig, TerminalConfirmer};
-use tool_runtime::{CallContext, Safety, ToolCall, ToolDefinition, ToolSet};
+use tool_runtime::{
+    CallContext, ToolCall, ToolSet,
+    definition::{Safety, ToolDefinition},
+};
 
 /// The one tool: deletes a note (here: records that it would have).
 fn tools(log: Option<PathBuf>) -> ToolSet {

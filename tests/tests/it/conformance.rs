@@ -21,7 +21,7 @@ use tool_providers::codec::openai_responses::OpenAiResponses;
 use tool_providers::codec::{
     Codec, CodecError, Provider, ToolChoice, ToolConfig, ToolOutcome, ToolResult,
 };
-use tool_runtime::{ErrorCode, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition};
 
 fn configs() -> Vec<(&'static str, ToolConfig)> {
     let allowed = |required| ToolChoice::Allowed {

@@ -7,8 +7,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_runtime::{
-    CallContext, CallId, ErrorCode, RegistrationError, Safety, SchemaOrigin, State, Tool, ToolCall,
-    ToolError, ToolSet, tool, toolset,
+    CallContext, ErrorCode, State, Tool, ToolCall, ToolError, ToolSet,
+    definition::{Safety, SchemaOrigin},
+    tool,
+    tool::CallId,
+    toolset,
+    toolset::RegistrationError,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -95,7 +99,7 @@ fn get_weather(
     )
 }
 
-fn params(def: &tool_runtime::ToolDefinition) -> Value {
+fn params(def: &tool_runtime::definition::ToolDefinition) -> Value {
     def.parameters_value()
 }
 
@@ -328,7 +332,7 @@ fn strict_derived_schemas_are_made_strict_or_refused_at_registration() {
 #[derive(Debug)]
 struct Caller(String);
 
-impl tool_runtime::FromCallContext for Caller {
+impl tool_runtime::tool::FromCallContext for Caller {
     fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
         cx.session
             .clone()

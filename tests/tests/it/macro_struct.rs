@@ -4,8 +4,11 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_runtime::{
-    CallContext, ErrorCode, NoSchemaMode, Run, Safety, SchemaOrigin, Tool, ToolCall, ToolError,
-    ToolSet, tool, toolset,
+    CallContext, ErrorCode, Tool, ToolCall, ToolError, ToolSet,
+    definition::{NoSchemaMode, Safety, SchemaOrigin},
+    tool,
+    tool::Run,
+    toolset,
 };
 
 /// Deletes a note.
@@ -238,6 +241,6 @@ fn duplicate_names_are_refused_at_registration_too() {
     let err = set.register::<get_note>().unwrap_err();
     assert_eq!(
         err,
-        tool_runtime::RegistrationError::DuplicateName("get_note".into())
+        tool_runtime::toolset::RegistrationError::DuplicateName("get_note".into())
     );
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::schema::written::{HasWritten, compose};
-use tool_runtime::{CallContext, Run, Tool, ToolArgs, ToolError, tool};
+use tool_runtime::__private::written::{HasWritten, compose};
+use tool_runtime::{CallContext, Tool, ToolArgs, ToolError, tool, tool::Run};
 
 /// How a result is ordered.
 ///
@@ -152,7 +152,7 @@ macro_rules! written_of {
     ($t:ty) => {{
         #[allow(unused_imports, clippy::needless_borrow)]
         {
-            use tool_runtime::schema::written::{NotWritten as _, Probe, ViaWritten as _};
+            use tool_runtime::__private::written::{NotWritten as _, Probe, ViaWritten as _};
             (&&Probe::<$t>::NEW).written()
         }
     }};

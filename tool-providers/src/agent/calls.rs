@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use tool_runtime::executor::{Outcome, Status};
-use tool_runtime::{CallContext, Initiator, ToolCall, ToolError};
+use tool_runtime::{CallContext, ToolCall, ToolError, tool::Initiator};
 
 use super::events::AgentEvent;
 use super::report::{CallCost, PendingCall, TranscriptEntry};
@@ -189,8 +189,8 @@ pub(super) fn to_tool_outcome(outcome: &Outcome) -> Option<ToolOutcome> {
 /// as `hydrate_call` does it.
 fn executable(toolset: &tool_runtime::ToolSet, call: &ToolCall) -> ToolCall {
     let has_null = match &call.arguments {
-        tool_runtime::Arguments::Text(t) => t.contains("null"),
-        tool_runtime::Arguments::Json(v) => contains_null(v),
+        tool_runtime::hydrate::Arguments::Text(t) => t.contains("null"),
+        tool_runtime::hydrate::Arguments::Json(v) => contains_null(v),
     };
     if !has_null {
         return call.clone();
@@ -225,8 +225,8 @@ fn contains_null(v: &Value) -> bool {
 
 pub(super) fn arguments_value(call: &ToolCall) -> Value {
     match &call.arguments {
-        tool_runtime::Arguments::Json(v) => v.clone(),
-        tool_runtime::Arguments::Text(t) => {
+        tool_runtime::hydrate::Arguments::Json(v) => v.clone(),
+        tool_runtime::hydrate::Arguments::Text(t) => {
             serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone()))
         }
     }

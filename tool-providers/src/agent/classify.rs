@@ -16,7 +16,7 @@
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tool_runtime::select::{RelevanceClassifier, classification_prompt, parse_relevance};
-use tool_runtime::{ErrorCode, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolError, definition::ToolDefinition};
 
 use super::AgentError;
 use super::model::ChatModel;

@@ -46,7 +46,7 @@ use serde_json::Value;
 use tool_runtime::executor::Executor;
 use tool_runtime::select::{Catalog, PickOptions};
 use tool_runtime::store::PendingState;
-use tool_runtime::{ErrorCode, SharedId, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition, id::SharedId};
 
 pub use events::{AgentEvent, ConfirmWithEvents, EventSink};
 pub use model::{ChatModel, ToolMode, Turn};

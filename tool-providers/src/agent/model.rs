@@ -3,7 +3,7 @@
 //! and decodes the answer, natively or through the prompt-based fallback.
 
 use serde_json::{Value, json};
-use tool_runtime::ToolDefinition;
+use tool_runtime::definition::ToolDefinition;
 
 use crate::codec::{
     Codec, CodecError, DeclarationCache, Decoded, Provider, StopReason, ToolConfig, ToolResult,
@@ -403,8 +403,8 @@ impl TextWithCalls for Decoded {
         let mut out = self.text.clone();
         for c in &self.calls {
             let args = match &c.arguments {
-                tool_runtime::Arguments::Json(v) => v.clone(),
-                tool_runtime::Arguments::Text(t) => {
+                tool_runtime::hydrate::Arguments::Json(v) => v.clone(),
+                tool_runtime::hydrate::Arguments::Text(t) => {
                     serde_json::from_str(t).unwrap_or(Value::String(t.clone()))
                 }
             };

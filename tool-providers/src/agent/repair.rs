@@ -6,7 +6,7 @@
 //! a call from the model: nothing it says runs unvalidated.
 
 use serde_json::{Value, json};
-use tool_runtime::{ErrorCode, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition};
 
 use super::calls::arguments_value;
 use super::events::AgentEvent;
@@ -80,9 +80,9 @@ impl Agent {
     ) -> Option<ToolCall> {
         let def = self.executor.toolset().get(&call.name)?;
         let sent = match &call.arguments {
-            tool_runtime::Arguments::Text(t) => t.clone(),
-            tool_runtime::Arguments::Json(Value::String(t)) => t.clone(),
-            tool_runtime::Arguments::Json(v) => v.to_string(),
+            tool_runtime::hydrate::Arguments::Text(t) => t.clone(),
+            tool_runtime::hydrate::Arguments::Json(Value::String(t)) => t.clone(),
+            tool_runtime::hydrate::Arguments::Json(v) => v.to_string(),
         };
         let conversation = [self.model.user_message(&prompt(def, &sent, error))];
         let mut record = RepairRecord {
@@ -179,8 +179,9 @@ mod tests {
             "Adds two integers",
             &json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
         );
-        let err = ToolError::new(ErrorCode::INVALID_ARGUMENTS, "bad")
-            .with_violations([tool_runtime::Violation::new("/a", "must be an integer")]);
+        let err = ToolError::new(ErrorCode::INVALID_ARGUMENTS, "bad").with_violations([
+            tool_runtime::error::Violation::new("/a", "must be an integer"),
+        ]);
         let p = prompt(&def, r#"{"a":"one"}"#, &err);
         assert!(p.contains("`add`"));
         assert!(p.contains(r#""a":{"type":"integer"}"#), "{p}");

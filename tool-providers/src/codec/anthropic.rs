@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{Arguments, ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
 use super::parameters_of;

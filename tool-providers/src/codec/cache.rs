@@ -19,8 +19,8 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tool_runtime::ToolDefinition;
-use tool_runtime::definition::PrebuiltDeclarations;
+use tool_runtime::__private::PrebuiltDeclarations;
+use tool_runtime::definition::ToolDefinition;
 
 use super::{Codec, CodecError, ToolConfig, assemble, select_tools};
 

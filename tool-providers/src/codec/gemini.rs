@@ -21,7 +21,7 @@
 //! `response.output` with `status: "denied"`.
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{Arguments, ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt};

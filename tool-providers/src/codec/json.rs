@@ -1,7 +1,7 @@
 //! Small helpers for reading provider JSON with precise errors.
 
 use serde_json::{Map, Value};
-use tool_runtime::{Arguments, SharedId, ToolCall};
+use tool_runtime::{ToolCall, hydrate::Arguments, id::SharedId};
 
 use super::{CodecError, Provider};
 

@@ -11,7 +11,7 @@
 //! and an optional allowed subset (which lists only the subset) are accepted.
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition};
 
 use super::json::{self, object, str_opt, str_req};
 use super::outcome::ToolOutcome;
@@ -192,7 +192,7 @@ impl StreamAccumulator for McpAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tool_runtime::Safety;
+    use tool_runtime::definition::Safety;
 
     /// `#[tool]` derives the hints from the category's name (`tool_wire`), the codec from
     /// `Safety`'s predicates: both must agree for every category, or constants would drift.

@@ -35,7 +35,9 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 use tool_runtime::{
-    ErrorCode, NoSchemaMode, Safety, ToolCall, ToolDefinition, ToolError, ToolInstance, ToolSet,
+    ErrorCode, ToolCall, ToolError, ToolSet,
+    definition::{NoSchemaMode, Safety, ToolDefinition},
+    hydrate::ToolInstance,
 };
 
 pub use cache::DeclarationCache;
@@ -235,8 +237,8 @@ impl Decoded {
 #[allow(clippy::result_large_err)]
 pub fn hydrate_call(toolset: &ToolSet, call: &ToolCall) -> Result<ToolInstance, ToolError> {
     let has_null = match &call.arguments {
-        tool_runtime::Arguments::Text(t) => t.contains("null"),
-        tool_runtime::Arguments::Json(v) => contains_null(v),
+        tool_runtime::hydrate::Arguments::Text(t) => t.contains("null"),
+        tool_runtime::hydrate::Arguments::Json(v) => contains_null(v),
     };
     if has_null && let Some(def) = toolset.get(&call.name) {
         // Arguments that parse only once repaired are hydrated as sent: the call rebuilt from
@@ -283,7 +285,7 @@ pub trait Codec: Send + Sync {
     /// are not the defaults `#[tool]` builds for (or the codec has no such view). The
     /// [`DeclarationCache`] then splices the constant instead of building the declaration.
     ///
-    /// [`PrebuiltDeclarations`]: tool_runtime::definition::PrebuiltDeclarations
+    /// [`PrebuiltDeclarations`]: tool_runtime::__private::PrebuiltDeclarations
     fn prebuilt_view(&self) -> Option<&'static str> {
         None
     }

@@ -10,7 +10,7 @@
 //! that carries it. Servers before mid-2025 send no call ids: stable ones are generated.
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition};
 
 use super::ids::is_generated;
 use super::json::{self, array_opt, object, str_opt, str_req};

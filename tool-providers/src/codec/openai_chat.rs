@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition};
 
 use super::json::{self, array_opt, object, str_opt};
 use super::parameters_of;
@@ -275,7 +275,7 @@ impl ChatAccumulator {
                 k as usize,
                 p.id.as_deref(),
                 &p.name,
-                tool_runtime::Arguments::Text(p.arguments),
+                tool_runtime::hydrate::Arguments::Text(p.arguments),
             );
             self.gathered.calls.push(call.clone());
             done.push(call);

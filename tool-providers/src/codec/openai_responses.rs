@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
-use tool_runtime::{Arguments, ToolCall, ToolDefinition};
+use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
 use super::openai_chat::{StrictPolicy, strict_refusal};

@@ -5,7 +5,7 @@
 //! if something broke.
 
 use serde_json::{Value, json};
-use tool_runtime::{SharedId, ToolCall, ToolError};
+use tool_runtime::{ToolCall, ToolError, id::SharedId};
 
 /// The outcome of one call. The executor maps its own result type onto this.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,9 @@
 //! the model, so it can try again.
 
 use serde_json::Value;
-use tool_runtime::{Arguments, ErrorCode, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{
+    ErrorCode, ToolCall, ToolError, definition::ToolDefinition, hydrate::Arguments,
+};
 
 use super::ids::stable_id;
 

@@ -45,7 +45,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::executor::Outcome;
-use tool_runtime::{Arguments, CallContext, ErrorCode, Executor, ToolCall, ToolError};
+use tool_runtime::{CallContext, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments};
 
 pub use door::DEFAULT_MAX_REQUEST_BYTES;
 pub use elicit::EDITED_ARGUMENTS_FIELD;

@@ -119,8 +119,8 @@ fn unreadable_and_undecodable_inputs() {
 /// Two tools covering what differs between the views: a strict tool with an optional property (the
 /// OpenAI strict view), a `$ref` (inlined for Ollama), an output schema (Gemini
 /// `responseJsonSchema`, MCP `outputSchema`) and two safety categories (MCP annotations).
-fn schema_tools() -> Vec<tool_runtime::ToolDefinition> {
-    let mut weather = tool_runtime::ToolDefinition::new(
+fn schema_tools() -> Vec<tool_runtime::definition::ToolDefinition> {
+    let mut weather = tool_runtime::definition::ToolDefinition::new(
         "get_weather",
         "Current weather",
         &json!({"type": "object",
@@ -128,14 +128,14 @@ fn schema_tools() -> Vec<tool_runtime::ToolDefinition> {
             "required": ["city"]}),
     );
     weather.strict = Some(true);
-    weather.safety = tool_runtime::Safety::External;
-    let mut delete = tool_runtime::ToolDefinition::new(
+    weather.safety = tool_runtime::definition::Safety::External;
+    let mut delete = tool_runtime::definition::ToolDefinition::new(
         "delete_file",
         "Delete a file",
         &json!({"type": "object", "properties": {"path": {"$ref": "#/$defs/Path"}},
             "required": ["path"], "$defs": {"Path": {"type": "string", "minLength": 1}}}),
     );
-    delete.safety = tool_runtime::Safety::Modify;
+    delete.safety = tool_runtime::definition::Safety::Modify;
     delete.idempotent = true;
     delete.output_schema = Some(json!({"type": "object",
         "properties": {"deleted": {"type": "boolean"}}}));

@@ -5,7 +5,7 @@ use crate::common;
 use common::{WeatherArgs, fixture, fixture_toolset};
 use serde_json::json;
 use tool_providers::codec::{Provider, StopReason, StreamCapture, hydrate_call, ids};
-use tool_runtime::{Arguments, Repair};
+use tool_runtime::hydrate::{Arguments, Repair};
 
 fn decode(provider: Provider, file: &str) -> tool_providers::codec::Decoded {
     StreamCapture::parse(provider, &fixture(file))
@@ -43,7 +43,7 @@ fn strict_nulls_for_optional_properties_are_absent_not_invalid() {
     hydrate_call(&set, &call).unwrap();
     let mut set = tool_runtime::ToolSet::new();
     set.register_dynamic(
-        tool_runtime::ToolDefinition::new(
+        tool_runtime::definition::ToolDefinition::new(
             "search",
             "s",
             &json!({"type": "object", "properties": {"q": {"type": "string"},
@@ -259,7 +259,7 @@ mod event {
 
     use serde::{Deserialize, Serialize};
     use serde_json::{Value, json};
-    use tool_runtime::{CallContext, Tool, ToolDefinition, ToolError};
+    use tool_runtime::{CallContext, Tool, ToolError, definition::ToolDefinition};
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct When {

@@ -6,7 +6,7 @@ use crate::common;
 use common::fixture_toolset;
 use serde_json::{Value, json};
 use tool_providers::codec::{Provider, StopReason, StreamCapture, hydrate_call};
-use tool_runtime::Repair;
+use tool_runtime::hydrate::Repair;
 
 fn decode(provider: Provider, body: Value) -> Result<tool_providers::codec::Decoded, String> {
     provider

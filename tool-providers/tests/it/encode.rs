@@ -8,7 +8,7 @@ use tool_providers::codec::openai_chat::{OpenAiChat, StrictPolicy};
 use tool_providers::codec::{
     Codec, CodecError, DeclarationCache, Provider, ToolChoice, ToolConfig, ToolOutcome, ToolResult,
 };
-use tool_runtime::{ErrorCode, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition};
 
 fn defs() -> Vec<ToolDefinition> {
     representative_definitions()
@@ -502,7 +502,7 @@ struct ReadRecord {
     id: u64,
 }
 
-impl tool_runtime::Run for ReadRecord {
+impl tool_runtime::tool::Run for ReadRecord {
     type Output = Value;
     type Error = ToolError;
 
@@ -661,7 +661,7 @@ fn a_changed_clone_does_not_use_stale_constants() {
     );
 
     let mut category = convert_amount::definition().clone();
-    category.safety = tool_runtime::Safety::ReadOnly;
+    category.safety = tool_runtime::definition::Safety::ReadOnly;
     assert_eq!(prebuilt(mcp.as_ref(), &category), None);
     let mut schema = convert_amount::definition().clone();
     schema.parameters =

@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use tool_providers::agent::ChatModel;
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
 use tool_runtime::select::{Catalog, LlmScorer, PickOptions, RelevanceClassifier};
-use tool_runtime::{ErrorCode, Safety, ToolDefinition};
+use tool_runtime::{
+    ErrorCode,
+    definition::{Safety, ToolDefinition},
+};
 
 use mock::{Reply, serve};
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use tool_providers::agent::ChatModel;
 use tool_providers::codec::{ToolChoice, ToolConfig};
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
-use tool_runtime::{Safety, ToolDefinition};
+use tool_runtime::definition::{Safety, ToolDefinition};
 
 use mock::{Reply, serve};
 

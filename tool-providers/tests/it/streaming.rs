@@ -99,7 +99,7 @@ fn anthropic_yields_each_block_at_its_stop() {
     assert_eq!(d.text, "Checking.");
     assert_eq!(
         d.calls[1].arguments,
-        tool_runtime::Arguments::Json(json!({})),
+        tool_runtime::hydrate::Arguments::Json(json!({})),
         "no fragments: no arguments"
     );
     assert_eq!(d.stop, StopReason::ToolCalls);
@@ -125,7 +125,7 @@ fn ollama_and_gemini_yield_in_the_chunk_that_carries_the_call() {
     );
     assert_eq!(
         d.calls[0].arguments,
-        tool_runtime::Arguments::Json(json!({"location": "San Francisco"}))
+        tool_runtime::hydrate::Arguments::Json(json!({"location": "San Francisco"}))
     );
 }
 

@@ -65,7 +65,7 @@ pub struct ExecutorConfig {
     pub log_tool_calls: bool,
     /// Whether a call whose audit record cannot be written counts as failed (default): it is
     /// logged as an error and the `tools` command line exits 1. Off, it is a warning. Either
-    /// way the execution says so ([`Execution::audit_failure`](crate::Execution::audit_failure)).
+    /// way the execution says so ([`Execution::audit_failure`](crate::executor::Execution::audit_failure)).
     pub audit_required: bool,
     /// Record confirmation prompts and answers as tracing events.
     pub log_confirmations: bool,

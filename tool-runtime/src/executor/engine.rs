@@ -46,7 +46,7 @@ pub(crate) struct Trail {
     /// What the record's summary must not show (the raw arguments' secret values).
     pub(crate) secrets: audit::Secrets,
     /// The tool has no schema: its arguments run unvalidated, in this mode.
-    pub(crate) no_schema: Option<crate::NoSchemaMode>,
+    pub(crate) no_schema: Option<crate::definition::NoSchemaMode>,
 }
 
 impl Trail {

@@ -4,7 +4,7 @@
 pub(crate) mod entry;
 mod numbers;
 mod parse;
-pub mod plan;
+pub(crate) mod plan;
 mod refusal;
 
 use std::any::Any;

@@ -185,7 +185,7 @@ pub struct Execution {
     pub full: Option<Value>,
     /// Why the call's audit record could not be written (the store failed), when it could not.
     /// The outcome is still what happened: a tool that ran has run. With
-    /// [`ExecutorConfig::audit_required`](crate::ExecutorConfig::audit_required) (the default)
+    /// [`ExecutorConfig::audit_required`](crate::executor::ExecutorConfig::audit_required) (the default)
     /// callers treat this as a failure of the call; the `tools` command line exits 1 with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_failure: Option<String>,

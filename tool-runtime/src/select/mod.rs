@@ -9,7 +9,7 @@
 //! it builds its tools and keeps it next to them:
 //!
 //! ```
-//! # use tool_runtime::{ToolDefinition, ToolSet, Safety};
+//! # use tool_runtime::{ToolSet, definition::{ToolDefinition, Safety}};
 //! # use tool_runtime::select::{Catalog, PickOptions};
 //! # use serde_json::json;
 //! # fn read_only(name: &'static str, description: &'static str) -> ToolDefinition {
@@ -49,7 +49,7 @@
 //! # Safety filter
 //!
 //! ```
-//! # use tool_runtime::{ToolDefinition, Safety};
+//! # use tool_runtime::definition::{ToolDefinition, Safety};
 //! # use tool_runtime::select::{Catalog, PickOptions};
 //! # use serde_json::json;
 //! # futures::executor::block_on(async {

@@ -76,7 +76,7 @@ impl PickOptions {
     }
 
     /// Whether tools that are not read-only may be returned (default false: only
-    /// [`Safety::ReadOnly`](crate::Safety::ReadOnly) tools are candidates, so an undeclared
+    /// [`Safety::ReadOnly`](crate::definition::Safety::ReadOnly) tools are candidates, so an undeclared
     /// category is excluded too).
     pub fn allow_unsafe(mut self, allow: bool) -> Self {
         self.allow_unsafe = allow;

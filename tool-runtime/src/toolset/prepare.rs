@@ -54,7 +54,7 @@ impl ToolSet {
     /// on the calling thread.
     ///
     /// ```
-    /// use tool_runtime::{Prepare, ToolSet, tool};
+    /// use tool_runtime::{ToolSet, tool, toolset::Prepare};
     ///
     /// /// Adds two numbers.
     /// #[tool(read_only)]

@@ -6,7 +6,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::cli::{Cli, CliCommand, Exit, Output, SchemaView};
-use tool_runtime::{ToolDefinition, ToolSet};
+use tool_runtime::{ToolSet, definition::ToolDefinition};
 
 use common::{CreateNote, INVALID, ListNotebooks, SearchNotes, VALID};
 

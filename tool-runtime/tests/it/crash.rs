@@ -51,7 +51,7 @@ fn toolset(journal: PathBuf) -> ToolSet {
     let mut set = ToolSet::new();
     let journal = Arc::new(journal);
     set.register_dynamic(
-        def("apply", tool_runtime::Safety::Modify),
+        def("apply", tool_runtime::definition::Safety::Modify),
         Some(Arc::new(
             move |_args, cx: CallContext| -> BoxFuture<'static, _> {
                 let journal = journal.clone();

@@ -4,6 +4,7 @@
 //! whose serde attributes accept more than their schema says. A fixed seed keeps failures
 //! reproducible.
 
+use tool_runtime::__private::TestHooks as _;
 use crate::common;
 
 use std::any::Any;
@@ -11,9 +12,9 @@ use std::any::Any;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
-use tool_runtime::hydrate::plan::Plan;
+use tool_runtime::__private::Plan;
 use tool_runtime::validate::Validator;
-use tool_runtime::{CallContext, ErrorCode, Run, Tool, ToolCall, ToolError, ToolSet, tool};
+use tool_runtime::{CallContext, ErrorCode, Tool, ToolCall, ToolError, ToolSet, tool, tool::Run};
 
 use common::{CreateNote, SearchNotes, SearchNotesTool};
 
@@ -726,8 +727,8 @@ fn raw_arguments_the_schema_refuses_are_refused_whatever_serde_accepts() {
         let set = ToolSet::new().with::<T>().unwrap();
         assert!(set.has_fast_path(name));
         for args in [
-            tool_runtime::Arguments::from(raw),
-            tool_runtime::Arguments::from(raw_value.clone()),
+            tool_runtime::hydrate::Arguments::from(raw),
+            tool_runtime::hydrate::Arguments::from(raw_value.clone()),
         ] {
             let err = set.hydrate(&ToolCall::new("c", name, args)).unwrap_err();
             assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS, "{name}: {raw}");

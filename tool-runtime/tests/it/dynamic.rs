@@ -6,8 +6,9 @@ use std::sync::Arc;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use tool_runtime::{
-    CallContext, DynHandler, ErrorCode, RegistrationError, Safety, SchemaOrigin, ToolCall,
-    ToolDefinition, ToolSet,
+    CallContext, ErrorCode, ToolCall, ToolSet,
+    definition::{Safety, SchemaOrigin, ToolDefinition},
+    toolset::{DynHandler, RegistrationError},
 };
 
 fn def(name: &str, parameters: Value) -> ToolDefinition {
@@ -261,7 +262,7 @@ fn a_claimed_schema_origin_cannot_switch_validation_off() {
         assert!(set.is_empty());
     }
     let mut d = def("free", json!({"type": "object"}));
-    d.schema_origin = SchemaOrigin::None(tool_runtime::NoSchemaMode::Full);
+    d.schema_origin = SchemaOrigin::None(tool_runtime::definition::NoSchemaMode::Full);
     assert!(matches!(
         ToolSet::new().register_dynamic(d, None).unwrap_err(),
         RegistrationError::InvalidDefinition { .. }

@@ -12,7 +12,7 @@ use tool_runtime::executor::{
     ActivityQuery, AuditMode, Decision, Executor, ExecutorConfig, MemoryAuditSink, REDACTED, Status,
 };
 use tool_runtime::store::SqliteStore;
-use tool_runtime::{CallContext, Initiator, Safety, ToolCall, ToolSet};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety, tool::Initiator};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_thousand_concurrent_calls_lose_no_audit_record() {
@@ -283,7 +283,7 @@ where
         + Send
         + 'static,
 {
-    let mut d = tool_runtime::ToolDefinition::new(
+    let mut d = tool_runtime::definition::ToolDefinition::new(
         "login",
         "Log in to the archive.",
         &json!({

@@ -9,7 +9,7 @@ use executor_support::*;
 use serde_json::{Value, json};
 use tool_runtime::cli::{Cli, Exit, Output};
 use tool_runtime::executor::cli::ExecutorCli;
-use tool_runtime::{Safety, ToolSet};
+use tool_runtime::{ToolSet, definition::Safety};
 
 fn cli(counter: &Counter) -> Cli {
     let mut set = ToolSet::new();

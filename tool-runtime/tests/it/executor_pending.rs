@@ -12,7 +12,9 @@ use tool_runtime::executor::{
     ActivityQuery, Decider, Decision, Deferred, Executor, ExecutorConfig, Outcome, Status,
 };
 use tool_runtime::store::{PendingState, SqliteStore};
-use tool_runtime::{CallContext, ErrorCode, Initiator, Safety, ToolCall, ToolSet};
+use tool_runtime::{
+    CallContext, ErrorCode, ToolCall, ToolSet, definition::Safety, tool::Initiator,
+};
 
 fn toolset(counter: &Counter) -> ToolSet {
     let mut set = ToolSet::new();

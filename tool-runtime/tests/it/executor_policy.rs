@@ -6,7 +6,7 @@ use crate::executor_support;
 use executor_support::*;
 use serde_json::json;
 use tool_runtime::executor::{Answer, Decider, Decision, ExecutorConfig, Outcome, Status};
-use tool_runtime::{CallContext, ErrorCode, Safety, ToolCall, ToolSet};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, ToolSet, definition::Safety};
 
 fn ctx(session: &str) -> CallContext {
     CallContext {
@@ -354,7 +354,7 @@ async fn the_model_cannot_approve_its_own_call() {
         ),
     ];
     let model = || CallContext {
-        initiator: tool_runtime::Initiator::Model,
+        initiator: tool_runtime::tool::Initiator::Model,
         ..ctx("s")
     };
     for (id, args) in &sneaky {
@@ -432,7 +432,7 @@ async fn a_model_cannot_approve_a_pending_operation_by_claiming_it() {
         .build()
         .unwrap();
     let model = || CallContext {
-        initiator: tool_runtime::Initiator::Model,
+        initiator: tool_runtime::tool::Initiator::Model,
         ..ctx("s")
     };
     let parked = |r: tool_runtime::executor::Execution| match r.outcome {
@@ -580,15 +580,15 @@ macro_rules! lookup_tool {
         impl tool_runtime::Tool for $ty {
             type Args = serde_json::Value;
             type Output = serde_json::Value;
-            fn definition() -> &'static tool_runtime::ToolDefinition {
-                static DEF: std::sync::LazyLock<tool_runtime::ToolDefinition> =
+            fn definition() -> &'static tool_runtime::definition::ToolDefinition {
+                static DEF: std::sync::LazyLock<tool_runtime::definition::ToolDefinition> =
                     std::sync::LazyLock::new(|| {
                         let b = tool_runtime::definition::DefinitionBuilder::new(
                             "lookup",
                             "Looks a record up by anything.",
                         )
                         .safety(Safety::ReadOnly);
-                        let mode: Option<tool_runtime::NoSchemaMode> = $mode;
+                        let mode: Option<tool_runtime::definition::NoSchemaMode> = $mode;
                         match mode {
                             Some(m) => b.no_schema(m),
                             None => b.verbatim(r#"{"type": "object"}"#),
@@ -610,7 +610,7 @@ macro_rules! lookup_tool {
 
 #[tokio::test]
 async fn a_tool_without_a_schema_in_human_approval_mode_is_always_asked_about() {
-    use tool_runtime::NoSchemaMode;
+    use tool_runtime::definition::NoSchemaMode;
     lookup_tool!(Checked, None);
     lookup_tool!(FreeReadOnly, Some(NoSchemaMode::ReadOnly));
     lookup_tool!(FreeApproved, Some(NoSchemaMode::HumanApproval));

@@ -11,7 +11,7 @@ use executor_support::*;
 use serde_json::json;
 use tool_runtime::executor::{ActivityQuery, Deferred, Executor, Outcome};
 use tool_runtime::store::{GateScope, InverseCall, JournalEntry, RedisStore, Store};
-use tool_runtime::{CallContext, Safety, ToolCall, ToolSet};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety};
 
 const VAR: &str = "TOOL_RUNTIME_TEST_REDIS_URL";
 

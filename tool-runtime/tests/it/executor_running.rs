@@ -9,7 +9,7 @@ use std::time::Duration;
 use executor_support::*;
 use serde_json::{Value, json};
 use tool_runtime::executor::{Answer, ExecutorConfig, Outcome, Window};
-use tool_runtime::{CallContext, ErrorCode, Safety, ToolCall, ToolError, ToolSet};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, ToolError, ToolSet, definition::Safety};
 
 fn cx() -> CallContext {
     CallContext::new("x")

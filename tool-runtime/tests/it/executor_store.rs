@@ -22,7 +22,9 @@ use tool_runtime::store::{
     GateScope, InverseCall, JournalEntry, MemoryStore, PendingOperation, PendingState, RedisStore,
     Resolve, SqliteStore, Store,
 };
-use tool_runtime::{CallContext, Initiator, Safety, ToolCall, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, ToolCall, ToolError, ToolSet, definition::Safety, tool::Initiator,
+};
 
 /// A store under test: opens handles on one and the same store.
 enum Backend {

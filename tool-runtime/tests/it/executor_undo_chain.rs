@@ -16,7 +16,8 @@ use tool_runtime::store::{
     UnreadableOperation,
 };
 use tool_runtime::{
-    CallContext, ErrorCode, Safety, State, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
+    CallContext, ErrorCode, State, Tool, ToolCall, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
 };
 
 /// The notes of the research assistant, shared with the tools as state.
@@ -50,15 +51,16 @@ impl Tool for CreateNote {
     }
 
     async fn call(args: CreateNoteArgs, cx: &CallContext) -> Result<Value, ToolError> {
-        let State(notes) = <State<Notes> as tool_runtime::FromCallContext>::from_call_context(cx)?;
+        let State(notes) =
+            <State<Notes> as tool_runtime::tool::FromCallContext>::from_call_context(cx)?;
         let mut map = notes.0.lock().unwrap();
         let id = format!("note-{}", map.len() + 1);
         map.insert(id.clone(), args.title.clone());
         Ok(json!({"id": id, "title": args.title}))
     }
 
-    fn required_state() -> Vec<tool_runtime::StateRequirement> {
-        vec![tool_runtime::StateRequirement::of::<Notes>()]
+    fn required_state() -> Vec<tool_runtime::tool::StateRequirement> {
+        vec![tool_runtime::tool::StateRequirement::of::<Notes>()]
     }
 }
 
@@ -96,7 +98,8 @@ impl Tool for DeleteNote {
     }
 
     async fn call(args: DeleteNoteArgs, cx: &CallContext) -> Result<Value, ToolError> {
-        let State(notes) = <State<Notes> as tool_runtime::FromCallContext>::from_call_context(cx)?;
+        let State(notes) =
+            <State<Notes> as tool_runtime::tool::FromCallContext>::from_call_context(cx)?;
         match notes.0.lock().unwrap().remove(&args.id) {
             Some(_) => Ok(json!({"deleted": args.id})),
             None => Err(ToolError::new(ErrorCode::NOT_FOUND, "no such note")),

@@ -23,7 +23,7 @@ use tool_runtime::store::{
     GateScope, JournalEntry, PendingOperation, PendingState, RedisStore, Resolve,
     STORE_UNAVAILABLE, Store, StoreError, UnreadableOperation,
 };
-use tool_runtime::{ErrorCode, Safety, ToolError, ToolSet};
+use tool_runtime::{ErrorCode, ToolError, ToolSet, definition::Safety};
 
 /// A `redis-server` of this test's own; killed when dropped.
 struct Server {

@@ -22,7 +22,7 @@ use executor_support::*;
 use serde_json::{Value, json};
 use tool_runtime::executor::{Deferred, Execution, Executor};
 use tool_runtime::store::{PendingState, STORE_UNAVAILABLE, SqliteStore, StoreError};
-use tool_runtime::{ErrorCode, Safety, ToolError, ToolSet};
+use tool_runtime::{ErrorCode, ToolError, ToolSet, definition::Safety};
 
 const CHILD: &str = "FAULTS_SQLITE_CHILD";
 const DB: &str = "FAULTS_SQLITE_DB";

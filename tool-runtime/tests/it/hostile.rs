@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    Arguments, CallContext, ErrorCode, Executor, Limits, RegistrationError, ToolCall,
-    ToolDefinition, ToolError, ToolSet, tool,
+    CallContext, ErrorCode, Executor, ToolCall, ToolError, ToolSet,
+    definition::ToolDefinition,
+    hydrate::{Arguments, Limits},
+    tool,
+    toolset::RegistrationError,
 };
 
 /// Adds to a running total.

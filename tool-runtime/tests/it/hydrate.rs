@@ -1,11 +1,14 @@
 //! Hydration as a caller relies on it: the fast path and the slow path agree, every failure is a
 //! structured error with a stable code, and repairs are recorded.
 
+use tool_runtime::__private::TestHooks as _;
 use crate::common;
 
 use serde_json::{Value, json};
 use tool_runtime::{
-    Arguments, ErrorCode, Limits, Repair, SchemaOrigin, Tool, ToolCall, ToolDefinition, ToolSet,
+    ErrorCode, Tool, ToolCall, ToolSet,
+    definition::{SchemaOrigin, ToolDefinition},
+    hydrate::{Arguments, Limits, Repair},
 };
 
 use common::{CreateNote, INVALID, ListNotebooks, NoteArgs, SearchArgs, SearchNotes, VALID};
@@ -455,7 +458,7 @@ fn no_schema_tools_follow_their_mode() {
                     static DEF: std::sync::LazyLock<ToolDefinition> =
                         std::sync::LazyLock::new(|| {
                             tool_runtime::definition::DefinitionBuilder::new($name, "Free.")
-                                .no_schema(tool_runtime::NoSchemaMode::ReadOnly)
+                                .no_schema(tool_runtime::definition::NoSchemaMode::ReadOnly)
                                 .safety($safety)
                                 .build()
                         });
@@ -470,8 +473,12 @@ fn no_schema_tools_follow_their_mode() {
             }
         };
     }
-    free_tool!(Writer, "free", tool_runtime::Safety::Create);
-    free_tool!(Reader, "free_reader", tool_runtime::Safety::ReadOnly);
+    free_tool!(Writer, "free", tool_runtime::definition::Safety::Create);
+    free_tool!(
+        Reader,
+        "free_reader",
+        tool_runtime::definition::Safety::ReadOnly
+    );
     let set = ToolSet::new()
         .with::<Writer>()
         .unwrap()

@@ -9,7 +9,9 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use tool_runtime::{
-    CallContext, Prepare, RegistrationError, Tool, ToolCall, ToolDefinition, ToolError, ToolSet,
+    CallContext, Tool, ToolCall, ToolError, ToolSet,
+    definition::ToolDefinition,
+    toolset::{Prepare, RegistrationError},
 };
 
 use common::{SearchArgs, VALID, definition_once, derived_definition};

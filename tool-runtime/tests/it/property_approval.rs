@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tool_runtime::executor::{ChainStep, Deferred, DenyAll, Executor, ExecutorConfig};
 use tool_runtime::store::MemoryStore;
-use tool_runtime::{CallContext, Initiator, Safety, ToolCall, ToolSet};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety, tool::Initiator};
 
 /// Words and shapes that claim an approval.
 const TOKENS: &[&str] = &[

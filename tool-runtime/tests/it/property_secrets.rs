@@ -13,7 +13,11 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use tool_runtime::executor::{ActivityQuery, Deferred, Executor, MemoryAuditSink, Outcome};
 use tool_runtime::store::SqliteStore;
-use tool_runtime::{CallContext, DynHandler, Safety, ToolCall, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, ToolCall, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+    toolset::DynHandler,
+};
 
 const SECRET_KEYS: &[&str] = &[
     "password",

@@ -2,8 +2,8 @@
 //! the schema marks as secret, and values whose shape gives them away, whatever their key.
 
 use serde_json::json;
-use tool_runtime::ToolDefinition;
 use tool_runtime::ToolSet;
+use tool_runtime::definition::ToolDefinition;
 use tool_runtime::executor::{REDACTED, is_secret_key, redact, redact_shapes};
 
 /// Common names of secret arguments, in the spellings models and APIs use.

@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 use tool_runtime::cli::{CliCommand, Exit, Output};
 use tool_runtime::select::cli::{LOCAL_EMBEDDER, PickCommand};
 use tool_runtime::select::{CachedEmbedder, Embedder, EmbeddingCache};
-use tool_runtime::{Safety, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+};
 
 fn toolset() -> ToolSet {
     let mut set = ToolSet::new();

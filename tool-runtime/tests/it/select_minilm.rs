@@ -10,7 +10,10 @@ use std::sync::Arc;
 use serde_json::json;
 use tool_runtime::select::minilm::{MODEL_DIR_ENV, MiniLm, WordPiece};
 use tool_runtime::select::{Catalog, Embedder, EmbeddingScorer, HybridScorer, PickOptions};
-use tool_runtime::{ErrorCode, Safety, ToolDefinition};
+use tool_runtime::{
+    ErrorCode,
+    definition::{Safety, ToolDefinition},
+};
 
 /// The model directory, or `None` (with the reason on the real stderr, which the test harness
 /// does not capture) when it is not configured outside CI.

@@ -12,7 +12,11 @@ use tool_runtime::select::{
     LlmScorer, PickOptions, RelevanceClassifier, Scorer, ToolScore, classification_prompt,
     parse_relevance, pick, pick_from,
 };
-use tool_runtime::{DynHandler, ErrorCode, Safety, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    ErrorCode, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+    toolset::DynHandler,
+};
 
 fn def(name: &str, description: &str, params: Value, safety: Safety) -> ToolDefinition {
     let mut d = ToolDefinition::new(name.to_owned(), description.to_owned(), &params);

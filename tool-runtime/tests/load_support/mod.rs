@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use tool_runtime::executor::{ApproveAll, Executor, ExecutorConfig, Outcome};
 use tool_runtime::store::SqliteStore;
 use tool_runtime::{
-    CallContext, ErrorCode, Initiator, Safety, ToolCall, ToolDefinition, ToolError,
+    CallContext, ErrorCode, ToolCall, ToolError,
+    definition::{Safety, ToolDefinition},
+    tool::Initiator,
 };
 use tool_runtime::{ToolSet, executor::Status};
 

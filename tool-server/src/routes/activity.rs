@@ -13,8 +13,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_runtime::Initiator;
 use tool_runtime::executor::{ActivityQuery, AuditRecord};
+use tool_runtime::tool::Initiator;
 use utoipa::IntoParams;
 
 use super::blocking;

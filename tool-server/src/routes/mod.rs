@@ -9,7 +9,7 @@ mod tools;
 
 use axum::http::{Method, Uri};
 use serde_json::{Map, Value};
-use tool_runtime::{ErrorCode, Execution, ToolError};
+use tool_runtime::{ErrorCode, ToolError, executor::Execution};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

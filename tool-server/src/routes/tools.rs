@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tool_providers::codec::Provider;
-use tool_runtime::{Arguments, CallContext, ErrorCode, Initiator, Outcome, ToolCall, ToolError};
+use tool_runtime::{
+    CallContext, ErrorCode, Outcome, ToolCall, ToolError, hydrate::Arguments, tool::Initiator,
+};
 use utoipa::{IntoParams, ToSchema};
 
 use super::execution_json;
@@ -191,7 +193,7 @@ pub(crate) async fn call(
 /// status; everything that ran (or was decided) is answered with the execution.
 pub(crate) fn answer(
     state: &AppState,
-    exec: &tool_runtime::Execution,
+    exec: &tool_runtime::executor::Execution,
 ) -> Result<Response, ApiError> {
     if let Some(failure) = &exec.audit_failure
         && state.executor.config().audit_required

@@ -46,7 +46,7 @@ fn tagged(tag: Option<String>) -> usize {
     tag.map_or(0, |t| t.len())
 }
 
-impl tool_runtime::Run for Search {
+impl tool_runtime::tool::Run for Search {
     type Output = usize;
     type Error = tool_runtime::ToolError;
     async fn run(self, _cx: &tool_runtime::CallContext) -> Result<usize, Self::Error> {
@@ -54,7 +54,7 @@ impl tool_runtime::Run for Search {
     }
 }
 
-impl tool_runtime::Run for Paged {
+impl tool_runtime::tool::Run for Paged {
     type Output = usize;
     type Error = tool_runtime::ToolError;
     async fn run(self, _cx: &tool_runtime::CallContext) -> Result<usize, Self::Error> {

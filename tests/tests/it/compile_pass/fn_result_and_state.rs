@@ -1,4 +1,7 @@
-use tool_runtime::{CallContext, CorrelationId, Session, State, Tool, ToolError, tool};
+use tool_runtime::{
+    CallContext, State, Tool, ToolError, tool,
+    tool::{CorrelationId, Session},
+};
 
 #[derive(Clone)]
 struct Db;

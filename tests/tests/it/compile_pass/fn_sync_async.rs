@@ -1,4 +1,4 @@
-use tool_runtime::{Safety, Tool, tool};
+use tool_runtime::{Tool, definition::Safety, tool};
 
 /// Adds two numbers.
 #[tool(read_only)]

@@ -1,4 +1,4 @@
-use tool_runtime::{CallContext, NoSchemaMode, Run, Tool, ToolError, tool};
+use tool_runtime::{CallContext, Tool, ToolError, definition::NoSchemaMode, tool, tool::Run};
 
 /// Forwards whatever it receives to a human reviewer.
 #[tool(external, allow_no_schema, no_schema_mode = human_approval)]

@@ -1,5 +1,5 @@
 use serde::Deserialize;
-use tool_runtime::{CallContext, Run, Safety, Tool, ToolError, tool};
+use tool_runtime::{CallContext, Tool, ToolError, definition::Safety, tool, tool::Run};
 
 /// Deletes a note.
 #[tool(modify, reversible)]

@@ -2,7 +2,8 @@
 //! then comes from the derive).
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::{CallContext, Run, ToolArgs, ToolError, ToolSet, tool};
+use tool_runtime::__private::TestHooks as _;
+use tool_runtime::{CallContext, ToolArgs, ToolError, ToolSet, tool, tool::Run};
 
 /// Order.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, ToolArgs)]

@@ -1,4 +1,4 @@
-use tool_runtime::{CallContext, SchemaOrigin, Tool, ToolCall, tool, toolset};
+use tool_runtime::{CallContext, Tool, ToolCall, definition::SchemaOrigin, tool, toolset};
 
 /// Creates a note from a file schema whose `$ref` to a sibling file is inlined.
 #[tool(create, schema = "tests/schemas/note.json")]

@@ -1,6 +1,6 @@
 //! A tool the macro refuses still names a type that implements `Tool`, so its uses elsewhere
 //! add nothing to the macro's own error.
-use tool_runtime::{CallContext, Run, ToolError, ToolSet, tool, toolset};
+use tool_runtime::{CallContext, ToolError, ToolSet, tool, toolset, tool::Run};
 
 /// A name no provider accepts.
 #[tool(read_only, name = "has space")]

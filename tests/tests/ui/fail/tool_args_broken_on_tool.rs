@@ -2,7 +2,7 @@
 //! names a reader, so `#[tool]`'s expansion adds no error of rustc's.
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::{CallContext, Run, ToolArgs, ToolError, tool};
+use tool_runtime::{CallContext, ToolArgs, ToolError, tool, tool::Run};
 
 /// Searches.
 #[tool(read_only)]

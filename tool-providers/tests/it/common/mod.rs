@@ -5,7 +5,10 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::{CallContext, Safety, Tool, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, Tool, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+};
 
 /// Typed arguments of the hand-written `get_weather` tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

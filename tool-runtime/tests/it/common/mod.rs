@@ -8,7 +8,10 @@ use std::sync::{LazyLock, Mutex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_runtime::{CallContext, Safety, SchemaOrigin, Tool, ToolArgs, ToolDefinition, ToolError};
+use tool_runtime::{
+    CallContext, Tool, ToolArgs, ToolError,
+    definition::{Safety, SchemaOrigin, ToolDefinition},
+};
 
 /// Sort order of search results. `ToolArgs`: `#[tool]` readers read it directly (the guard,
 /// which hand-written `Tool` impls get, ignores that).
@@ -60,7 +63,7 @@ pub struct SearchNotesTool {
     pub tags: Vec<String>,
 }
 
-impl tool_runtime::Run for SearchNotesTool {
+impl tool_runtime::tool::Run for SearchNotesTool {
     type Output = Value;
     type Error = ToolError;
 

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tool_runtime::executor::{ActivityQuery, AuditRecord, Execution, Executor, Outcome};
-use tool_runtime::{CallContext, Safety, ToolCall, ToolSet};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety};
 
 use super::{Counter, def, echo};
 

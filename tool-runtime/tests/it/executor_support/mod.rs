@@ -14,7 +14,10 @@ use tool_runtime::executor::{
     Answer, ConfirmationHandler, ConfirmationRequest, Executor, ExecutorConfig, MemoryAuditSink,
 };
 use tool_runtime::store::MemoryStore;
-use tool_runtime::{CallContext, Safety, ToolDefinition, ToolError, ToolSet};
+use tool_runtime::{
+    CallContext, ToolError, ToolSet,
+    definition::{Safety, ToolDefinition},
+};
 
 /// Counts calls.
 #[derive(Clone, Default)]
