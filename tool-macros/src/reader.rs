@@ -58,6 +58,8 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
     let constant = quote! {
         const __READER: ::core::option::Option<#fast::ReaderOf<Self::Args>> =
             ::core::option::Option::Some(#fast::reader::<#args_ty>());
+        const __GUARD: ::core::option::Option<#fast::GuardOf<Self::Args>> =
+            ::core::option::Option::None;
     };
     if input.derives.tool_args {
         // `#[derive(ToolArgs)]` on the struct writes the reader

@@ -56,6 +56,7 @@ pub mod fast {
         AsGuarded, AsLeaf, Fields, KeyText, Kind, Layout, Leaf, Place, Probe, Reader, ReaderOf,
         ViaGuard, ViaLeaf, nested, reader, unknown_variant, variant,
     };
+    pub use crate::hydrate::plan::{GuardOf, guard};
 }
 
 use crate::toolset::{RegistrationError, ToolSet};

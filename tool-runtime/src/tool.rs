@@ -41,6 +41,13 @@ pub trait Tool: Send + Sync + 'static {
     #[doc(hidden)]
     const __READER: Option<crate::__private::fast::ReaderOf<Self::Args>> = None;
 
+    /// The guard ([`Plan::from_str`](crate::__private::Plan::from_str)), which hydrates any
+    /// argument type on the fast path. `#[tool]` sets it to `None` where its generated reader
+    /// reads every call (a derived schema), so that the guard is not compiled for that tool.
+    #[doc(hidden)]
+    const __GUARD: Option<crate::__private::fast::GuardOf<Self::Args>> =
+        Some(crate::__private::fast::guard::<Self::Args>());
+
     /// The canonical definition, built once on first use.
     fn definition() -> &'static ToolDefinition;
 

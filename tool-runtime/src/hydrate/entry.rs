@@ -139,20 +139,17 @@ impl<T: Tool> Handler for Typed<T> {
     ) -> Option<Box<dyn Any + Send + Sync>> {
         // what was sent is checked as it is read, never the typed value: serde may accept more
         // than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        Some(match (sent, layout, &T::__READER) {
-            (Sent::Text(text), Some(layout), Some(reader)) => {
+        Some(match (sent, layout, &T::__READER, &T::__GUARD) {
+            (Sent::Text(text), Some(layout), Some(reader), _) => {
                 (reader.read)(text, plan, layout, max_depth)?
             }
-            (Sent::Object(object), Some(layout), Some(reader)) => {
+            (Sent::Object(object), Some(layout), Some(reader), _) => {
                 (reader.read_value)(object, plan, layout, max_depth)?
             }
-            (Sent::Text(text), ..) => Box::new(plan.from_str::<T::Args>(text, max_depth).ok()?),
-            (Sent::Object(object), ..) => {
-                if !plan.accepts(object) {
-                    return None;
-                }
-                Box::new(T::Args::deserialize(object).ok()?)
-            }
+            (Sent::Text(text), _, _, Some(guard)) => Box::new((guard.text)(plan, text, max_depth)?),
+            (Sent::Object(object), _, _, Some(guard)) => Box::new((guard.object)(plan, object)?),
+            // neither applies (registration then reports no fast path): the slow path reads
+            _ => return None,
         })
     }
 
@@ -197,8 +194,6 @@ impl<T: Tool> Handler for Typed<T> {
         T::required_state()
     }
 }
-
-use serde::Deserialize as _;
 
 struct Dynamic(Option<DynHandler>);
 
@@ -422,17 +417,19 @@ pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
     // declared examples fit it
     crate::__private::check(T::definition())?;
     let mut check = Check::of(T::definition())?;
-    if let (
-        Check::Plan {
-            plan,
-            fast: true,
-            layout,
-            ..
-        },
-        Some(reader),
-    ) = (&mut check, &T::__READER)
+    if let Check::Plan {
+        plan,
+        fast: fast @ true,
+        layout,
+        ..
+    } = &mut check
     {
-        *layout = Layout::new(plan, reader.fields);
+        if let Some(reader) = &T::__READER {
+            *layout = Layout::new(plan, reader.fields);
+        }
+        // a reader whose fields do not line up with the schema, and no guard to fall back on:
+        // every call takes the slow path, and the set says so
+        *fast = layout.is_some() || T::__GUARD.is_some();
     }
     // two threads preparing the same tool keep the first check, so every set shares one
     Ok(CHECKS

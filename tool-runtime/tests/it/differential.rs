@@ -4,8 +4,8 @@
 //! whose serde attributes accept more than their schema says. A fixed seed keeps failures
 //! reproducible.
 
-use tool_runtime::__private::TestHooks as _;
 use crate::common;
+use tool_runtime::__private::TestHooks as _;
 
 use std::any::Any;
 

@@ -1,8 +1,8 @@
 //! Hydration as a caller relies on it: the fast path and the slow path agree, every failure is a
 //! structured error with a stable code, and repairs are recorded.
 
-use tool_runtime::__private::TestHooks as _;
 use crate::common;
+use tool_runtime::__private::TestHooks as _;
 
 use serde_json::{Value, json};
 use tool_runtime::{

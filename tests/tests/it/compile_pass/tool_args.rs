@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime::__private::TestHooks as _;
-use tool_runtime::{CallContext, ToolArgs, ToolError, ToolSet, tool, tool::Run};
+use tool_runtime::{CallContext, Tool, ToolArgs, ToolError, ToolSet, tool, tool::Run};
 
 /// Order.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, ToolArgs)]
@@ -48,6 +48,9 @@ impl Run for ListEvents {
 fn runs() {
     let set = ToolSet::new().with::<ListEvents>().unwrap();
     assert!(set.has_generated_reader("list_events"));
+    // the reader reads every call, so the guard is not compiled for this tool at all
+    assert!(<ListEvents as Tool>::__READER.is_some());
+    assert!(<ListEvents as Tool>::__GUARD.is_none());
     let args =
         r#"{"window":{"startDay":3},"order":"NEWEST_FIRST","others":[{"startDay":1,"days":2}]}"#;
     assert!(set.hydrate_fast_only("list_events", args).is_some());

@@ -64,6 +64,9 @@ async fn runs() {
         <create_note as Tool>::definition().schema_origin,
         SchemaOrigin::Verbatim
     );
+    // a verbatim schema has no generated reader: the guard reads its calls on the fast path
+    assert!(<create_note as Tool>::__READER.is_none());
+    assert!(<create_note as Tool>::__GUARD.is_some());
     assert!(
         <get_note as Tool>::SCHEMA_JSON
             .unwrap()

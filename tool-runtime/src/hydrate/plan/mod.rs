@@ -122,6 +122,30 @@ impl Plan {
     }
 }
 
+/// What a tool's `Tool::__GUARD` holds: the guard's two entry points, monomorphized for the
+/// tool's argument type. A tool whose generated reader reads every call sets it to `None`, so
+/// the guard, and serde's deserialization of the arguments under it, is not compiled for that
+/// tool at all: the largest share of the code a `#[tool]` costs to build.
+pub struct GuardOf<A> {
+    /// [`Plan::from_str`] into `A`: arguments that arrived as text.
+    pub text: fn(&Plan, &str, usize) -> Option<A>,
+    /// The plan's check of a parsed object, then `A` deserialized from it.
+    pub object: fn(&Plan, &Value) -> Option<A>,
+}
+
+/// The guard for `A`, for `Tool::__GUARD`.
+pub const fn guard<A: DeserializeOwned>() -> GuardOf<A> {
+    GuardOf {
+        text: |plan, text, max_depth| plan.from_str(text, max_depth).ok(),
+        object: |plan, object| {
+            if !plan.accepts(object) {
+                return None;
+            }
+            A::deserialize(object).ok()
+        },
+    }
+}
+
 enum Node {
     /// `true`, or a schema with annotations only.
     Any,
