@@ -82,8 +82,9 @@ pub fn configure(
     });
     b = preview::<tools::merge_nodes>(b, &cx, |cx, a| {
         let s = cx.db.node(&a.secondary_node_id)?;
+        let (moved, dropped) = cx.db.merge_moves(&a.primary_node_id, &s.id)?;
         Ok(json!({"keep": cx.db.node(&a.primary_node_id)?, "remove": s,
-                  "relationships_moved": cx.db.edges_of(&s.id)?.len(),
+                  "relationships_moved": moved, "relationships_dropped": dropped,
                   "strategy": a.merge_strategy.unwrap_or_default()}))
     });
     b = preview::<tools::reclassify_node>(b, &cx, |cx, a| {

@@ -11,6 +11,7 @@ mod e2e_research_cli;
 mod graph;
 mod graph_mcp;
 mod graph_resume;
+mod graph_tools;
 mod research;
 mod research_cli;
 mod research_serve;

@@ -529,6 +529,27 @@ impl GraphDb {
         })
     }
 
+    /// What merging `secondary` into `primary` does to `secondary`'s relationships: how many
+    /// move, and how many are dropped (they would join `primary` to itself, or repeat one it
+    /// has).
+    pub fn merge_moves(&self, primary: &str, secondary: &str) -> Result<(usize, usize), ToolError> {
+        let p_edges = self.edges_of(primary)?;
+        let (mut moved, mut dropped) = (0, 0);
+        for e in self.edges_of(secondary)? {
+            let swap = |id: String| if id == secondary { primary.to_owned() } else { id };
+            let (from, to) = (swap(e.from_id), swap(e.to_id));
+            let repeat = p_edges
+                .iter()
+                .any(|p| p.from_id == from && p.to_id == to && p.rel_type == e.rel_type);
+            if from == to || repeat {
+                dropped += 1;
+            } else {
+                moved += 1;
+            }
+        }
+        Ok((moved, dropped))
+    }
+
     /// Puts back what the change that wrote snapshot `id` replaced, and removes what it
     /// created; once. Refused (nothing changed) when a relationship to restore would point at a
     /// node that no longer exists.
