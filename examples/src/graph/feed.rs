@@ -8,6 +8,7 @@ use serde_json::json;
 use tool_runtime::executor::{AuditRecord, Execution, Executor};
 use tool_runtime::{Arguments, CallContext, Initiator, ToolCall};
 
+use super::summary::cut;
 use super::tools::BatchTool;
 
 /// The feed's name for an initiator: `agent` for a model, as the graph's users call it.
@@ -20,7 +21,7 @@ pub fn initiator(i: Initiator) -> &'static str {
 }
 
 /// One line of the feed: time, tool, decision, status, initiator, decider, operation id and
-/// what it did.
+/// the start of what it returned.
 pub fn line(r: &AuditRecord) -> String {
     format!(
         "{}  {:<28} {:<9} {:<8} from {:<6} by {:<7} {} {}",
@@ -31,7 +32,10 @@ pub fn line(r: &AuditRecord) -> String {
         initiator(r.initiator),
         format!("{:?}", r.decided_by).to_lowercase(),
         r.operation_id.as_deref().unwrap_or("-"),
-        tool_runtime::display::visible(r.result_summary.as_deref().unwrap_or("")),
+        cut(
+            &tool_runtime::display::visible(r.result_summary.as_deref().unwrap_or("")),
+            100
+        ),
     )
     .trim_end()
     .to_owned()
