@@ -252,12 +252,8 @@ async fn main() -> ExitCode {
             .into_iter()
             .map(|n| n.id)
             .collect();
-        let exec = graph::feed::system_batch(
-            &executor,
-            BatchTool::RecalculateNodeConfidence,
-            &ids,
-        )
-        .await;
+        let exec =
+            graph::feed::system_batch(&executor, BatchTool::RecalculateNodeConfidence, &ids).await;
         print_json(&exec.outcome.to_json());
     } else if args.question.is_empty() {
         cli::usage_error::<Args>(

@@ -190,13 +190,19 @@ pub fn suggest_type(from: &Node, to: &Node) -> (&'static str, String) {
     if to.kind == "Hypothesis" && negative(&from.content) && !negative(&to.content) {
         return (
             "CONTRADICTS",
-            format!("{} reads as negative about the hypothesis {}", from.id, to.id),
+            format!(
+                "{} reads as negative about the hypothesis {}",
+                from.id, to.id
+            ),
         );
     }
     if to.kind == "Hypothesis" && matches!(from.kind.as_str(), "Observation" | "Source") {
         return (
             "SUPPORTS",
-            format!("{} is a {} about the hypothesis {}", from.id, from.kind, to.id),
+            format!(
+                "{} is a {} about the hypothesis {}",
+                from.id, from.kind, to.id
+            ),
         );
     }
     if to.kind == "Source" {

@@ -50,8 +50,10 @@ fn restore(out: &Value) -> Option<InverseCall> {
 
 fn node_line(cx: &Ctx, id: &str) -> Result<Value, ToolError> {
     let n = cx.db.node(id)?;
-    Ok(json!({"node_id": n.id, "node_type": n.kind, "confidence": n.confidence,
-              "content_preview": cut(&n.content, 80)}))
+    Ok(
+        json!({"node_id": n.id, "node_type": n.kind, "confidence": n.confidence,
+              "content_preview": cut(&n.content, 80)}),
+    )
 }
 
 /// Adds `store`, the previews and the undo planners to `builder`. The configuration and the
@@ -99,9 +101,15 @@ pub fn configure(
         Ok(p)
     });
     b = preview::<tools::recalculate_node_confidence>(b, &cx, |cx, a| {
-        let r = node_confidence(&cx.db, &a.node_id, a.factor_in_relationships.unwrap_or(true))?;
-        Ok(json!({"node_id": a.node_id, "confidence": {"before": r.old, "after": r.new},
-                  "factors": r.factors_json()}))
+        let r = node_confidence(
+            &cx.db,
+            &a.node_id,
+            a.factor_in_relationships.unwrap_or(true),
+        )?;
+        Ok(
+            json!({"node_id": a.node_id, "confidence": {"before": r.old, "after": r.new},
+                  "factors": r.factors_json()}),
+        )
     });
     b = preview::<tools::delete_relationship>(b, &cx, |cx, a| {
         let e = cx.db.edge(a.edge_id)?;
@@ -129,8 +137,10 @@ pub fn configure(
             a.edge_id,
             a.consider_graph_structure.unwrap_or(true),
         )?;
-        Ok(json!({"edge_id": a.edge_id, "confidence": {"before": r.old, "after": r.new},
-                  "factors": r.factors_json()}))
+        Ok(
+            json!({"edge_id": a.edge_id, "confidence": {"before": r.old, "after": r.new},
+                  "factors": r.factors_json()}),
+        )
     });
     b = preview::<tools::reclassify_relationship>(b, &cx, |cx, a| {
         let e = cx.db.edge(a.edge_id)?;

@@ -64,7 +64,11 @@ impl SearchService {
 
     /// From `TOOLS_SEARCH_URL` and `TOOLS_SEARCH_API_KEY`.
     pub fn from_env() -> Self {
-        let var = |k| std::env::var(k).ok().filter(|v: &String| !v.trim().is_empty());
+        let var = |k| {
+            std::env::var(k)
+                .ok()
+                .filter(|v: &String| !v.trim().is_empty())
+        };
         SearchService {
             base_url: var(SEARCH_URL_ENV),
             api_key: var(SEARCH_KEY_ENV),
@@ -98,15 +102,15 @@ impl SearchService {
         })?;
         let status = resp.status();
         if !status.is_success() {
-            return Err(ToolError::execution(format!(
-                "the search service answered HTTP {status}"
-            ))
-            .retryable(status.is_server_error() || status.as_u16() == 429)
-            .recover(if status.is_server_error() || status.as_u16() == 429 {
-                "try again later"
-            } else {
-                "check the search service's configuration (URL, API key)"
-            }));
+            return Err(
+                ToolError::execution(format!("the search service answered HTTP {status}"))
+                    .retryable(status.is_server_error() || status.as_u16() == 429)
+                    .recover(if status.is_server_error() || status.as_u16() == 429 {
+                        "try again later"
+                    } else {
+                        "check the search service's configuration (URL, API key)"
+                    }),
+            );
         }
         let answer: Answer = resp.json().await.map_err(|e| {
             ToolError::execution(format!("the search service sent no usable JSON: {e}"))

@@ -3,10 +3,15 @@
 //! summary is always there and says how it was made.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tool_providers::agent::ChatModel;
 use tool_providers::codec::ToolConfig;
+
+/// How long one summary may wait for the model before the extractive one is used instead, so
+/// a slow model leaves the tool within its own timeout.
+pub const MODEL_BUDGET: Duration = Duration::from_secs(25);
 
 /// Who writes summaries.
 #[derive(Clone, Debug, Default)]
@@ -68,13 +73,16 @@ impl Summarizer {
     /// A summary of `text` (what `subject` says) in at most `max` characters.
     pub async fn summarize(&self, subject: &str, text: &str, max: usize) -> Summary {
         let extractive = |method: String| Summary {
-            text: cut(&sentences(text).join(". "), max),
+            text: cut(&format!("{}.", sentences(text).join(". ")), max),
             method,
         };
         let Some(model) = &self.model else {
             return extractive("extractive".into());
         };
-        match self.ask(model, subject, text, max).await {
+        let asked = tokio::time::timeout(MODEL_BUDGET, self.ask(model, subject, text, max)).await;
+        let answer =
+            asked.unwrap_or_else(|_| Err(format!("no answer within {} s", MODEL_BUDGET.as_secs())));
+        match answer {
             Ok(answer) if !answer.trim().is_empty() => Summary {
                 text: cut(&answer, max),
                 method: "model".into(),

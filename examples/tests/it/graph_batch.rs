@@ -59,9 +59,16 @@ async fn one_confirmation_lists_every_node_and_approval_applies_all() {
 
     // Denied: one question, naming each node and its change; nothing changes.
     let r = exec
-        .call(&call("b1", "apply_to_nodes", batch.clone()), CallContext::new("b1"))
+        .call(
+            &call("b1", "apply_to_nodes", batch.clone()),
+            CallContext::new("b1"),
+        )
         .await;
-    assert!(matches!(r.outcome, Outcome::Denied { .. }), "{:?}", r.outcome);
+    assert!(
+        matches!(r.outcome, Outcome::Denied { .. }),
+        "{:?}",
+        r.outcome
+    );
     {
         let asked = asked.lock().unwrap();
         assert_eq!(asked.len(), 1);
@@ -116,11 +123,18 @@ async fn a_batch_that_cannot_apply_to_one_node_applies_to_none() {
             CallContext::new("b1"),
         )
         .await;
-    assert_eq!(r.outcome.error().unwrap().code.as_str(), "HAS_RELATIONSHIPS");
+    assert_eq!(
+        r.outcome.error().unwrap().code.as_str(),
+        "HAS_RELATIONSHIPS"
+    );
     // An unknown node, a node listed twice, an empty list: refused, nothing changed.
-    for (i, ids) in [json!(["obs-1", "obs-99"]), json!(["obs-1", "obs-1"]), json!([])]
-        .into_iter()
-        .enumerate()
+    for (i, ids) in [
+        json!(["obs-1", "obs-99"]),
+        json!(["obs-1", "obs-1"]),
+        json!([]),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let r = exec
             .call(

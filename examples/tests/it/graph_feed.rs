@@ -62,7 +62,13 @@ async fn the_feed_shows_who_initiated_each_call() {
     let Outcome::Pending { operation_id, .. } = &proposed.outcome else {
         panic!("{:?}", proposed.outcome)
     };
-    assert!(exec.approve(operation_id).await.unwrap().outcome.is_success());
+    assert!(
+        exec.approve(operation_id)
+            .await
+            .unwrap()
+            .outcome
+            .is_success()
+    );
 
     let by = |i: Initiator| {
         exec.activity(&ActivityQuery {
@@ -88,14 +94,23 @@ async fn the_feed_shows_who_initiated_each_call() {
             .unwrap_or_else(|| panic!("no {tool} {decision} in\n{printed}"))
             .to_owned()
     };
-    assert!(line("get_node", "allowed").contains("from user "), "{printed}");
-    assert!(line("find_related_nodes", "allowed").contains("from agent "), "{printed}");
+    assert!(
+        line("get_node", "allowed").contains("from user "),
+        "{printed}"
+    );
+    assert!(
+        line("find_related_nodes", "allowed").contains("from agent "),
+        "{printed}"
+    );
     let approved = line("apply_to_nodes", "confirmed");
     assert!(
         approved.contains("from system") && approved.contains("by user"),
         "{approved}"
     );
-    assert!(line("apply_to_nodes", "deferred").contains("from system"), "{printed}");
+    assert!(
+        line("apply_to_nodes", "deferred").contains("from system"),
+        "{printed}"
+    );
 }
 
 #[test]
@@ -120,5 +135,12 @@ fn reanalyze_is_a_system_batch_waiting_for_one_approval() {
     assert_eq!(feed.lines().count(), 2, "{feed}");
     assert!(feed.lines().all(|l| l.contains("from system")), "{feed}");
     // hyp-1 now has the recomputed confidence.
-    assert_eq!(GraphDb::open(&db_path).unwrap().node("hyp-1").unwrap().confidence, 0.42);
+    assert_eq!(
+        GraphDb::open(&db_path)
+            .unwrap()
+            .node("hyp-1")
+            .unwrap()
+            .confidence,
+        0.42
+    );
 }

@@ -114,10 +114,25 @@ async fn the_search_records_sources_behind_a_gate_and_a_rate_limit() {
     {
         let asked = asked.lock().unwrap();
         assert_eq!(asked.len(), 1);
-        let gate = asked[0].preview.first_use.as_ref().expect("a first-time gate");
-        assert!(gate.service.contains("TOOLS_SEARCH_URL"), "{}", gate.service);
-        assert!(gate.service.contains("nothing else leaves"), "{}", gate.service);
-        assert!(gate.data_leaving.contains(&"node_id".to_owned()), "{gate:?}");
+        let gate = asked[0]
+            .preview
+            .first_use
+            .as_ref()
+            .expect("a first-time gate");
+        assert!(
+            gate.service.contains("TOOLS_SEARCH_URL"),
+            "{}",
+            gate.service
+        );
+        assert!(
+            gate.service.contains("nothing else leaves"),
+            "{}",
+            gate.service
+        );
+        assert!(
+            gate.data_leaving.contains(&"node_id".to_owned()),
+            "{gate:?}"
+        );
     }
     // The node's text went to the service.
     assert_eq!(
@@ -201,13 +216,20 @@ async fn a_failing_or_missing_service_is_a_structured_error() {
     let err = r.outcome.error().expect("failed");
     assert_eq!(err.code, ErrorCode::EXECUTION_FAILED);
     assert!(err.retryable && err.message.contains("500"), "{err:?}");
-    assert_eq!(seen.lock().unwrap().len(), 1, "an external call is not retried");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "an external call is not retried"
+    );
 
     // Nothing listens on port 9: unreachable, retryable.
     let (exec, _) = executor(&db, SearchService::new("http://127.0.0.1:9"), &dir);
     let r = exec.call(&search("f2"), cx("f2")).await;
     let err = r.outcome.error().expect("failed");
-    assert!(err.retryable && err.message.contains("unreachable"), "{err:?}");
+    assert!(
+        err.retryable && err.message.contains("unreachable"),
+        "{err:?}"
+    );
 
     // No service configured: a clear refusal naming the setting, not retryable.
     let (exec, _) = executor(&db, SearchService::none(), &dir);
@@ -215,7 +237,12 @@ async fn a_failing_or_missing_service_is_a_structured_error() {
     let err = r.outcome.error().expect("failed");
     assert_eq!(err.code.as_str(), "NOT_CONFIGURED");
     assert!(!err.retryable);
-    assert!(err.recover_action.as_deref().unwrap().contains("TOOLS_SEARCH_URL"));
+    assert!(
+        err.recover_action
+            .as_deref()
+            .unwrap()
+            .contains("TOOLS_SEARCH_URL")
+    );
 
     // No source was recorded by any of them.
     assert_eq!(db.nodes().unwrap().len(), 6);

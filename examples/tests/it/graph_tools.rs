@@ -132,7 +132,10 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
     )
     .await;
     let edge_id = edge["edge_id"].as_i64().unwrap();
-    assert_eq!(db.edge(edge_id).unwrap().notes.as_deref(), Some("same survey"));
+    assert_eq!(
+        db.edge(edge_id).unwrap().notes.as_deref(),
+        Some("same survey")
+    );
     // The same link twice is refused, naming the existing one.
     let dup = run_err(
         &exec,
@@ -160,7 +163,10 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
         "Office workers who drink coffee sleep less."
     );
     let done = exec.approve(&op).await.unwrap();
-    assert_eq!(db.node("obs-4").unwrap().content, "Coffee drinkers sleep less.");
+    assert_eq!(
+        db.node("obs-4").unwrap().content,
+        "Coffee drinkers sleep less."
+    );
     let undone = exec
         .undo(done.undo_id().unwrap(), CallContext::default())
         .await;
@@ -181,7 +187,12 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
         .iter()
         .find_map(|r| r.undo_id.clone())
         .expect("create_node was journaled");
-    assert!(exec.undo(&undo_id, CallContext::default()).await.outcome.is_success());
+    assert!(
+        exec.undo(&undo_id, CallContext::default())
+            .await
+            .outcome
+            .is_success()
+    );
     assert_eq!(db.node("obs-4").unwrap_err().code, ErrorCode::NOT_FOUND);
     assert!(db.edge(edge_id).is_err());
 }
@@ -330,7 +341,10 @@ async fn reclassify_keeps_the_id_and_merge_moves_edges_and_keeps_provenance() {
         .await;
     let (op, change) = pending(&merged.outcome);
     assert_eq!(
-        (&change["relationships_moved"], &change["relationships_dropped"]),
+        (
+            &change["relationships_moved"],
+            &change["relationships_dropped"]
+        ),
         (&json!(1), &json!(1))
     );
     let done = exec.approve(&op).await.unwrap();
@@ -432,7 +446,10 @@ async fn confidence_previews_show_the_value_written() {
         json!({"edge_id": 5, "new_type": "SUPPORTS"}),
     )
     .await;
-    assert_eq!((v["old_type"].as_str(), v["new_type"].as_str()), (Some("RELATES_TO"), Some("SUPPORTS")));
+    assert_eq!(
+        (v["old_type"].as_str(), v["new_type"].as_str()),
+        (Some("RELATES_TO"), Some("SUPPORTS"))
+    );
     assert_eq!(db.edge(5).unwrap().rel_type, "SUPPORTS");
 }
 
@@ -448,9 +465,18 @@ async fn summaries_of_nodes_context_and_relationships() {
     .await;
     let v = value(&v);
     let ctx = &v["context"];
-    assert!(ctx["supports"][0].as_str().unwrap().starts_with("obs-1"), "{v}");
-    assert!(ctx["contradicts"][0].as_str().unwrap().starts_with("obs-3"), "{v}");
-    assert!(ctx["related"][0].as_str().unwrap().starts_with("con-1"), "{v}");
+    assert!(
+        ctx["supports"][0].as_str().unwrap().starts_with("obs-1"),
+        "{v}"
+    );
+    assert!(
+        ctx["contradicts"][0].as_str().unwrap().starts_with("obs-3"),
+        "{v}"
+    );
+    assert!(
+        ctx["related"][0].as_str().unwrap().starts_with("con-1"),
+        "{v}"
+    );
     assert!(v["synthesis"].as_str().unwrap().contains("mixed"), "{v}");
     // Filtered to one type, two hops: only the supporting path and what lies beyond it.
     let v = run(
@@ -462,7 +488,13 @@ async fn summaries_of_nodes_context_and_relationships() {
     .await;
     let v = value(&v);
     assert!(v["context"]["contradicts"].as_array().unwrap().is_empty());
-    assert!(v["context"]["related"][0].as_str().unwrap().starts_with("src-1"), "{v}");
+    assert!(
+        v["context"]["related"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("src-1"),
+        "{v}"
+    );
 
     let v = run(&exec, "s3", "summarize_relationship", json!({"edge_id": 4})).await;
     let v = value(&v);
@@ -472,6 +504,12 @@ async fn summaries_of_nodes_context_and_relationships() {
     );
     assert_eq!(v["strength_assessment"], "moderate");
     assert_eq!(v["evidence"].as_array().unwrap().len(), 2);
-    let bad = run(&exec, "s4", "summarize_relationship", json!({"edge_id": "four"})).await;
+    let bad = run(
+        &exec,
+        "s4",
+        "summarize_relationship",
+        json!({"edge_id": "four"}),
+    )
+    .await;
     assert_eq!(bad.error().unwrap().code, ErrorCode::INVALID_ARGUMENTS);
 }

@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 use tool_runtime::{ErrorCode, ToolError};
 
 use super::{
-    EDGE_COLUMNS, Edge, GraphDb, NODE_COLUMNS, Node, check_confidence, edge_row, node_row,
-    sql_err,
+    EDGE_COLUMNS, Edge, GraphDb, NODE_COLUMNS, Node, check_confidence, edge_row, node_row, sql_err,
 };
 
 /// What a change replaced: the nodes and relationships as they were before it (put back as they
@@ -221,11 +220,10 @@ impl GraphDb {
         match get_node(c, id)? {
             Some(n) => Ok(n),
             // the lookup with the helpful hint, outside the lock
-            None => Err(ToolError::new(
-                ErrorCode::NOT_FOUND,
-                format!("there is no node {id:?}"),
-            )
-            .recover("use an existing node id; find_related_nodes or get_node finds them")),
+            None => Err(
+                ToolError::new(ErrorCode::NOT_FOUND, format!("there is no node {id:?}"))
+                    .recover("use an existing node id; find_related_nodes or get_node finds them"),
+            ),
         }
     }
 
@@ -536,7 +534,13 @@ impl GraphDb {
         let p_edges = self.edges_of(primary)?;
         let (mut moved, mut dropped) = (0, 0);
         for e in self.edges_of(secondary)? {
-            let swap = |id: String| if id == secondary { primary.to_owned() } else { id };
+            let swap = |id: String| {
+                if id == secondary {
+                    primary.to_owned()
+                } else {
+                    id
+                }
+            };
             let (from, to) = (swap(e.from_id), swap(e.to_id));
             let repeat = p_edges
                 .iter()
@@ -577,7 +581,10 @@ impl GraphDb {
                 ));
             }
             let snap: Snapshot = serde_json::from_str(&body).map_err(|e| {
-                ToolError::new(ErrorCode::INTERNAL, format!("snapshot {id} is unreadable: {e}"))
+                ToolError::new(
+                    ErrorCode::INTERNAL,
+                    format!("snapshot {id} is unreadable: {e}"),
+                )
             })?;
             for e in &snap.created_edges {
                 c.execute("DELETE FROM edges WHERE id = ?1", [e])

@@ -20,7 +20,11 @@ pub fn related(
     min: Option<f64>,
 ) -> Result<Vec<Value>, ToolError> {
     let edges = db.edges_of(&node.id)?;
-    let others: Vec<Node> = db.nodes()?.into_iter().filter(|n| n.id != node.id).collect();
+    let others: Vec<Node> = db
+        .nodes()?
+        .into_iter()
+        .filter(|n| n.id != node.id)
+        .collect();
     let texts: Vec<String> = others.iter().map(|n| n.content.clone()).collect();
     let scores = sim.scores(&node.content, &texts)?;
     let min = min.unwrap_or(if sim.method().starts_with("word") {
@@ -89,13 +93,15 @@ pub fn find_related_nodes(
         limit.unwrap_or(10) as usize,
         min_similarity,
     )?;
-    Ok(json!({"node_id": node_id, "related_nodes": found, "method": sim.method(),
-              "message": format!("{} related nodes", found.len())}))
+    Ok(
+        json!({"node_id": node_id, "related_nodes": found, "method": sim.method(),
+              "message": format!("{} related nodes", found.len())}),
+    )
 }
 
 /// Summarises a node in at most max_length characters (written by the model when one is
 /// configured, its own sentences otherwise), with key points and optionally its relationships.
-#[tool(read_only, intent = "Summarise node {node_id}")]
+#[tool(read_only, intent = "Summarise node {node_id}", timeout = "60s")]
 pub async fn summarize_node(
     /// The node, e.g. hyp-1.
     node_id: String,
@@ -110,7 +116,11 @@ pub async fn summarize_node(
     let node = db.node(&node_id)?;
     let max = max_length.unwrap_or(200) as usize;
     let summary = summarizer
-        .summarize(&format!("the {} {}", node.kind, node.id), &node.content, max)
+        .summarize(
+            &format!("the {} {}", node.kind, node.id),
+            &node.content,
+            max,
+        )
         .await;
     let mut out = json!({"node_id": node.id, "type": node.kind, "confidence": node.confidence,
                          "summary": summary.text, "method": summary.method,
@@ -125,7 +135,11 @@ pub async fn summarize_node(
 
 /// Summarises a node with its neighbourhood up to depth hops: what supports it, what
 /// contradicts it, what relates to it, and an overall assessment.
-#[tool(read_only, intent = "Summarise node {node_id} with its context")]
+#[tool(
+    read_only,
+    intent = "Summarise node {node_id} with its context",
+    timeout = "90s"
+)]
 pub async fn summarize_node_with_context(
     /// The node, e.g. hyp-1.
     node_id: String,
@@ -148,10 +162,17 @@ pub async fn summarize_node_with_context(
         let mut next = Vec::new();
         for id in &frontier {
             for e in db.edges_of(id)? {
-                if wanted.as_ref().is_some_and(|w| !w.contains(&e.rel_type.as_str())) {
+                if wanted
+                    .as_ref()
+                    .is_some_and(|w| !w.contains(&e.rel_type.as_str()))
+                {
                     continue;
                 }
-                let other = if e.from_id == *id { &e.to_id } else { &e.from_id };
+                let other = if e.from_id == *id {
+                    &e.to_id
+                } else {
+                    &e.from_id
+                };
                 if seen.contains(other) {
                     continue;
                 }
@@ -181,12 +202,18 @@ pub async fn summarize_node_with_context(
         frontier = next;
     }
     let summary = summarizer
-        .summarize(&format!("the {} {}", node.kind, node.id), &node.content, 200)
+        .summarize(
+            &format!("the {} {}", node.kind, node.id),
+            &node.content,
+            200,
+        )
         .await;
     let balance = match (supports.len(), contradicts.len()) {
         (0, 0) => "no direct evidence for or against it".to_owned(),
         (s, 0) => format!("{s} supporting and nothing contradicting: the evidence leans for it"),
-        (0, c) => format!("{c} contradicting and nothing supporting: the evidence leans against it"),
+        (0, c) => {
+            format!("{c} contradicting and nothing supporting: the evidence leans against it")
+        }
         (s, c) => format!("{s} supporting and {c} contradicting: the evidence is mixed"),
     };
     let mut synthesis = format!(
@@ -197,7 +224,9 @@ pub async fn summarize_node_with_context(
         related.len()
     );
     if summarizer.has_model() {
-        let context = [&supports[..], &contradicts[..], &related[..]].concat().join("\n");
+        let context = [&supports[..], &contradicts[..], &related[..]]
+            .concat()
+            .join("\n");
         let s = summarizer
             .summarize(
                 &format!("the evidence around {}", node.id),
@@ -209,15 +238,21 @@ pub async fn summarize_node_with_context(
             synthesis = s.text;
         }
     }
-    Ok(json!({"node_id": node.id, "summary": summary.text, "method": summary.method,
+    Ok(
+        json!({"node_id": node.id, "summary": summary.text, "method": summary.method,
               "context": {"supports": supports, "contradicts": contradicts, "related": related},
-              "synthesis": synthesis}))
+              "synthesis": synthesis}),
+    )
 }
 
 /// Recomputes a node's confidence from its type and (by default) the nodes that support or
 /// contradict it and the sources it derives from, and stores it. Waits for the user's
 /// approval (the preview shows the new value); can be undone.
-#[tool(modify, reversible, intent = "Recalculate the confidence of node {node_id}")]
+#[tool(
+    modify,
+    reversible,
+    intent = "Recalculate the confidence of node {node_id}"
+)]
 pub fn recalculate_node_confidence(
     /// The node, e.g. hyp-1.
     node_id: String,
@@ -227,8 +262,10 @@ pub fn recalculate_node_confidence(
 ) -> Result<Value, ToolError> {
     let a = node_confidence(&db, &node_id, factor_in_relationships.unwrap_or(true))?;
     let (_, _, snap) = db.update_node(&node_id, None, Some(a.new))?;
-    Ok(json!({"node_id": node_id, "old_confidence": a.old, "new_confidence": a.new,
-              "reasoning": a.reasoning, "factors": a.factors_json(), "snapshot_id": snap}))
+    Ok(
+        json!({"node_id": node_id, "old_confidence": a.old, "new_confidence": a.new,
+              "reasoning": a.reasoning, "factors": a.factors_json(), "snapshot_id": snap}),
+    )
 }
 
 /// Changes a node's type (e.g. Observation to Hypothesis); its id stays. With
@@ -252,8 +289,11 @@ pub fn reclassify_node(
         )
         .recover("pick another type, or leave the node as it is"));
     }
-    let (before, removed, snap) =
-        db.reclassify_node(&node_id, new_type.as_str(), preserve_relationships.unwrap_or(true))?;
+    let (before, removed, snap) = db.reclassify_node(
+        &node_id,
+        new_type.as_str(),
+        preserve_relationships.unwrap_or(true),
+    )?;
     let after = db.node(&node_id)?;
     let mut warnings: Vec<String> = Vec::new();
     if !removed.is_empty() {

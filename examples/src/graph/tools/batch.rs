@@ -187,7 +187,9 @@ pub fn apply_to_nodes(
             }
         }
     }
-    Ok(json!({"operation": operation.tool_name(), "applied": results.len(),
+    Ok(
+        json!({"operation": operation.tool_name(), "applied": results.len(),
               "results": results, "snapshot_ids": snaps,
-              "message": format!("{} applied to {} nodes.", operation.tool_name(), node_ids.len())}))
+              "message": format!("{} applied to {} nodes.", operation.tool_name(), node_ids.len())}),
+    )
 }

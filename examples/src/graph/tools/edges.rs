@@ -11,7 +11,11 @@ use crate::graph::similarity::Similarity;
 use crate::graph::summary::{Summarizer, cut};
 
 /// Creates a relationship from one node to another. Can be undone.
-#[tool(create, reversible, intent = "Link {from_id} {relationship_type} {to_id}")]
+#[tool(
+    create,
+    reversible,
+    intent = "Link {from_id} {relationship_type} {to_id}"
+)]
 pub fn create_relationship(
     /// The source node, e.g. obs-2.
     from_id: String,
@@ -33,8 +37,10 @@ pub fn create_relationship(
         confidence: confidence.unwrap_or(1.0),
         notes,
     })?;
-    Ok(json!({"relationship": edge, "edge_id": edge.id, "snapshot_id": snap,
-              "message": format!("Created relationship {}.", edge.id)}))
+    Ok(
+        json!({"relationship": edge, "edge_id": edge.id, "snapshot_id": snap,
+              "message": format!("Created relationship {}.", edge.id)}),
+    )
 }
 
 /// Changes a relationship's type, confidence and/or notes. Waits for the user's approval; can
@@ -70,8 +76,10 @@ pub fn update_relationship(
         }
         Ok(())
     })?;
-    Ok(json!({"edge_id": edge_id, "before": before, "after": after, "snapshot_id": snap,
-              "message": "Relationship updated."}))
+    Ok(
+        json!({"edge_id": edge_id, "before": before, "after": after, "snapshot_id": snap,
+              "message": "Relationship updated."}),
+    )
 }
 
 /// Deletes a relationship. Always waits for the user's approval; can be undone.
@@ -82,14 +90,20 @@ pub fn delete_relationship(
     State(db): State<GraphDb>,
 ) -> Result<Value, ToolError> {
     let (edge, snap) = db.delete_edge(edge_id)?;
-    Ok(json!({"edge_id": edge_id, "deleted": edge, "snapshot_id": snap,
-              "message": "Relationship deleted with user confirmation."}))
+    Ok(
+        json!({"edge_id": edge_id, "deleted": edge, "snapshot_id": snap,
+              "message": "Relationship deleted with user confirmation."}),
+    )
 }
 
 /// Recomputes a relationship's confidence from how alike its two nodes are and (by default)
 /// the graph around them, and stores it. Waits for the user's approval (the preview shows the
 /// new value); can be undone.
-#[tool(modify, reversible, intent = "Recalculate the confidence of relationship {edge_id}")]
+#[tool(
+    modify,
+    reversible,
+    intent = "Recalculate the confidence of relationship {edge_id}"
+)]
 pub fn recalculate_edge_confidence(
     /// The relationship's id.
     edge_id: i64,
@@ -103,8 +117,10 @@ pub fn recalculate_edge_confidence(
         e.confidence = a.new;
         Ok(())
     })?;
-    Ok(json!({"edge_id": edge_id, "old_confidence": a.old, "new_confidence": a.new,
-              "reasoning": a.reasoning, "factors": a.factors_json(), "snapshot_id": snap}))
+    Ok(
+        json!({"edge_id": edge_id, "old_confidence": a.old, "new_confidence": a.new,
+              "reasoning": a.reasoning, "factors": a.factors_json(), "snapshot_id": snap}),
+    )
 }
 
 /// The type `reclassify_relationship` gives a relationship: the one asked for, or the one its
@@ -152,13 +168,15 @@ pub fn reclassify_relationship(
         }
         Ok(())
     })?;
-    Ok(json!({"edge_id": edge_id, "old_type": before.rel_type, "new_type": after.rel_type,
-              "confidence": after.confidence, "reasoning": reasoning, "snapshot_id": snap}))
+    Ok(
+        json!({"edge_id": edge_id, "old_type": before.rel_type, "new_type": after.rel_type,
+              "confidence": after.confidence, "reasoning": reasoning, "snapshot_id": snap}),
+    )
 }
 
 /// Explains a relationship: its two nodes, a summary of the connection, the evidence (the
 /// nodes' own texts, its notes, other links between them) and how strong it is.
-#[tool(read_only, intent = "Explain relationship {edge_id}")]
+#[tool(read_only, intent = "Explain relationship {edge_id}", timeout = "60s")]
 pub async fn summarize_relationship(
     /// The relationship's id.
     edge_id: i64,

@@ -15,13 +15,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{
-    find_related_nodes, merge_nodes, recalculate_node_confidence, reclassify_node,
-    summarize_node, summarize_node_with_context,
+    find_related_nodes, merge_nodes, recalculate_node_confidence, reclassify_node, summarize_node,
+    summarize_node_with_context,
 };
 pub use batch::{BatchTool, apply_to_nodes};
 pub use edges::{
-    create_relationship, delete_relationship, recalculate_edge_confidence,
-    reclassify_relationship, summarize_relationship, update_relationship,
+    create_relationship, delete_relationship, recalculate_edge_confidence, reclassify_relationship,
+    summarize_relationship, update_relationship,
 };
 pub use nodes::{create_node, delete_node, get_node, restore_snapshot, update_node};
 pub use web::search_web_for_evidence;

@@ -75,8 +75,10 @@ pub fn update_node(
     State(db): State<GraphDb>,
 ) -> Result<Value, ToolError> {
     let (before, after, snap) = db.update_node(&node_id, content, confidence)?;
-    Ok(json!({"node_id": node_id, "before": before, "after": after, "snapshot_id": snap,
-              "message": "Node updated."}))
+    Ok(
+        json!({"node_id": node_id, "before": before, "after": after, "snapshot_id": snap,
+              "message": "Node updated."}),
+    )
 }
 
 /// Deletes a node (with cascade, its relationships too). Always waits for the user's approval;
@@ -90,8 +92,10 @@ pub fn delete_node(
     State(db): State<GraphDb>,
 ) -> Result<Value, ToolError> {
     let (removed, snap) = db.delete_node(&node_id, cascade.unwrap_or(false))?;
-    Ok(json!({"node_id": node_id, "relationships_removed": removed, "snapshot_id": snap,
-              "message": "Node deleted successfully with user confirmation."}))
+    Ok(
+        json!({"node_id": node_id, "relationships_removed": removed, "snapshot_id": snap,
+              "message": "Node deleted successfully with user confirmation."}),
+    )
 }
 
 /// Puts the graph back as it was before the changes that returned these snapshot ids (the

@@ -125,9 +125,11 @@ pub async fn search_web_for_evidence(
                 notes: Some(format!("web search: {}", hit.url)),
             });
         }
-        results.push(json!({"url": hit.url, "title": hit.title, "snippet": cut(&hit.content, 300),
+        results.push(
+            json!({"url": hit.url, "title": hit.title, "snippet": cut(&hit.content, 300),
                             "relevance_score": relevance, "evidence_type": label,
-                            "reasoning": reasoning, "source": end}));
+                            "reasoning": reasoning, "source": end}),
+        );
     }
     let (created, edges, snap) = db.create_many(&new_nodes, &links)?;
     // Placeholders (#N) name the sources just created.
@@ -140,9 +142,11 @@ pub async fn search_web_for_evidence(
             r["source"] = json!(created[i].id);
         }
     }
-    Ok(json!({"node_id": node_id, "query": query, "results": results,
+    Ok(
+        json!({"node_id": node_id, "query": query, "results": results,
               "sources_created": created.len(), "sources_reused": reused,
               "links_created": edges.len(), "snapshot_id": snap,
               "message": format!("{} results; {} Source nodes created and {} links made",
-                                 results.len(), created.len(), edges.len())}))
+                                 results.len(), created.len(), edges.len())}),
+    )
 }
