@@ -377,6 +377,33 @@ async fn reclassify_keeps_the_id_and_merge_moves_edges_and_keeps_provenance() {
     assert_eq!(db.edges().unwrap(), before_edges);
     assert!(db.node("obs-2").is_ok());
     assert!(db.node("obs-1").unwrap().provenance.is_empty());
+
+    // A merged node's own provenance is carried over, before the line naming it.
+    let created = run_approved(
+        &exec,
+        "n1",
+        "create_node",
+        json!({"node_type": "Observation", "content": "Late coffee shortens sleep."}),
+    )
+    .await;
+    let id = created["node"]["id"].as_str().unwrap();
+    run_approved(
+        &exec,
+        "m2",
+        "merge_nodes",
+        json!({"primary_node_id": "obs-3", "secondary_node_id": id,
+               "merge_strategy": "prefer_primary"}),
+    )
+    .await;
+    let obs3 = db.node("obs-3").unwrap();
+    assert_eq!(
+        obs3.provenance,
+        [
+            "created with create_node".to_owned(),
+            format!("merged from {id} (Observation, confidence 0.50): Late coffee shortens sleep.")
+        ]
+    );
+    assert_eq!(obs3.content, "Sleep quality drops when caffeine is consumed after 4 pm.");
 }
 
 #[tokio::test]
