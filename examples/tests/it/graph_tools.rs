@@ -403,7 +403,10 @@ async fn reclassify_keeps_the_id_and_merge_moves_edges_and_keeps_provenance() {
             format!("merged from {id} (Observation, confidence 0.50): Late coffee shortens sleep.")
         ]
     );
-    assert_eq!(obs3.content, "Sleep quality drops when caffeine is consumed after 4 pm.");
+    assert_eq!(
+        obs3.content,
+        "Sleep quality drops when caffeine is consumed after 4 pm."
+    );
 }
 
 #[tokio::test]
