@@ -4,7 +4,8 @@
 //! - relationships: `create_relationship` (create), `update_relationship`,
 //!   `delete_relationship` (modify);
 //! - analyses: `find_related_nodes`, `summarize_node`, `summarize_node_with_context`,
-//!   `summarize_relationship` (read-only); `recalculate_node_confidence`,
+//!   `summarize_relationship` (read-only); `link_related_nodes` (create: links what
+//!   `find_related_nodes` finds); `recalculate_node_confidence`,
 //!   `recalculate_edge_confidence`, `reclassify_node`, `reclassify_relationship`, `merge_nodes`
 //!   (modify);
 //! - `search_web_for_evidence` (external: first-time gate, rate limited), which records Source
@@ -90,6 +91,7 @@ pub fn toolset(db: GraphDb, services: Services) -> ToolSet {
         tools::update_relationship,
         tools::delete_relationship,
         tools::find_related_nodes,
+        tools::link_related_nodes,
         tools::summarize_node,
         tools::summarize_node_with_context,
         tools::summarize_relationship,

@@ -149,6 +149,24 @@ pub fn configure(
                   "type": {"before": e.rel_type, "after": target}, "reasoning": why,
                   "notes_cleared": !a.preserve_notes.unwrap_or(true) && e.notes.is_some()}))
     });
+    b = preview::<tools::link_related_nodes>(b, &cx, |cx, a| {
+        let node = cx.db.node(&a.node_id)?;
+        let links = tools::analysis::planned_links(
+            &cx.db,
+            &cx.sim,
+            &node,
+            a.limit.unwrap_or(10) as usize,
+            a.min_similarity,
+        )?;
+        let listed: Vec<Value> = links
+            .iter()
+            .map(|l| {
+                json!({"from": l.from_id, "to": l.to_id, "type": l.rel_type,
+                            "confidence": l.confidence})
+            })
+            .collect();
+        Ok(json!({"create": listed}))
+    });
     b = preview::<tools::apply_to_nodes>(b, &cx, |cx, a| {
         let o = batch::BatchOptions {
             operation: a.operation,
@@ -167,6 +185,7 @@ pub fn configure(
         .undo::<tools::reclassify_node>(|_, out| restore(out))
         .undo::<tools::recalculate_node_confidence>(|_, out| restore(out))
         .undo::<tools::create_relationship>(|_, out| restore(out))
+        .undo::<tools::link_related_nodes>(|_, out| restore(out))
         .undo::<tools::update_relationship>(|_, out| restore(out))
         .undo::<tools::delete_relationship>(|_, out| restore(out))
         .undo::<tools::recalculate_edge_confidence>(|_, out| restore(out))

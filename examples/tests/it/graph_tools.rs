@@ -543,3 +543,55 @@ async fn summaries_of_nodes_context_and_relationships() {
     .await;
     assert_eq!(bad.error().unwrap().code, ErrorCode::INVALID_ARGUMENTS);
 }
+
+#[tokio::test]
+async fn link_related_nodes_links_what_find_related_nodes_finds() {
+    let (db, exec, _dir) = setup(ExecutorConfig::default());
+    let r = exec
+        .call(
+            &call("l1", "link_related_nodes", json!({"node_id": "obs-2"})),
+            CallContext::new("l1"),
+        )
+        .await;
+    let (op, change) = pending(&r.outcome);
+    let planned = change["create"].as_array().unwrap().clone();
+    assert!(
+        planned
+            .iter()
+            .any(|l| l["to"] == "obs-1" && l["type"] == "RELATES_TO"),
+        "{change}"
+    );
+    // src-1 is linked already: not planned again.
+    assert!(planned.iter().all(|l| l["to"] != "src-1"), "{change}");
+    assert_eq!(db.edges().unwrap().len(), 5);
+    let done = exec.approve(&op).await.unwrap();
+    let v = done.value().unwrap();
+    assert_eq!(v["links_created"].as_u64().unwrap() as usize, planned.len());
+    let link = db
+        .edges_of("obs-2")
+        .unwrap()
+        .into_iter()
+        .find(|e| e.to_id == "obs-1")
+        .expect("linked");
+    assert_eq!(link.confidence, 0.42);
+    let again = value(
+        &run(
+            &exec,
+            "f1",
+            "find_related_nodes",
+            json!({"node_id": "obs-2"}),
+        )
+        .await,
+    );
+    assert!(
+        again["related_nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["id"] == "obs-1" && n["linked"] == true),
+        "{again}"
+    );
+    exec.undo(done.undo_id().unwrap(), CallContext::default())
+        .await;
+    assert_eq!(db.edges().unwrap().len(), 5);
+}

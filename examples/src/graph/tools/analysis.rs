@@ -6,6 +6,7 @@ use tool_runtime::{ErrorCode, State, ToolError, tool};
 
 use super::{NodeType, RelType};
 use crate::graph::analysis::{node_confidence, suggest_type};
+use crate::graph::db::change::NewEdge;
 use crate::graph::db::{GraphDb, MergeStrategy, Node};
 use crate::graph::similarity::Similarity;
 use crate::graph::summary::{Summarizer, cut, sentences};
@@ -96,6 +97,74 @@ pub fn find_related_nodes(
     Ok(
         json!({"node_id": node_id, "related_nodes": found, "method": sim.method(),
               "message": format!("{} related nodes", found.len())}),
+    )
+}
+
+/// The links `link_related_nodes` would make from `node`: one to each unlinked related node,
+/// typed as the nodes suggest, with the similarity as its confidence.
+pub fn planned_links(
+    db: &GraphDb,
+    sim: &Similarity,
+    node: &Node,
+    limit: usize,
+    min: Option<f64>,
+) -> Result<Vec<NewEdge>, ToolError> {
+    Ok(related(db, sim, node, limit, min)?
+        .into_iter()
+        .filter(|r| r["linked"] == false)
+        .map(|r| NewEdge {
+            from_id: node.id.clone(),
+            to_id: r["id"].as_str().unwrap_or_default().to_owned(),
+            rel_type: r["suggested_relationship"]
+                .as_str()
+                .unwrap_or("RELATES_TO")
+                .to_owned(),
+            confidence: r["similarity_score"]
+                .as_f64()
+                .unwrap_or(0.0)
+                .clamp(0.0, 1.0),
+            notes: Some(format!(
+                "linked by link_related_nodes: {}",
+                r["reasoning"].as_str().unwrap_or("")
+            )),
+        })
+        .collect())
+}
+
+/// Links a node to the related nodes it is not linked to yet (what find_related_nodes lists),
+/// each with the suggested relationship type and its similarity as confidence. Asks first (the
+/// preview lists the links); can be undone.
+#[tool(
+    create,
+    reversible,
+    intent = "Link node {node_id} to its related nodes"
+)]
+pub fn link_related_nodes(
+    /// The node, e.g. obs-2.
+    node_id: String,
+    /// At most this many related nodes considered (default 10).
+    #[arg(min = 1, max = 100)]
+    limit: Option<u32>,
+    /// Only nodes at least this similar, 0 to 1 (default 0.5 with embeddings, 0.1 with word
+    /// overlap).
+    #[arg(min = 0.0, max = 1.0)]
+    min_similarity: Option<f64>,
+    State(db): State<GraphDb>,
+    State(sim): State<Similarity>,
+) -> Result<Value, ToolError> {
+    let node = db.node(&node_id)?;
+    let links = planned_links(
+        &db,
+        &sim,
+        &node,
+        limit.unwrap_or(10) as usize,
+        min_similarity,
+    )?;
+    let (_, edges, snap) = db.create_many(&[], &links)?;
+    Ok(
+        json!({"node_id": node_id, "links_created": edges.len(), "relationships": edges,
+              "snapshot_id": snap,
+              "message": format!("{} relationships created", edges.len())}),
     )
 }
 

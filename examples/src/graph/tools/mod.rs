@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{
-    find_related_nodes, merge_nodes, recalculate_node_confidence, reclassify_node, summarize_node,
-    summarize_node_with_context,
+    find_related_nodes, link_related_nodes, merge_nodes, recalculate_node_confidence,
+    reclassify_node, summarize_node, summarize_node_with_context,
 };
 pub use batch::{BatchTool, apply_to_nodes};
 pub use edges::{
