@@ -20,8 +20,8 @@ use examples::graph::{self, GraphDb, SearchService, Services, Similarity, Summar
 
 use crate::graph_tools::call;
 
-/// The stand-in service: records each request body; answers `status` with three results (one
-/// supporting, one contradicting, one barely relevant) when it is 200.
+/// The stand-in service: records each request body; answers `status` with four results (one
+/// supporting, one contradicting, one barely relevant, the first again) when it is 200.
 async fn stand_in(status: StatusCode) -> (String, Arc<Mutex<Vec<Value>>>) {
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let log = seen.clone();
@@ -42,7 +42,9 @@ async fn stand_in(status: StatusCode) -> (String, Arc<Mutex<Vec<Value>>>) {
                      "content": "The trial found no effect of caffeine on productivity.",
                      "score": 0.72},
                     {"url": "https://example.org/coffee-houses", "title": "Coffee houses",
-                     "content": "A history of coffee houses in Vienna.", "score": 0.12}
+                     "content": "A history of coffee houses in Vienna.", "score": 0.12},
+                    {"url": "https://example.org/caffeine-fatigue", "title": "Caffeine and fatigue",
+                     "content": "The same page, listed twice.", "score": 0.9}
                 ]})))
             }
         }),
@@ -140,17 +142,25 @@ async fn the_search_records_sources_behind_a_gate_and_a_rate_limit() {
         "evidence for Caffeine increases productivity by delaying fatigue."
     );
 
-    assert_eq!(v["sources_created"], 3, "{v}");
-    let kinds: Vec<&str> = v["results"]
-        .as_array()
-        .unwrap()
+    // Four results, three URLs: three Source nodes and three links.
+    assert_eq!(
+        (&v["sources_created"], &v["links_created"]),
+        (&json!(3), &json!(3)),
+        "{v}"
+    );
+    let results = v["results"].as_array().unwrap();
+    let kinds: Vec<&str> = results
         .iter()
         .map(|r| r["evidence_type"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["supporting", "contradicting", "neutral"]);
+    assert_eq!(
+        kinds,
+        ["supporting", "contradicting", "neutral", "supporting"]
+    );
+    assert_eq!(results[3]["source"], results[0]["source"]);
     // Each result is a Source node with its URL, linked to the hypothesis by what it says.
     let mut links = Vec::new();
-    for r in v["results"].as_array().unwrap() {
+    for r in &results[..3] {
         let id = r["source"].as_str().unwrap();
         let src = db.node(id).unwrap();
         assert_eq!(src.kind, "Source");
@@ -183,7 +193,7 @@ async fn the_search_records_sources_behind_a_gate_and_a_rate_limit() {
         (&v2["sources_created"], &v2["links_created"]),
         (&json!(0), &json!(0))
     );
-    assert_eq!(v2["results"].as_array().unwrap().len(), 1);
+    assert_eq!(v2["results"].as_array().unwrap().len(), 2);
 
     // The third call in the minute is refused by the rate limit, without reaching the service.
     let third = exec

@@ -95,12 +95,17 @@ pub async fn search_web_for_evidence(
             EvidenceType::Contradicting => "contradicting",
             EvidenceType::All => "neutral",
         };
-        let end = match db.source_with_url(&hit.url)? {
-            Some(src) => {
+        // A URL is one Source: found before, or earlier in these results.
+        let earlier = new_nodes
+            .iter()
+            .position(|n: &NewNode| n.url.as_deref() == Some(hit.url.as_str()));
+        let end = match (db.source_with_url(&hit.url)?, earlier) {
+            (Some(src), _) => {
                 reused.push(src.id.clone());
                 src.id
             }
-            None => {
+            (None, Some(i)) => format!("#{i}"),
+            (None, None) => {
                 new_nodes.push(NewNode {
                     kind: "Source".into(),
                     content: cut(&format!("{}: {}", hit.title, hit.content), 500),
@@ -115,7 +120,10 @@ pub async fn search_web_for_evidence(
         };
         let linked = existing
             .iter()
-            .any(|e| e.from_id == end && e.to_id == node_id && e.rel_type == rel);
+            .any(|e| e.from_id == end && e.to_id == node_id && e.rel_type == rel)
+            || links
+                .iter()
+                .any(|l: &NewEdge| l.from_id == end && l.rel_type == rel);
         if !linked {
             links.push(NewEdge {
                 from_id: end.clone(),
