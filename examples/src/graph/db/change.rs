@@ -219,7 +219,7 @@ impl GraphDb {
     fn node_in(&self, c: &Connection, id: &str) -> Result<Node, ToolError> {
         match get_node(c, id)? {
             Some(n) => Ok(n),
-            // the lookup with the helpful hint, outside the lock
+            // `GraphDb::node`'s hint lists other nodes, which needs the lock this transaction holds
             None => Err(
                 ToolError::new(ErrorCode::NOT_FOUND, format!("there is no node {id:?}"))
                     .recover("use an existing node id; find_related_nodes or get_node finds them"),

@@ -88,7 +88,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 ";
 
-/// Columns graphs created by earlier versions of this agent lack; added on open.
+/// Columns added to a graph file that lacks them when it is opened, so older files keep working.
 const COLUMNS: &[(&str, &str, &str)] = &[
     ("nodes", "confidence", "REAL NOT NULL DEFAULT 0.5"),
     ("nodes", "url", "TEXT"),
