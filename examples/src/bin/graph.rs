@@ -6,7 +6,7 @@
 //! cargo run -p examples --bin graph -- --approve OP_ID             # run it (exactly once)
 //! cargo run -p examples --bin graph -- --deny OP_ID [--reason R]   # refuse it (recorded)
 //! cargo run -p examples --bin graph -- --resume OP_ID              # continue the suspended run
-//! cargo run -p examples --bin graph -- --activity [--tool T] [--limit N]  # who initiated, who decided
+//! cargo run -p examples --bin graph -- --activity [--tool T] [--from user|agent|system] [--limit N]
 //! cargo run -p examples --bin graph -- --reanalyze                 # a system job: one batch to approve
 //! cargo run -p examples --bin graph -- --mcp                       # serve the tools over MCP (stdio)
 //! cargo run -p examples --bin graph -- serve [--addr 127.0.0.1:8080] [--db PATH]   # HTTP API, page, MCP
@@ -75,6 +75,9 @@ struct Args {
     /// With --activity: only this tool's records
     #[arg(long, value_name = "T")]
     tool: Option<String>,
+    /// With --activity: only calls initiated by user, agent or system
+    #[arg(long, value_name = "WHO", value_parser = graph::feed::parse_initiator)]
+    from: Option<tool_runtime::Initiator>,
     /// With --activity: at most N records
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -236,6 +239,7 @@ async fn main() -> ExitCode {
         let feed = executor
             .activity(&ActivityQuery {
                 tool: args.tool.clone(),
+                initiator: args.from,
                 limit: args.limit,
                 ..Default::default()
             })

@@ -20,6 +20,16 @@ pub fn initiator(i: Initiator) -> &'static str {
     }
 }
 
+/// Reads a feed name back (`user`, `agent` or `model`, `system`), for `--from`.
+pub fn parse_initiator(s: &str) -> Result<Initiator, String> {
+    match s.to_lowercase().as_str() {
+        "user" => Ok(Initiator::User),
+        "agent" | "model" => Ok(Initiator::Model),
+        "system" => Ok(Initiator::System),
+        other => Err(format!("{other:?} is not user, agent or system")),
+    }
+}
+
 /// One line of the feed: time, tool, decision, status, initiator, decider, operation id and
 /// the start of what it returned.
 pub fn line(r: &AuditRecord) -> String {

@@ -111,6 +111,20 @@ async fn the_feed_shows_who_initiated_each_call() {
         line("apply_to_nodes", "deferred").contains("from system"),
         "{printed}"
     );
+    // `--from` keeps one initiator's calls.
+    let agent = graph_bin(&db_path, &["--activity", "--from", "agent"]);
+    assert_eq!(agent.lines().count(), 1, "{agent}");
+    assert!(agent.contains("find_related_nodes"), "{agent}");
+    let system = graph_bin(&db_path, &["--activity", "--from", "system"]);
+    assert_eq!(system.lines().count(), 2, "{system}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .arg("--db")
+        .arg(&db_path)
+        .args(["--activity", "--from", "robot"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not user, agent or system"));
 }
 
 #[test]
