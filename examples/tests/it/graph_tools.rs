@@ -152,7 +152,8 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
             &call(
                 "u1",
                 "update_node",
-                json!({"node_id": "obs-4", "content": "Coffee drinkers sleep less."}),
+                json!({"node_id": "obs-4", "content": "Coffee drinkers sleep less.",
+                       "re_analyze": true}),
             ),
             CallContext::new("u1"),
         )
@@ -166,6 +167,16 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
     assert_eq!(
         db.node("obs-4").unwrap().content,
         "Coffee drinkers sleep less."
+    );
+    // Re-analysed: the new text's neighbours (sleep: obs-3) are suggested.
+    let suggested = &done.value().unwrap()["related_nodes"];
+    assert!(
+        suggested
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["id"] == "obs-3"),
+        "{suggested}"
     );
     let undone = exec
         .undo(done.undo_id().unwrap(), CallContext::default())

@@ -62,7 +62,8 @@ pub fn create_node(
     Ok(out)
 }
 
-/// Changes a node's text and/or confidence. Waits for the user's approval; can be undone.
+/// Changes a node's text and/or confidence; with re_analyze, suggests related nodes for the
+/// new text. Waits for the user's approval; can be undone.
 #[tool(modify, reversible, intent = "Update node {node_id}")]
 pub fn update_node(
     /// The node to change.
@@ -72,13 +73,18 @@ pub fn update_node(
     /// Its new confidence, 0 to 1.
     #[arg(min = 0.0, max = 1.0)]
     confidence: Option<f64>,
+    /// Also suggest related nodes for the new text (default false).
+    re_analyze: Option<bool>,
     State(db): State<GraphDb>,
+    State(sim): State<Similarity>,
 ) -> Result<Value, ToolError> {
     let (before, after, snap) = db.update_node(&node_id, content, confidence)?;
-    Ok(
-        json!({"node_id": node_id, "before": before, "after": after, "snapshot_id": snap,
-              "message": "Node updated."}),
-    )
+    let mut out = json!({"node_id": node_id, "before": before, "after": after,
+                         "snapshot_id": snap, "message": "Node updated."});
+    if re_analyze.unwrap_or(false) {
+        out["related_nodes"] = json!(related(&db, &sim, &after, 3, None)?);
+    }
+    Ok(out)
 }
 
 /// Deletes a node (with cascade, its relationships too). Always waits for the user's approval;
