@@ -6,12 +6,13 @@
 //! cargo run -p examples --bin graph -- --approve OP_ID             # run it (exactly once)
 //! cargo run -p examples --bin graph -- --deny OP_ID [--reason R]   # refuse it (recorded)
 //! cargo run -p examples --bin graph -- --resume OP_ID              # continue the suspended run
-//! cargo run -p examples --bin graph -- --activity [--tool T] [--limit N]
+//! cargo run -p examples --bin graph -- --activity [--tool T] [--from user|agent|system] [--limit N]
+//! cargo run -p examples --bin graph -- --reanalyze                 # a system job: one batch to approve
 //! cargo run -p examples --bin graph -- --mcp                       # serve the tools over MCP (stdio)
 //! cargo run -p examples --bin graph -- serve [--addr 127.0.0.1:8080] [--db PATH]   # HTTP API, page, MCP
 //! cargo run -p examples --bin graph -- tools [--db PATH] list|call|pending|approve|deny ...
 //! ```
-//! Merges and deletions never run inside the model's turn: they become pending operations in the
+//! Changes to the graph never run inside the model's turn: they become pending operations in the
 //! store next to the graph, decided later by id from this or any other process. A run that
 //! suspended on them is saved, and `--resume` continues it once they are decided. The same tools,
 //! under the same policy and store, are served to MCP hosts with `--mcp`: an MCP client's merge
@@ -29,14 +30,15 @@ use std::sync::Arc;
 use clap::Parser;
 use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
-use examples::graph::{self, GraphDb};
-use examples::setup;
+use examples::graph::tools::BatchTool;
+use examples::graph::{self, GraphDb, Services, Summarizer};
+use examples::setup::{self, ModelChoice};
 use tool_providers::agent::{Agent, AgentConfig, RunState, RunStatus};
 use tool_providers::codec::ToolChoice;
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
 use tool_runtime::select::PickOptions;
 
-/// The knowledge graph agent: merges and deletions wait for a person's approval.
+/// The knowledge graph agent: every change waits for a person's approval.
 #[derive(Parser)]
 #[command(
     name = "graph",
@@ -73,12 +75,19 @@ struct Args {
     /// With --activity: only this tool's records
     #[arg(long, value_name = "T")]
     tool: Option<String>,
+    /// With --activity: only calls initiated by user, agent or system
+    #[arg(long, value_name = "WHO", value_parser = graph::feed::parse_initiator)]
+    from: Option<tool_runtime::Initiator>,
     /// With --activity: at most N records
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Serve the tools over MCP on stdin and stdout
     #[arg(long)]
     mcp: bool,
+    /// Recalculate every node's confidence as the system (a scheduled job): one pending
+    /// operation listing every node, for a person to approve
+    #[arg(long)]
+    reanalyze: bool,
     /// The question (one turn)
     #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
     question: Vec<String>,
@@ -101,8 +110,7 @@ fn run_file(db: &Path, op: &str) -> PathBuf {
     db.with_extension("runs").join(format!("{op}.json"))
 }
 
-fn agent(args: &Args, executor: Executor) -> Agent {
-    let choice = setup::choose(args.agent.provider).unwrap_or_else(|e| fail(e));
+fn agent(choice: ModelChoice, executor: Executor) -> Agent {
     eprintln!("model: {}", choice.description);
     let mut config = AgentConfig {
         system: Some(graph::SYSTEM.into()),
@@ -152,24 +160,35 @@ async fn main() -> ExitCode {
     let db_path = cli::data_path(args.db.clone(), "TOOLS_GRAPH_DB", "graph.sqlite");
     let db = GraphDb::open(&db_path).unwrap_or_else(|e| fail(e));
     let store_path = db_path.with_extension("store.sqlite");
+    let mut services = Services::from_env().unwrap_or_else(|e| fail(e));
     if let Some(AppCommand::Tools { args: words }) = &args.command {
         let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
-        let setup_db = db.clone();
-        let setup: tool_runtime::executor::cli::Setup =
-            Arc::new(move |b| graph::configure(b, setup_db.clone(), store.clone()));
+        let (setup_db, setup_services) = (db.clone(), services.clone());
+        let setup: tool_runtime::executor::cli::Setup = Arc::new(move |b| {
+            graph::configure(b, setup_db.clone(), setup_services.clone(), store.clone())
+        });
         return cli::run_tools(
             "graph tools",
             words.clone(),
-            graph::toolset(db),
+            graph::toolset(db, services),
             Some(setup),
         )
         .await;
     }
-    // The agent's and `serve`'s executor: every merge and deletion waits as a pending operation
-    // (or, over MCP, is asked about in-band). The operator's configuration applies: `tools.toml`
-    // or `TOOLS_CONFIG`, then `TOOLS_*` variables (e.g. `TOOLS_CONFIRMATION_TIMEOUT_MS`).
+    // A run of the agent has a model: it writes the summaries too.
+    let model = if !args.question.is_empty() || args.resume.is_some() {
+        let summaries = setup::choose(args.agent.provider).unwrap_or_else(|e| fail(e));
+        services.summarizer = Summarizer::model(summaries.model);
+        Some(setup::choose(args.agent.provider).unwrap_or_else(|e| fail(e)))
+    } else {
+        None
+    };
+    // The agent's and `serve`'s executor: every change waits as a pending operation (or, over
+    // MCP, is asked about in-band). The operator's configuration applies: `tools.toml` or
+    // `TOOLS_CONFIG`, then `TOOLS_*` variables (e.g. `TOOLS_CONFIRMATION_TIMEOUT_MS`).
     let config = ExecutorConfig::load(None).unwrap_or_else(|e| fail(e));
-    let executor = graph::executor(db, &store_path, config).unwrap_or_else(|e| fail(e));
+    let executor =
+        graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e));
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
         cli::serve(*addr, executor).await
@@ -178,7 +197,7 @@ async fn main() -> ExitCode {
         tool_providers::mcp::McpServer::new(executor)
             .named("knowledge-graph", env!("CARGO_PKG_VERSION"))
             .instructions(
-                "A research knowledge graph. Merges and deletions wait for a person's approval \
+                "A research knowledge graph. Changes wait for a person's approval \
                  (graph --pending / --approve ID).",
             )
             .serve_stdio()
@@ -208,7 +227,7 @@ async fn main() -> ExitCode {
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| fail(format!("no saved run at {}: {e}", path.display())));
         let state = RunState::from_json(&text).unwrap_or_else(|e| fail(e));
-        let r = agent(&args, executor)
+        let r = agent(model.expect("chosen for --resume"), executor)
             .resume(state)
             .await
             .unwrap_or_else(|e| fail(e));
@@ -220,29 +239,34 @@ async fn main() -> ExitCode {
         let feed = executor
             .activity(&ActivityQuery {
                 tool: args.tool.clone(),
+                initiator: args.from,
                 limit: args.limit,
                 ..Default::default()
             })
             .unwrap_or_else(|e| fail(e));
         for r in feed {
-            println!(
-                "{}  {:<18} {:<9} {:<8} by {:<7} {}",
-                r.timestamp_ms,
-                r.tool,
-                format!("{:?}", r.decision).to_lowercase(),
-                r.status.as_str(),
-                format!("{:?}", r.decided_by).to_lowercase(),
-                r.operation_id.as_deref().unwrap_or(""),
-            );
+            println!("{}", graph::feed::line(&r));
         }
+    } else if args.reanalyze {
+        // What a schedule runs (e.g. nightly from cron): the system initiates it, a person
+        // approves the one operation listing every node.
+        let ids: Vec<String> = examples::graph::GraphDb::open(&db_path)
+            .and_then(|db| db.nodes())
+            .unwrap_or_else(|e| fail(e))
+            .into_iter()
+            .map(|n| n.id)
+            .collect();
+        let exec =
+            graph::feed::system_batch(&executor, BatchTool::RecalculateNodeConfidence, &ids).await;
+        print_json(&exec.outcome.to_json());
     } else if args.question.is_empty() {
         cli::usage_error::<Args>(
             "nothing to do: give a question, one of --pending, --approve, --deny, --resume, \
-             --activity, --mcp, or a subcommand (tools, serve)",
+             --activity, --reanalyze, --mcp, or a subcommand (tools, serve)",
         )
     } else {
         let q = args.question.join(" ");
-        let r = agent(&args, executor)
+        let r = agent(model.expect("chosen for a question"), executor)
             .run(&q)
             .await
             .unwrap_or_else(|e| fail(e));

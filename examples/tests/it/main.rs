@@ -6,11 +6,18 @@ mod support;
 
 mod app_cli;
 mod catalog;
+mod e2e_graph;
 mod e2e_peer;
 mod e2e_research_cli;
 mod graph;
+mod graph_batch;
+mod graph_feed;
 mod graph_mcp;
+mod graph_model;
 mod graph_resume;
+mod graph_search;
+mod graph_similarity;
+mod graph_tools;
 mod research;
 mod research_cli;
 mod research_serve;
