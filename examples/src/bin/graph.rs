@@ -77,7 +77,7 @@ struct Args {
     tool: Option<String>,
     /// With --activity: only calls initiated by user, agent or system
     #[arg(long, value_name = "WHO", value_parser = graph::feed::parse_initiator)]
-    from: Option<tool_runtime::Initiator>,
+    from: Option<tool_runtime::tool::Initiator>,
     /// With --activity: at most N records
     #[arg(long, value_name = "N")]
     limit: Option<usize>,

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use tool_runtime::executor::{AuditRecord, Execution, Executor};
-use tool_runtime::{Arguments, CallContext, Initiator, ToolCall};
+use tool_runtime::{CallContext, ToolCall, hydrate::Arguments, tool::Initiator};
 
 use super::summary::cut;
 use super::tools::BatchTool;

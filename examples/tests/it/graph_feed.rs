@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::json;
 use tool_runtime::executor::{ActivityQuery, ExecutorConfig, Outcome};
-use tool_runtime::{CallContext, Initiator};
+use tool_runtime::{CallContext, tool::Initiator};
 
 use examples::graph::tools::BatchTool;
 use examples::graph::{self, GraphDb, Services, feed};

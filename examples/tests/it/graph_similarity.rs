@@ -1,6 +1,7 @@
 //! How `find_related_nodes` scores similarity: word overlap in the default build, sentence
 //! embeddings (all-MiniLM-L6-v2) with the `minilm` feature and `TOOLS_MINILM_DIR`
-//! (`cargo test -p examples --features minilm --test it graph_similarity`, as CI runs it).
+//! (`cargo test --workspace` turns the feature on through the `tests` crate; alone:
+//! `cargo test -p examples --features minilm --test it graph_similarity`).
 
 use serde_json::json;
 use tool_runtime::executor::ExecutorConfig;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use tool_runtime::executor::{Executor, ExecutorConfig, Outcome};
-use tool_runtime::{Arguments, CallContext, ErrorCode, ToolCall};
+use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::graph::{self, GraphDb, Services};
 
