@@ -26,13 +26,16 @@ mod chain;
 pub mod cli;
 mod config;
 mod confirm;
+mod decision;
 mod engine;
 mod format;
 mod injection;
 mod limit;
 mod pending;
 pub mod policy;
+mod record;
 mod run;
+mod store_call;
 mod undo;
 
 use std::collections::{HashMap, HashSet};
