@@ -1,5 +1,8 @@
 //! Deferred confirmation: pending operations approved or denied by id, from any task
 //! or process sharing the store, and the activity feed.
+//!
+//! [`Executor::approve`] is async and keeps the runtime free while the store works; the other
+//! methods here are synchronous and call the store on the calling thread (see [`Executor`]).
 
 // ToolError is the error of every fallible path in this crate; its size is decided there.
 
