@@ -191,7 +191,7 @@ impl Executor {
                 approved_ms: now_ms(),
             },
         );
-        // stored, and awaited, before the tool runs: a decision is never lost to a crash
+        // stored before the tool runs: after a crash the operation is in doubt, never run twice
         let resolved = self
             .with_store("resolve_pending", move |store| {
                 store.resolve_pending(&key, &approved)
