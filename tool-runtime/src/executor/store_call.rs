@@ -29,10 +29,12 @@ impl Executor {
         F: FnOnce(&dyn Store) -> Result<T, StoreError> + Send + 'static,
     {
         let store = &self.inner.store;
-        let pool = match tokio::runtime::Handle::try_current() {
-            Ok(runtime) if store.blocks() => runtime,
-            // not blocking, or polled outside a tokio runtime (which has no pool to use)
-            _ => return self.store_now(what, f),
+        if !store.blocks() {
+            return self.store_now(what, f);
+        }
+        // polled outside a tokio runtime, there is no pool to use
+        let Ok(pool) = tokio::runtime::Handle::try_current() else {
+            return self.store_now(what, f);
         };
         let store = store.clone();
         match pool.spawn_blocking(move || f(&*store)).await {

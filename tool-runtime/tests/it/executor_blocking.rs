@@ -5,7 +5,9 @@
 //! structured error instead of taking the task down.
 //!
 //! The observable is the ticker's count read by the store at the start and at the end of each of
-//! its calls: a call made on the runtime's thread sees it unchanged, whatever the timing.
+//! its calls: a call made on the runtime's thread sees it unchanged, whatever the timing. A store
+//! that does not block (the in-memory one) is called in place, without a thread hop, and so is
+//! any store when the call is polled outside a tokio runtime, which has no blocking pool.
 
 use crate::executor_support;
 
@@ -372,22 +374,21 @@ async fn a_sqlite_file_locked_by_another_connection_does_not_hold_up_the_runtime
     assert_eq!(records_in(&path).len(), 1);
 }
 
-/// A store that panics in one method; blocking or not, so both ways of calling it are covered.
-struct Panicky {
+/// An in-memory store that runs a hook before each call, and says it blocks or not as told: both
+/// ways the executor calls a store are covered.
+struct Hooked {
     inner: MemoryStore,
     blocks: bool,
-    on: &'static str,
+    hook: Box<dyn Fn(&str) + Send + Sync>,
 }
 
-impl Panicky {
+impl Hooked {
     fn check(&self, what: &str) {
-        if what == self.on {
-            panic!("the store broke in {what}");
-        }
+        (self.hook)(what)
     }
 }
 
-impl Store for Panicky {
+impl Store for Hooked {
     fn blocks(&self) -> bool {
         self.blocks
     }
@@ -469,11 +470,16 @@ impl Store for Panicky {
     }
 }
 
+/// An executor over a store that panics in the method `on`.
 fn panicky(set: ToolSet, blocks: bool, on: &'static str) -> ExecutorBuilder {
-    let store = Panicky {
+    let store = Hooked {
         inner: MemoryStore::new(),
         blocks,
-        on,
+        hook: Box::new(move |what| {
+            if what == on {
+                panic!("the store broke in {what}");
+            }
+        }),
     };
     build(set, quick(), Arc::new(store))
 }
@@ -560,5 +566,76 @@ async fn a_store_that_panics_ends_the_call_with_a_structured_error() {
         let asked = person.asked();
         assert_eq!(asked.len(), 1);
         assert!(asked[0].preview.first_use.is_some(), "{asked:?}");
+    }
+}
+
+/// Polled outside a tokio runtime (here by `futures`' executor), where there is no blocking pool,
+/// a call that needs no runtime (refused by the deny list) still reaches the store, in place.
+#[test]
+fn outside_a_tokio_runtime_the_store_is_called_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let mut set = ToolSet::new();
+    echo(&mut set, def("look", Safety::ReadOnly), &Counter::default());
+    let cfg = ExecutorConfig {
+        deny: vec!["look".into()],
+        ..quick()
+    };
+    let executor = build(set, cfg, Arc::new(SqliteStore::open(&path).unwrap()))
+        .build()
+        .unwrap();
+    let exec = futures::executor::block_on(
+        executor.call(&call("look", "c1", json!({})), CallContext::default()),
+    );
+    assert_eq!(
+        exec.outcome.error().map(|e| e.code.clone()),
+        Some(ErrorCode::NOT_ALLOWED),
+        "{:?}",
+        exec.outcome
+    );
+    assert_eq!(exec.audit_failure, None);
+    assert_eq!(records_in(&path).len(), 1);
+}
+
+/// A store that does not block is called on the call's own thread (no thread hop), one that
+/// does on another thread (the blocking pool), for every store call of a call.
+#[tokio::test(flavor = "current_thread")]
+async fn only_a_store_that_blocks_is_called_on_another_thread() {
+    let here = std::thread::current().id();
+    for blocks in [false, true] {
+        let threads: Arc<Mutex<Vec<(String, std::thread::ThreadId)>>> = Default::default();
+        let store = Hooked {
+            inner: MemoryStore::new(),
+            blocks,
+            hook: Box::new({
+                let threads = threads.clone();
+                move |what| {
+                    let id = std::thread::current().id();
+                    threads.lock().unwrap().push((what.to_owned(), id));
+                }
+            }),
+        };
+        let mut set = ToolSet::new();
+        echo(&mut set, def("post", Safety::External), &Counter::default());
+        let executor = build(set, quick(), Arc::new(store))
+            .confirmation(ApproveAll)
+            .build()
+            .unwrap();
+        let exec = executor
+            .call(&call("post", "c1", json!({})), CallContext::default())
+            .await;
+        assert!(exec.outcome.is_success(), "{:?}", exec.outcome);
+        let threads = threads.lock().unwrap().clone();
+        assert!(
+            threads.len() >= 4,
+            "gate read, gate written, rate, audit: {threads:?}"
+        );
+        for (what, id) in &threads {
+            assert_eq!(
+                *id == here,
+                !blocks,
+                "blocks={blocks}: {what} ran on {id:?}"
+            );
+        }
     }
 }
