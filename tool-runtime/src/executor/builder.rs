@@ -48,10 +48,25 @@ pub enum BuildError {
         tool: String,
     },
     /// The configuration asks for inline confirmation, but no handler was given to answer.
-    #[error(
-        "the configuration sets confirmation = \"inline\", but no confirmation handler was given; \
-         give one with ExecutorBuilder::confirmation (TerminalConfirmer::stdio() asks in the \
-         terminal), or set confirmation = \"deferred\" to park calls as pending operations"
+    // the message names the terminal confirmer only in builds that have it
+    #[cfg_attr(
+        feature = "terminal",
+        error(
+            "the configuration sets confirmation = \"inline\", but no confirmation handler was \
+             given; give one with ExecutorBuilder::confirmation (TerminalConfirmer::stdio() asks \
+             in the terminal), or set confirmation = \"deferred\" to park calls as pending \
+             operations"
+        )
+    )]
+    #[cfg_attr(
+        not(feature = "terminal"),
+        error(
+            "the configuration sets confirmation = \"inline\", but no confirmation handler was \
+             given; give one with ExecutorBuilder::confirmation (a ConfirmationHandler, such as \
+             an FnConfirmer; tool-runtime's `terminal` feature adds TerminalConfirmer, which asks \
+             in the terminal), or set confirmation = \"deferred\" to park calls as pending \
+             operations"
+        )
     )]
     NoInlineHandler,
 }
@@ -267,5 +282,40 @@ impl ExecutorBuilder {
                 gates: Mutex::new(Default::default()),
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::StoreConfig;
+
+    #[test]
+    fn the_missing_handler_error_names_what_this_build_has() {
+        let mut config = ExecutorConfig {
+            confirmation: Some(ConfirmationMode::Inline),
+            ..Default::default()
+        };
+        config.store = StoreConfig::memory();
+        let err = ExecutorBuilder::new(ToolSet::new())
+            .config(config)
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, BuildError::NoInlineHandler), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains("ExecutorBuilder::confirmation"),
+            "{message}"
+        );
+        assert_eq!(
+            message.contains("TerminalConfirmer::stdio()"),
+            cfg!(feature = "terminal"),
+            "{message}"
+        );
+        assert_eq!(
+            message.contains("`terminal` feature"),
+            cfg!(not(feature = "terminal")),
+            "{message}"
+        );
     }
 }

@@ -26,13 +26,16 @@ mod chain;
 pub mod cli;
 mod config;
 mod confirm;
+mod decision;
 mod engine;
 mod format;
 mod injection;
 mod limit;
 mod pending;
 pub mod policy;
+mod record;
 mod run;
+mod store_call;
 mod undo;
 
 use std::collections::{HashMap, HashSet};
@@ -87,6 +90,16 @@ pub type Previewer =
 /// task, so that rate limits (per tool and per category) hold across the whole process. Two
 /// executors built separately do not share a limiter unless given the same one
 /// ([`ExecutorBuilder::rate_limiter`], [`RateLimiter::global`]).
+///
+/// The async methods ([`Executor::call`], [`Executor::run`], [`Executor::run_batch`],
+/// [`Executor::chain`], [`Executor::undo`], [`Executor::approve`]) never hold up the runtime on
+/// the store: a store that may block ([`Store::blocks`]: SQLite, Redis) is called on tokio's
+/// blocking pool, and each store call is awaited before the call goes on, so a decision is
+/// stored before the tool runs and the audit record before the execution is returned. The
+/// synchronous methods ([`Executor::pending`], [`Executor::in_doubt`], [`Executor::deny`],
+/// [`Executor::abandon`], [`Executor::activity`], ...) call the store on the calling thread:
+/// from async code, call them through `tokio::task::spawn_blocking`. Either way a store that
+/// panics gives an error, not a crashed task.
 #[derive(Clone)]
 pub struct Executor {
     inner: Arc<Inner>,

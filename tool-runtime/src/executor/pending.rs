@@ -1,5 +1,8 @@
 //! Deferred confirmation: pending operations approved or denied by id, from any task
 //! or process sharing the store, and the activity feed.
+//!
+//! [`Executor::approve`] is async and keeps the runtime free while the store works; the other
+//! methods here are synchronous and call the store on the calling thread (see [`Executor`]).
 
 // ToolError is the error of every fallible path in this crate; its size is decided there.
 
@@ -12,11 +15,11 @@ use crate::definition::Safety;
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, ToolCall};
 use crate::id::SharedId;
-use crate::store::{PendingOperation, PendingState, Resolve, UnreadableOperation};
+use crate::store::{PendingOperation, PendingState, Resolve, StoreError, UnreadableOperation};
 use crate::tool::{CallContext, Initiator};
 
 use super::audit::{self, now_ms};
-use super::engine::{Trail, span};
+use super::record::{Trail, span};
 use super::{Executor, policy};
 use crate::records::{ActivityQuery, AuditRecord};
 use crate::records::{Decider, Decision, Execution, Outcome};
@@ -24,21 +27,21 @@ use crate::records::{Decider, Decision, Execution, Outcome};
 impl Executor {
     /// Operations waiting for a decision, oldest first.
     pub fn pending(&self) -> Result<Vec<PendingOperation>, ToolError> {
-        Ok(self.inner.store.list_pending()?)
+        Ok(self.store_now("list_pending", |store| store.list_pending())?)
     }
 
     /// Operations approved but not completed: running now in some process, or interrupted by a
     /// crash between approval and completion (in doubt: the tool may or may not have taken
     /// effect). They are never run again; see [`Executor::abandon`]. Oldest first.
     pub fn in_doubt(&self) -> Result<Vec<PendingOperation>, ToolError> {
-        Ok(self.inner.store.list_approved()?)
+        Ok(self.store_now("list_approved", |store| store.list_approved())?)
     }
 
     /// Stored operations, waiting or approved, that cannot be read (a corrupt row, or one written
     /// by an incompatible version). [`Executor::pending`] and [`Executor::in_doubt`] leave them
     /// out, so one bad row hides nothing else; [`Executor::abandon`] closes one.
     pub fn unreadable(&self) -> Result<Vec<UnreadableOperation>, ToolError> {
-        Ok(self.inner.store.list_unreadable()?)
+        Ok(self.store_now("list_unreadable", |store| store.list_unreadable())?)
     }
 
     /// Closes an approved operation that never completed (its process stopped while running
@@ -54,7 +57,7 @@ impl Executor {
     /// or completed, possibly by its process finishing meanwhile).
     pub fn abandon(&self, id: &str, note: Option<String>) -> Result<Execution, ToolError> {
         let started = Instant::now();
-        if self.inner.store.close_unreadable(id)? {
+        if self.store_now("close_unreadable", |store| store.close_unreadable(id))? {
             return Ok(self.closed_unreadable(id, note, started));
         }
         let mut message = "the operation was approved, but the process running it stopped before \
@@ -67,12 +70,15 @@ impl Executor {
             .recover("check whether the change happened before asking for it again")
             .with_detail("operation_id", id);
         let outcome = Outcome::error_from(error);
-        let op = match self.inner.store.settle_approved(id, &outcome)? {
+        let settled = self.store_now("settle_approved", |store| {
+            store.settle_approved(id, &outcome)
+        })?;
+        let op = match settled {
             Resolve::Won(op) => *op,
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
-        self.scrub(&op);
+        self.scrub_now(&op);
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
@@ -102,7 +108,7 @@ impl Executor {
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
-        self.record(&cx, &op.tool, category, &mut exec, trail);
+        self.record_now(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
     }
 
@@ -135,13 +141,13 @@ impl Executor {
         trail.by = Decider::User;
         trail.decision = Decision::Refused;
         trail.operation_id = Some(id.to_owned());
-        self.record(&cx, "", Safety::default(), &mut exec, trail);
+        self.record_now(&cx, "", Safety::default(), &mut exec, trail);
         exec
     }
 
     /// One pending operation in any state (a completed one carries its outcome).
     pub fn pending_operation(&self, id: &str) -> Result<Option<PendingOperation>, ToolError> {
-        Ok(self.inner.store.get_pending(id)?)
+        Ok(self.store_now("get_pending", |store| store.get_pending(id))?)
     }
 
     /// Approves a pending operation and runs it, at most once: if several approvers race (tasks
@@ -161,10 +167,10 @@ impl Executor {
         edited: Option<Value>,
     ) -> Result<Execution, ToolError> {
         let started = Instant::now();
+        let key = id.to_owned();
         let op = self
-            .inner
-            .store
-            .get_pending(id)?
+            .with_store("get_pending", move |store| store.get_pending(&key))
+            .await?
             .ok_or_else(|| not_found(id))?;
         if op.state != PendingState::Pending {
             return Err(already_resolved(id, &op.state));
@@ -178,13 +184,20 @@ impl Executor {
             op.tool.clone(),
             Arguments::Json(arguments),
         ))?;
-        let op = match self.inner.store.resolve_pending(
-            id,
-            &PendingState::Approved {
+        let (key, approved) = (
+            id.to_owned(),
+            PendingState::Approved {
                 edited: edited.clone(),
                 approved_ms: now_ms(),
             },
-        )? {
+        );
+        // stored before the tool runs: after a crash the operation is in doubt, never run twice
+        let resolved = self
+            .with_store("resolve_pending", move |store| {
+                store.resolve_pending(&key, &approved)
+            })
+            .await?;
+        let op = match resolved {
             Resolve::Won(op) => *op,
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
@@ -193,7 +206,7 @@ impl Executor {
         let span = span(&op.tool, &cx);
         let exec = async {
             if op.preview.first_use.is_some() {
-                self.pass_gate(instance.definition(), &cx);
+                self.pass_gate(instance.definition(), &cx).await;
             }
             let mut trail = Trail::new_for(started, &op);
             trail.decision = if edited.is_some() {
@@ -210,7 +223,13 @@ impl Executor {
         }
         .instrument(span)
         .await;
-        if let Err(e) = self.inner.store.complete_pending(id, &exec.outcome) {
+        let (key, outcome) = (id.to_owned(), exec.outcome.clone());
+        let completed = self
+            .with_store("complete_pending", move |store| {
+                store.complete_pending(&key, &outcome)
+            })
+            .await;
+        if let Err(e) = completed {
             // the tool ran: its outcome is the truth for the approver. The operation stays
             // `approved` in the store, listed as in doubt, and is not run again.
             tracing::error!(
@@ -219,7 +238,7 @@ impl Executor {
                 "could not record the outcome of an approved operation; it stays in doubt"
             );
         } else {
-            self.scrub(&op);
+            self.scrub(&op).await;
         }
         Ok(exec)
     }
@@ -231,17 +250,18 @@ impl Executor {
         let reason = reason
             .filter(|r| !r.trim().is_empty())
             .unwrap_or_else(|| "the user declined this call".to_owned());
-        let op = match self.inner.store.resolve_pending(
-            id,
-            &PendingState::Denied {
-                reason: reason.clone(),
-            },
-        )? {
+        let denied = PendingState::Denied {
+            reason: reason.clone(),
+        };
+        let resolved = self.store_now("resolve_pending", |store| {
+            store.resolve_pending(id, &denied)
+        })?;
+        let op = match resolved {
             Resolve::Won(op) => *op,
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
-        self.scrub(&op);
+        self.scrub_now(&op);
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
@@ -267,33 +287,49 @@ impl Executor {
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
-        self.record(&cx, &op.tool, category, &mut exec, trail);
+        self.record_now(&cx, &op.tool, category, &mut exec, trail);
         Ok(exec)
     }
 
     /// Once `op` is decided, the store keeps its arguments redacted, unless
     /// `keep_decided_arguments`: the approval needed them, nothing after it does. A failure
     /// is logged, not returned: the decision itself stands.
-    fn scrub(&self, op: &PendingOperation) {
-        if self.inner.config.keep_decided_arguments {
-            return;
+    async fn scrub(&self, op: &PendingOperation) {
+        if let Some(redacted) = self.redacted(op) {
+            let id = op.id.clone();
+            let scrubbed = self
+                .with_store("scrub_decided", move |store| {
+                    store.scrub_decided(&id, &redacted)
+                })
+                .await;
+            scrub_failed(op, scrubbed);
         }
-        let redacted = match self.inner.toolset.get(&op.tool) {
+    }
+
+    /// [`Executor::scrub`] on this thread, for the synchronous methods.
+    fn scrub_now(&self, op: &PendingOperation) {
+        if let Some(redacted) = self.redacted(op) {
+            let scrubbed = self.store_now("scrub_decided", |store| {
+                store.scrub_decided(&op.id, &redacted)
+            });
+            scrub_failed(op, scrubbed);
+        }
+    }
+
+    /// The arguments a decided `op` keeps in the store, if they are to be replaced.
+    fn redacted(&self, op: &PendingOperation) -> Option<Value> {
+        if self.inner.config.keep_decided_arguments {
+            return None;
+        }
+        Some(match self.inner.toolset.get(&op.tool) {
             Some(def) => audit::redact(&op.arguments, def),
             None => audit::redact_with_keys(&op.arguments),
-        };
-        if let Err(e) = self.inner.store.scrub_decided(&op.id, &redacted) {
-            tracing::error!(
-                operation_id = %op.id,
-                error = %e,
-                "could not redact the arguments of a decided operation in the store"
-            );
-        }
+        })
     }
 
     /// The activity feed: audit records from the store, newest first.
     pub fn activity(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, ToolError> {
-        Ok(self.inner.store.query_audit(query)?)
+        Ok(self.store_now("query_audit", |store| store.query_audit(query))?)
     }
 }
 
@@ -303,6 +339,16 @@ impl Trail {
         t.by = Decider::User;
         t.operation_id = Some(op.id.clone());
         t
+    }
+}
+
+fn scrub_failed(op: &PendingOperation, scrubbed: Result<bool, StoreError>) {
+    if let Err(e) = scrubbed {
+        tracing::error!(
+            operation_id = %op.id,
+            error = %e,
+            "could not redact the arguments of a decided operation in the store"
+        );
     }
 }
 

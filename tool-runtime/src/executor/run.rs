@@ -1,16 +1,155 @@
-//! Running one attempt of a tool body: on its own task (so a panic is caught and stays with this
-//! call), under a timeout (so an overrun is cancelled), and the backoff between retries.
+//! Running a decided call: the cache of read-only results, the rate limits, then attempts of the
+//! tool body, each on its own task (so a panic is caught and stays with this call) under a
+//! timeout (so an overrun is cancelled), with backoff between retries.
 
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::hydrate::ToolInstance;
+use crate::hydrate::{Arguments, ToolCall, ToolInstance};
 use crate::tool::CallContext;
 
-use super::config::RetryConfig;
+use super::Executor;
+use super::config::{RateLimitConfig, RetryConfig};
+
+/// What running the body produced.
+pub(super) struct Ran {
+    pub(super) result: Result<Value, ToolError>,
+    /// How many times the body ran (0: from the cache, or refused before running).
+    pub(super) attempts: u32,
+    pub(super) cached: bool,
+}
+
+impl Executor {
+    /// Cache, rate limits, then attempts with timeout and retries.
+    pub(super) async fn execute(&self, instance: ToolInstance, cx: &CallContext) -> Ran {
+        let cfg = &self.inner.config;
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        if !instance.is_runnable() {
+            return Ran {
+                result: Err(ToolError::new(
+                    ErrorCode::NOT_ALLOWED,
+                    format!(
+                        "the tool {:?} is declared without a body in this process and cannot be run here",
+                        def.name
+                    ),
+                )),
+                attempts: 0,
+                cached: false,
+            };
+        }
+        let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
+            .then(|| super::cache::cache_key(&def.name, instance.arguments()));
+        let ttl = Duration::from_millis(cfg.cache.ttl_ms);
+        if let Some(v) = cache_key
+            .as_ref()
+            .and_then(|k| self.inner.cache.get(k, ttl))
+        {
+            return Ran {
+                result: Ok(v),
+                attempts: 0,
+                cached: true,
+            };
+        }
+        if let Err(error) = self.acquire_rate(def, &cfg.rate_limits).await {
+            return Ran {
+                result: Err(error),
+                attempts: 0,
+                cached: false,
+            };
+        }
+        let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
+        let may_retry = cfg.retry.max_attempts > 1
+            && (def.safety.is_read_only()
+                || def.idempotent
+                || def.retry
+                || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
+        let retry_args = may_retry.then(|| instance.arguments().clone());
+        let mut next = Some(instance);
+        let mut attempts = 0;
+        let result = loop {
+            let instance = match next.take() {
+                Some(i) => i,
+                // a retry runs a fresh instance of the same validated arguments
+                None => match self.inner.toolset.hydrate(&ToolCall::new(
+                    cx.call_id.clone(),
+                    def.name.to_string(),
+                    Arguments::Json(retry_args.clone().unwrap_or_default()),
+                )) {
+                    Ok(i) => i,
+                    Err(e) => break Err(e),
+                },
+            };
+            attempts += 1;
+            let result = attempt(instance, cx.clone(), timeout).await;
+            match result {
+                Err(e) if may_retry && e.retryable && attempts < cfg.retry.max_attempts => {
+                    let delay = backoff(&cfg.retry, attempts);
+                    tracing::warn!(
+                        tool = %def.name,
+                        attempt = attempts,
+                        code = %e.code,
+                        delay_ms = delay.as_millis() as u64,
+                        "retrying a retryable failure"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                other => break other,
+            }
+        };
+        if let (Ok(v), Some(k)) = (&result, cache_key) {
+            self.inner
+                .cache
+                .put(k, v.clone(), ttl, cfg.cache.max_entries);
+        }
+        Ran {
+            result,
+            attempts,
+            cached: false,
+        }
+    }
+
+    /// Counts a call against its rate limits: in the store when the store shares them across
+    /// processes (every replica then sees one budget), else in this process's limiter. A store
+    /// that cannot be asked refuses the call, retryably: a limit that cannot be checked is not
+    /// skipped.
+    async fn acquire_rate(
+        &self,
+        def: &ToolDefinition,
+        cfg: &RateLimitConfig,
+    ) -> Result<(), ToolError> {
+        let windows = super::limit::windows(def, cfg);
+        if windows.is_empty() {
+            return Ok(());
+        }
+        let shared = self
+            .with_store("acquire_rate", move |store| store.acquire_rate(&windows))
+            .await;
+        let decision = match shared {
+            Ok(Some(decision)) => decision,
+            Ok(None) => self.inner.limiter.acquire(def, cfg),
+            Err(e) => {
+                return Err(ToolError::from(e)
+                    .retryable(true)
+                    .recover("the rate limits could not be checked; try again shortly"));
+            }
+        };
+        decision.map_err(|wait| {
+            let ms = wait.as_millis() as u64;
+            ToolError::new(
+                ErrorCode::RATE_LIMITED,
+                format!("too many calls of {:?}; try again in {ms} ms", def.name),
+            )
+            .retryable(true)
+            .recover(format!("wait {ms} ms before calling this tool again"))
+            .with_detail("retry_after_ms", ms)
+        })
+    }
+}
 
 /// Aborts the task when dropped, so that a caller who stops waiting (a cancelled request)
 /// cancels the tool too instead of leaving it running detached.

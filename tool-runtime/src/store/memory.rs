@@ -40,6 +40,11 @@ impl MemoryStore {
 }
 
 impl Store for MemoryStore {
+    fn blocks(&self) -> bool {
+        // one short critical section per call, no I/O: a thread hop would cost more
+        false
+    }
+
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
         self.lock().pending.insert(op.id.clone(), op.clone());
         Ok(())

@@ -256,9 +256,24 @@ pub enum Resolve {
     NotFound,
 }
 
-/// The store interface. Methods are synchronous and short: SQLite answers in microseconds, and a
-/// synchronous trait keeps implementations simple and object-safe.
+/// The store interface. Methods are synchronous, which keeps implementations simple and
+/// object-safe; a store that may block the thread says so with [`Store::blocks`], and the
+/// executor then makes its calls on tokio's blocking pool, so that a store waiting for a lock, a
+/// disk or a server never holds up the runtime's workers (or the one thread of a current-thread
+/// runtime) meanwhile.
 pub trait Store: Send + Sync + 'static {
+    /// Whether a call may block the calling thread: file or network I/O, or waiting for a lock
+    /// another connection or process holds. `true` unless overridden, which is right for any
+    /// store that does I/O and for stores that wrap another; [`MemoryStore`] answers from memory
+    /// and says `false`, so the executor calls it in place, without a thread hop.
+    ///
+    /// The executor's async methods honour it. Its synchronous methods (`pending`, `deny`,
+    /// `abandon`, `activity`, ...) call the store on the calling thread: from async code, call
+    /// them on the blocking pool (`tokio::task::spawn_blocking`).
+    fn blocks(&self) -> bool {
+        true
+    }
+
     /// Parks an operation.
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError>;
     /// One operation by id, in any state.

@@ -160,7 +160,8 @@ impl SqliteStore {
 
     /// Sets how long a write waits for another connection's or process's lock before it fails
     /// with a retryable [`STORE_UNAVAILABLE`](super::STORE_UNAVAILABLE) error (default 10 s).
-    /// The store is synchronous: the waiting blocks the calling thread.
+    /// The waiting blocks the calling thread; the executor makes its calls on tokio's blocking
+    /// pool ([`Store::blocks`]), so the runtime runs on meanwhile.
     pub fn with_busy_timeout(self, timeout: Duration) -> Result<Self, StoreError> {
         self.conn().busy_timeout(timeout).map_err(err)?;
         Ok(self)

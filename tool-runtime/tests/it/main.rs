@@ -11,6 +11,7 @@ mod crash;
 mod differential;
 mod dynamic;
 mod executor_audit;
+mod executor_blocking;
 mod executor_cli;
 mod executor_pending;
 mod executor_policy;

@@ -1,0 +1,242 @@
+//! The audit trail of one call: what happened on the way to its outcome ([`Trail`]), and the one
+//! record written from it to every sink, to the store and onto the call's span.
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::definition::{Safety, ToolDefinition};
+use crate::hydrate::Repair;
+use crate::records::{AuditRecord, Decider, Decision, Execution, Outcome};
+use crate::store::StoreError;
+use crate::tool::CallContext;
+
+use super::Executor;
+use super::audit::{self, now_ms};
+use super::config::AuditMode;
+
+/// What happened on the way to an outcome, for the audit record.
+pub(crate) struct Trail {
+    pub(crate) started: Instant,
+    pub(crate) decision: Decision,
+    pub(crate) by: Decider,
+    pub(crate) attempts: u32,
+    pub(crate) cached: bool,
+    pub(crate) operation_id: Option<String>,
+    pub(crate) arguments: Option<Value>,
+    pub(crate) repairs: Vec<Repair>,
+    /// What the record's summary must not show (the raw arguments' secret values).
+    pub(crate) secrets: audit::Secrets,
+    /// The tool has no schema: its arguments run unvalidated, in this mode.
+    pub(crate) no_schema: Option<crate::definition::NoSchemaMode>,
+}
+
+impl Trail {
+    /// Keeps the audited form of arguments the call runs with, and remembers the raw ones so that
+    /// their secret values can be kept out of the result summary.
+    pub(crate) fn note_arguments(
+        &mut self,
+        audited: Option<Value>,
+        raw: &Value,
+        def: &ToolDefinition,
+    ) {
+        self.secrets.use_definition(def);
+        self.secrets.add_arguments(raw);
+        self.arguments = audited;
+        self.no_schema = def.no_schema_mode();
+    }
+
+    pub(crate) fn new(started: Instant) -> Self {
+        Trail {
+            started,
+            decision: Decision::Allowed,
+            by: Decider::Policy,
+            attempts: 0,
+            cached: false,
+            operation_id: None,
+            arguments: None,
+            repairs: Vec::new(),
+            secrets: audit::Secrets::default(),
+            no_schema: None,
+        }
+    }
+}
+
+impl Executor {
+    /// The arguments as the audit record keeps them: redacted, or none when the configuration
+    /// keeps no arguments.
+    pub(crate) fn audited(&self, arguments: &Value, def: &ToolDefinition) -> Option<Value> {
+        match self.inner.config.audit_mode {
+            AuditMode::Redacted if self.inner.config.log_tool_calls => {
+                Some(audit::redact(arguments, def))
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes the one audit record of a call to every sink and the store, and onto the span.
+    /// Returns once the store has it, or has failed to take it, which `exec.audit_failure`
+    /// then reports: the record is written before the execution reaches the caller.
+    pub(crate) async fn record(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        exec: &mut Execution,
+        trail: Trail,
+    ) {
+        if let Some(record) = self.audit(cx, tool, category, exec, trail) {
+            let written = self
+                .with_store("append_audit", move |store| store.append_audit(&record))
+                .await;
+            self.note_written(cx, tool, exec, written);
+        }
+    }
+
+    /// [`Executor::record`] on this thread, for the executor's synchronous methods.
+    pub(crate) fn record_now(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        exec: &mut Execution,
+        trail: Trail,
+    ) {
+        if let Some(record) = self.audit(cx, tool, category, exec, trail) {
+            let written = self.store_now("append_audit", |store| store.append_audit(&record));
+            self.note_written(cx, tool, exec, written);
+        }
+    }
+
+    /// Makes the record of a call, writes it onto the span and to every sink, and returns it
+    /// when it goes to the store too.
+    fn audit(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        exec: &mut Execution,
+        trail: Trail,
+    ) -> Option<AuditRecord> {
+        // an error can quote the arguments (a validation message, a tool that prints its
+        // input): secret values are hidden in what the caller gets too, not only in the record
+        if let Outcome::Error { error } = &mut exec.outcome {
+            *error = trail.secrets.scrub_error(error);
+        }
+        let cfg = &self.inner.config;
+        let status = exec.outcome.status();
+        let error_code = exec.outcome.error().map(|e| e.code.to_string());
+        let duration_us = trail.started.elapsed().as_micros() as u64;
+        let span = tracing::Span::current();
+        span.record("gen_ai.tool.category", category.as_str());
+        span.record("tool.decision", decision_name(trail.decision));
+        span.record("tool.status", status.as_str());
+        if let Some(code) = &error_code {
+            span.record("error.type", code.as_str());
+        }
+        tracing::info!(
+            target: "tool_runtime::audit",
+            tool,
+            call_id = %cx.call_id,
+            correlation_id = %cx.correlation_id,
+            status = status.as_str(),
+            decision = decision_name(trail.decision),
+            error_code = error_code.as_deref().unwrap_or(""),
+            duration_us,
+            attempts = trail.attempts,
+            cached = trail.cached,
+            "tool call finished"
+        );
+        if !cfg.log_tool_calls {
+            return None;
+        }
+        let result_summary = match cfg.audit_mode {
+            AuditMode::MetadataOnly => None,
+            // redacted before it is cut: results echo arguments, and validation messages quote
+            // the offending value
+            AuditMode::Redacted => Some(trail.secrets.summary(&exec.outcome)),
+        };
+        let record = AuditRecord {
+            timestamp_ms: now_ms(),
+            correlation_id: cx.correlation_id.clone(),
+            call_id: cx.call_id.clone(),
+            session: cx.session.clone(),
+            tool: tool.to_owned(),
+            category,
+            initiator: cx.initiator,
+            decision: trail.decision,
+            decided_by: trail.by,
+            duration_us,
+            status,
+            error_code,
+            result_summary,
+            arguments: trail.arguments,
+            repairs: trail.repairs,
+            attempts: trail.attempts,
+            cached: trail.cached,
+            validated: trail.no_schema.is_none(),
+            no_schema_mode: trail.no_schema,
+            operation_id: trail.operation_id,
+            undo_id: exec.undo_id().map(str::to_owned),
+        };
+        for sink in &self.inner.sinks {
+            sink.record(&record);
+        }
+        self.inner.store_audit.then_some(record)
+    }
+
+    /// Reports a record the store did not take on the execution.
+    fn note_written(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        exec: &mut Execution,
+        written: Result<(), StoreError>,
+    ) {
+        if let Err(e) = written {
+            // the call has happened (or was refused) either way: what must not happen is that
+            // nobody learns its record is missing
+            let failure = format!(
+                "the audit record of call {} ({tool}) could not be written: {e}",
+                cx.call_id
+            );
+            if self.inner.config.audit_required {
+                tracing::error!(call_id = %cx.call_id, tool, error = %e, "audit record lost");
+            } else {
+                tracing::warn!(call_id = %cx.call_id, tool, error = %e, "audit record lost");
+            }
+            exec.audit_failure = Some(failure);
+        }
+    }
+}
+
+/// The `execute_tool {name}` span of OpenTelemetry's GenAI semantic conventions.
+pub(crate) fn span(tool: &str, cx: &CallContext) -> tracing::Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {tool}"),
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %tool,
+        gen_ai.tool.call.id = %cx.call_id,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.category = tracing::field::Empty,
+        gen_ai.conversation.id = cx.session.as_deref().unwrap_or(""),
+        correlation_id = %cx.correlation_id,
+        tool.decision = tracing::field::Empty,
+        tool.status = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+pub(crate) fn decision_name(d: Decision) -> &'static str {
+    match d {
+        Decision::Allowed => "allowed",
+        Decision::Confirmed => "confirmed",
+        Decision::Edited => "edited",
+        Decision::Denied => "denied",
+        Decision::Deferred => "deferred",
+        Decision::Refused => "refused",
+        Decision::Undo => "undo",
+    }
+}
