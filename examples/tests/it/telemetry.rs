@@ -44,6 +44,13 @@ fn check_password(password: String) -> Result<String, ToolError> {
     ))
 }
 
+/// Looks up an order; says so in the program's log.
+#[tool(read_only)]
+async fn lookup_order(order: u64) -> String {
+    tracing::info!(order, "looking the order up");
+    format!("order {order} shipped")
+}
+
 /// One span as the receiver printed it (OTLP's JSON mapping: hex ids, typed attribute values).
 #[derive(Debug, Clone)]
 struct Span {
@@ -337,6 +344,51 @@ async fn an_agent_run_is_one_trace_of_chat_and_tool_spans_without_the_secrets() 
     // what the tools were called with never leaves in a span, nor what the failing tool quoted
     assert_secret_absent(&spans, &api_key);
     assert_secret_absent(&spans, &password);
+}
+
+#[tokio::test]
+async fn what_a_tool_logs_while_it_runs_is_an_event_of_its_execute_tool_span() {
+    let Some((endpoint, file)) = test_support::otlp_receiver() else {
+        return;
+    };
+    let call_id = unique("call-lookup");
+    let base = model_server(vec![
+        calls(&[(&call_id, "lookup_order", json!({"order": 7}))], (5, 1)),
+        answer("Order 7 shipped.", (6, 1)),
+    ]);
+    let mut tools = ToolSet::new();
+    tools.register::<lookup_order>().unwrap();
+    let client = HttpClient::new(
+        ClientConfig::new(Provider::OpenAiChat, "scripted")
+            .with_base_url(format!("{base}/v1"))
+            .with_retry(RetryPolicy::none()),
+    )
+    .unwrap();
+    let agent = Agent::new(
+        ChatModel::new(client),
+        Executor::builder(tools).build().unwrap(),
+        AgentConfig::default(),
+    );
+    let (layer, telemetry) = Otlp::new(&endpoint, "telemetry-test").layer().unwrap();
+    let subscriber = tracing_subscriber::registry().with(layer).set_default();
+    let report = agent.run("Where is order 7?").await.unwrap();
+    drop(subscriber);
+    drop(telemetry);
+    assert_eq!(report.status, RunStatus::Answered);
+
+    // the tool body runs on a task of its own: the event still belongs to the call's span
+    let spans = trace_of(&file, &call_id, 4);
+    let tool = named(&spans, "execute_tool");
+    let events: Vec<&str> = tool[0].raw["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(
+        events.contains(&"looking the order up"),
+        "the tool's own event is not in its span: {events:?}"
+    );
 }
 
 /// The `research` binary with `args`, its model at `model`, in a home of its own, with `env`.
