@@ -51,6 +51,13 @@ async fn lookup_order(order: u64) -> String {
     format!("order {order} shipped")
 }
 
+/// Rotates a token; fails loudly on a malformed one.
+#[tool(read_only)]
+fn rotate_token(token: String) -> String {
+    assert!(token.starts_with("tok-"), "malformed token {token}");
+    "rotated".into()
+}
+
 /// One span as the receiver printed it (OTLP's JSON mapping: hex ids, typed attribute values).
 #[derive(Debug, Clone)]
 struct Span {
@@ -389,6 +396,46 @@ async fn what_a_tool_logs_while_it_runs_is_an_event_of_its_execute_tool_span() {
         events.contains(&"looking the order up"),
         "the tool's own event is not in its span: {events:?}"
     );
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_quoting_its_secret_argument_leaves_it_out_of_the_trace() {
+    let Some((endpoint, file)) = test_support::otlp_receiver() else {
+        return;
+    };
+    let call_id = unique("call-rotate");
+    let secret = format!("sk-otel-{:016x}{:016x}", fastrand_u64(), fastrand_u64());
+    let base = model_server(vec![
+        calls(
+            &[(&call_id, "rotate_token", json!({"token": secret}))],
+            (5, 1),
+        ),
+        answer("The token could not be rotated.", (6, 1)),
+    ]);
+    let mut tools = ToolSet::new();
+    tools.register::<rotate_token>().unwrap();
+    let client = HttpClient::new(
+        ClientConfig::new(Provider::OpenAiChat, "scripted")
+            .with_base_url(format!("{base}/v1"))
+            .with_retry(RetryPolicy::none()),
+    )
+    .unwrap();
+    let agent = Agent::new(
+        ChatModel::new(client),
+        Executor::builder(tools).build().unwrap(),
+        AgentConfig::default(),
+    );
+    let (layer, telemetry) = Otlp::new(&endpoint, "telemetry-test").layer().unwrap();
+    let subscriber = tracing_subscriber::registry().with(layer).set_default();
+    let report = agent.run("Rotate my token.").await.unwrap();
+    drop(subscriber);
+    drop(telemetry);
+    assert_eq!(report.status, RunStatus::Answered);
+
+    let spans = trace_of(&file, &call_id, 4);
+    let tool = named(&spans, "execute_tool");
+    assert_eq!(tool[0].attr("error.type"), "TOOL_PANICKED");
+    assert_secret_absent(&spans, &secret);
 }
 
 /// The `research` binary with `args`, its model at `model`, in a home of its own, with `env`.
