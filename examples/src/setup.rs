@@ -120,11 +120,68 @@ pub fn print_usage(report: &RunReport) {
 /// `RUST_LOG=tool_runtime=debug`), and without it warnings and errors are, so that a problem
 /// the program survives (an audit record that could not be written, a lost connection) is
 /// never silent. Logs go to stderr; stdout keeps the answer.
+///
+/// With `OTEL_EXPORTER_OTLP_ENDPOINT` set, the agent's and the executor's spans (`invoke_agent`,
+/// `chat`, `execute_tool`) are also exported to that OTLP receiver (see
+/// `tool_providers::telemetry`), whatever `RUST_LOG` says, under `OTEL_SERVICE_NAME` or the
+/// program's name. The last spans are sent when the program exits, however it exits.
 pub fn init_logging() {
-    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .try_init();
+        .with_filter(filter);
+    let program = std::env::args()
+        .next()
+        .and_then(|a| {
+            let name = std::path::Path::new(&a).file_name()?.to_str()?.to_owned();
+            Some(name)
+        })
+        .unwrap_or_else(|| "tool-calling".into());
+    let otel = match tool_providers::telemetry::Otlp::from_env(&program)
+        .and_then(|o| o.map(|o| o.layer()).transpose())
+    {
+        Ok(layer) => layer,
+        Err(e) => {
+            eprintln!("warning: spans are not exported: {e}");
+            None
+        }
+    };
+    let (otel, guard) = match otel {
+        Some((layer, guard)) => (Some(layer), Some(guard)),
+        None => (None, None),
+    };
+    if tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
+        .try_init()
+        .is_ok()
+        && let Some(guard) = guard
+    {
+        keep_until_exit(guard);
+    }
+}
+
+/// The exporter of this process, dropped (its last spans sent) when the process exits.
+static TELEMETRY: std::sync::Mutex<Option<tool_providers::telemetry::TelemetryGuard>> =
+    std::sync::Mutex::new(None);
+
+/// Keeps `guard` until the process exits: the binaries end with `std::process::exit` as often as
+/// by returning from `main`, and neither drops what `main` holds, but both run `atexit` handlers.
+fn keep_until_exit(guard: tool_providers::telemetry::TelemetryGuard) {
+    extern "C" fn flush() {
+        // `try_lock`: never block an exit, and never unwind out of a C callback
+        if let Ok(mut slot) = TELEMETRY.try_lock() {
+            drop(slot.take());
+        }
+    }
+    if let Ok(mut slot) = TELEMETRY.lock() {
+        *slot = Some(guard);
+    }
+    // SAFETY: `flush` is an `extern "C"` function without arguments that does not unwind.
+    unsafe {
+        libc::atexit(flush);
+    }
 }

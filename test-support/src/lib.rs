@@ -80,6 +80,18 @@ pub fn conformance_python() -> Option<String> {
     )
 }
 
+/// The OTLP receiver the telemetry tests export to: its base URL (`TOOLS_OTLP_URL`, for
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`) and the file it writes each received span to as a JSON line
+/// (`TOOLS_OTLP_SPANS`).
+pub fn otlp_receiver() -> Option<(String, std::path::PathBuf)> {
+    let how = "an OTLP/HTTP receiver writing spans as JSON lines: `scripts/otlp-receiver.sh install \
+               && scripts/otlp-receiver.sh start`, then export TOOLS_OTLP_URL=<the printed URL> \
+               and TOOLS_OTLP_SPANS=$(scripts/otlp-receiver.sh spans-file), as .ci/run does";
+    let url = service_url("TOOLS_OTLP_URL", how)?;
+    let spans = service("TOOLS_OTLP_SPANS", how)?;
+    Some((url, spans.into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,3 +8,5 @@ pub mod cli;
 pub mod codec;
 pub mod http;
 pub mod mcp;
+#[cfg(feature = "otel")]
+pub mod telemetry;

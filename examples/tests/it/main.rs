@@ -22,5 +22,6 @@ mod research;
 mod research_cli;
 mod research_serve;
 mod tasks;
+mod telemetry;
 mod tools_cli;
 mod tools_hostile;

@@ -27,14 +27,13 @@
 //! The agent never approves anything: confirmations come from the executor's handler or from
 //! [`tool_runtime::executor::Executor::approve`] on a person's behalf.
 
-// `AgentError` carries the model-facing `ToolError` of the failing call by design.
-
 mod calls;
 mod classify;
 mod events;
 mod model;
 mod repair;
 mod report;
+mod spans;
 
 use calls::to_tool_outcome;
 use model::refuses_tools;
@@ -356,7 +355,7 @@ impl Agent {
             mode: self.model.mode(),
             correlation_id: new_correlation_id().into(),
         };
-        let result = self.drive(&mut p).await;
+        let result = self.drive_traced(&mut p).await;
         self.keep_partial(&p, result)
     }
 
@@ -459,7 +458,7 @@ impl Agent {
         // Empty after an interruption: the failed request is simply sent again.
         p.conversation
             .extend(self.model.result_entries_in(p.mode, &results));
-        let result = self.drive(&mut p).await;
+        let result = self.drive_traced(&mut p).await;
         self.keep_partial(&p, result)
     }
 

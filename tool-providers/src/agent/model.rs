@@ -11,7 +11,8 @@ use crate::codec::{
 };
 use crate::http::{HttpClient, HttpError, HttpErrorKind, RequestBody, Usage};
 
-use super::AgentError;
+use super::{AgentError, spans};
+use tracing::Instrument;
 
 /// How the model is told about tools. Parses from `native` and `prompt` (for a command-line
 /// flag or a setting).
@@ -292,11 +293,29 @@ impl ChatModel {
         self.complete_in(self.mode, body, on_text).await
     }
 
+    /// One request inside its `chat {model}` span, with the answer's model and tokens on it.
     pub(crate) async fn complete_in(
         &self,
         mode: ToolMode,
         body: &RequestBody,
         on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Turn, AgentError> {
+        let config = self.client.config();
+        let span = spans::chat(self.provider(), &config.model, &config.base_url);
+        let result = self
+            .complete_untraced(mode, body, on_text, &span)
+            .instrument(span.clone())
+            .await;
+        spans::record_chat(&span, result.as_ref().map(|t| &t.usage));
+        result
+    }
+
+    async fn complete_untraced(
+        &self,
+        mode: ToolMode,
+        body: &RequestBody,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        span: &tracing::Span,
     ) -> Result<Turn, AgentError> {
         let (mut decoded, usage) = if self.stream {
             use futures::StreamExt;
@@ -308,6 +327,7 @@ impl ChatModel {
             let mut acc = self.codec.accumulator();
             while let Some(event) = events.next().await {
                 let event = event.map_err(AgentError::Http)?;
+                spans::record_response_model(span, &event);
                 if let Some(delta) = text_delta(self.provider(), &event) {
                     on_text(&delta);
                 }
@@ -333,6 +353,7 @@ impl ChatModel {
                 .send_body(body)
                 .await
                 .map_err(AgentError::Http)?;
+            spans::record_response_model(span, &reply.body);
             let decoded = self
                 .codec
                 .decode_response(&reply.body)
