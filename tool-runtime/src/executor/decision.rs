@@ -19,7 +19,6 @@ use crate::tool::CallContext;
 use super::Executor;
 use super::audit::now_ms;
 use super::confirm::{Answer, ConfirmationRequest};
-use super::engine::panic_text;
 use super::record::Trail;
 
 /// How many times a person may send edited arguments that do not validate before the call is
@@ -68,8 +67,8 @@ impl Executor {
                 AssertUnwindSafe(async { self.confirmer.confirm(&request).await }).catch_unwind();
             let answer = match tokio::time::timeout(request.timeout, asking).await {
                 Ok(Ok(answer)) => answer,
-                Ok(Err(payload)) => {
-                    let error = panicked("the confirmation handler", &def.name, &*payload);
+                Ok(Err(_)) => {
+                    let error = panicked("the confirmation handler", &def.name);
                     return self.unasked(def, &cx, trail, error).await;
                 }
                 Err(_) => Answer::Timeout,
@@ -298,8 +297,8 @@ impl Executor {
                 Some(match tokio::time::timeout(timeout, previewing).await {
                     Ok(Ok(Ok(v))) => v,
                     Ok(Ok(Err(e))) => json!({"preview_unavailable": e.message}),
-                    Ok(Err(payload)) => {
-                        return Err(panicked("the change preview", &def.name, &*payload));
+                    Ok(Err(_)) => {
+                        return Err(panicked("the change preview", &def.name));
                     }
                     Err(_) => json!({"preview_unavailable": "the preview timed out"}),
                 })
@@ -407,9 +406,9 @@ impl Executor {
 
 /// The error of a call whose previewer or confirmation handler panicked. Nothing ran, and the
 /// same call would panic again, so it is not retryable.
-fn panicked(what: &str, tool: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
-    let text = panic_text(payload);
-    tracing::error!(tool, panic = %text, "{what} panicked");
+fn panicked(what: &str, tool: &str) -> ToolError {
+    // the panic's text may quote the arguments: neither the log nor the error repeats it
+    tracing::error!(tool, "{what} panicked");
     ToolError::new(
         ErrorCode::INTERNAL,
         format!("{what} of {tool:?} failed unexpectedly (it panicked), so the call was not run"),

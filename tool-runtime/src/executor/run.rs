@@ -169,12 +169,17 @@ pub(crate) async fn attempt(
     timeout: Duration,
 ) -> Result<Value, ToolError> {
     let name = instance.name().to_owned();
-    let mut task = AbortOnDrop(tokio::spawn(instance.run(cx)));
+    // the body runs in the call's span, so what it logs and the spans it opens belong to the call
+    let mut task = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(
+        instance.run(cx),
+    )));
     match tokio::time::timeout(timeout, &mut task.0).await {
         Ok(Ok(result)) => result,
         Ok(Err(join)) if join.is_panic() => {
             let what = super::engine::panic_text(&*join.into_panic());
-            tracing::error!(tool = %name, panic = %what, "tool panicked");
+            // the panic's text may quote the arguments: it goes only into the error, which the
+            // executor scrubs of the call's secrets before anyone sees it
+            tracing::error!(tool = %name, "tool panicked");
             Err(ToolError::new(
                 ErrorCode::TOOL_PANICKED,
                 format!("the tool {name:?} failed unexpectedly (it panicked): {what}"),
