@@ -34,6 +34,7 @@ mod model;
 mod repair;
 mod report;
 mod spans;
+mod store;
 
 use calls::to_tool_outcome;
 use model::refuses_tools;
@@ -356,19 +357,23 @@ impl Agent {
             correlation_id: new_correlation_id().into(),
         };
         let result = self.drive_traced(&mut p).await;
-        self.keep_partial(&p, result)
+        self.keep_partial(&p, result).await
     }
 
     /// Wraps a failure of a started run with what it did so far.
-    fn keep_partial(
+    async fn keep_partial(
         &self,
         p: &Progress,
         result: Result<RunReport, AgentError>,
     ) -> Result<RunReport, AgentError> {
-        result.map_err(|error| AgentError::Interrupted {
+        let error = match result {
+            Ok(report) => return Ok(report),
+            Err(error) => error,
+        };
+        Err(AgentError::Interrupted {
             partial: Box::new(PartialRun {
                 state: p.state(self.model.provider().as_str()),
-                audit: self.audit_of(&p.correlation_id),
+                audit: self.audit_of(&p.correlation_id).await,
                 cost: self.config.pricing.map(|pr| pr.cost(&p.usage)),
             }),
             error: Box::new(error),
@@ -398,9 +403,11 @@ impl Agent {
             .collect();
         let mut still = Vec::new();
         for pc in &state.pending {
+            let id = pc.operation_id.clone();
             let op = self
-                .executor
-                .pending_operation(&pc.operation_id)
+                .off_runtime(move |executor| executor.pending_operation(&id))
+                .await
+                .ok_or_else(|| AgentError::Resume("the store query was cancelled".into()))?
                 .map_err(AgentError::Store)?
                 .ok_or_else(|| {
                     AgentError::Resume(format!("operation {} is not in the store", pc.operation_id))
@@ -448,7 +455,7 @@ impl Agent {
                     outcome: outcome.into(),
                 })
                 .collect();
-            return Ok(self.suspend(&p, still, done));
+            return Ok(self.suspend(&p, still, done).await);
         }
         results.sort_by_key(|(i, _, _)| *i);
         let results: Vec<ToolResult> = results
@@ -459,7 +466,7 @@ impl Agent {
         p.conversation
             .extend(self.model.result_entries_in(p.mode, &results));
         let result = self.drive_traced(&mut p).await;
-        self.keep_partial(&p, result)
+        self.keep_partial(&p, result).await
     }
 
     /// The tools to declare on the next request: every tool, or with pre-selection the ones the
@@ -537,7 +544,7 @@ impl Agent {
                 self.emit(AgentEvent::FinalAnswer {
                     text: answer.clone(),
                 });
-                return Ok(self.report(p, RunStatus::Answered, Some(answer)));
+                return Ok(self.report(p, RunStatus::Answered, Some(answer)).await);
             }
             let before = p.conversation.len();
             p.conversation
@@ -562,7 +569,7 @@ impl Agent {
                         outcome: outcome.into(),
                     })
                     .collect();
-                return Ok(self.suspend(p, pending, done));
+                return Ok(self.suspend(p, pending, done).await);
             }
             let mut results: Vec<ToolResult> = results
                 .into_iter()
@@ -576,7 +583,7 @@ impl Agent {
             p.conversation
                 .extend(self.model.result_entries_in(p.mode, &results));
         }
-        Ok(self.report(p, RunStatus::MaxIterations, None))
+        Ok(self.report(p, RunStatus::MaxIterations, None).await)
     }
 
     /// One model request in the run's tool mode. With `prompt_fallback`, a server that refuses
@@ -633,7 +640,12 @@ impl Agent {
 
     /// Ends the run's current part: its state, with the turn's pending and finished calls, in a
     /// suspended report.
-    fn suspend(&self, p: &Progress, pending: Vec<PendingCall>, done: Vec<DoneCall>) -> RunReport {
+    async fn suspend(
+        &self,
+        p: &Progress,
+        pending: Vec<PendingCall>,
+        done: Vec<DoneCall>,
+    ) -> RunReport {
         let mut state = p.state(self.model.provider().as_str());
         state.pending = pending;
         state.done = done;
@@ -647,35 +659,7 @@ impl Agent {
             },
             None,
         )
-    }
-
-    /// The executor's audit records of a run, oldest first.
-    fn audit_of(&self, correlation_id: &str) -> Vec<tool_runtime::executor::AuditRecord> {
-        let mut audit = self
-            .executor
-            .activity(&tool_runtime::executor::ActivityQuery {
-                correlation_id: Some(correlation_id.to_owned()),
-                limit: Some(10_000),
-                ..Default::default()
-            })
-            .unwrap_or_default();
-        audit.reverse();
-        audit
-    }
-
-    fn report(&self, p: &Progress, status: RunStatus, answer: Option<String>) -> RunReport {
-        RunReport {
-            status,
-            answer,
-            transcript: p.transcript.clone(),
-            audit: self.audit_of(&p.correlation_id),
-            usage: p.usage,
-            cost: self.config.pricing.map(|pr| pr.cost(&p.usage)),
-            call_costs: p.call_costs.clone(),
-            repairs: p.repairs.clone(),
-            iterations: p.iterations,
-            correlation_id: p.correlation_id.to_string(),
-        }
+        .await
     }
 }
 
