@@ -43,7 +43,7 @@ impl Machine {
             "catalog" => env!("CARGO_BIN_EXE_catalog"),
             other => panic!("no binary {other}"),
         };
-        let mut cmd = Command::new(exe);
+        let mut cmd = crate::support::isolated(exe);
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("HOME", self.dir.path())
@@ -55,22 +55,6 @@ impl Machine {
             // starting the local model server
             .env("TOOLS_LLAMA_URL", "http://127.0.0.1:9")
             .stdin(Stdio::null());
-        for key in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "GEMINI_API_KEY",
-            "GOOGLE_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_BASE_URL",
-            "TOOLS_LLAMA_SCRIPT",
-            "TOOLS_AGENT_TOKEN",
-            "TOOLS_APPROVER_TOKEN",
-            "TOOLS_CONFIG",
-            "TOOLS_STORE",
-            "TOOLS_CONFIRMATION",
-        ] {
-            cmd.env_remove(key);
-        }
         cmd
     }
 

@@ -9,26 +9,12 @@
 //! Needs `TOOLS_LLAMA_URL` (set by `.ci/run`). Without it the test prints why and passes
 //! vacuously, except when `CI` is set: then it fails.
 
-use std::process::Command;
-
 use examples::graph::GraphDb;
 use test_support::llama_url;
 
 fn graph(db: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_graph"));
+    let mut cmd = crate::support::isolated(env!("CARGO_BIN_EXE_graph"));
     cmd.arg("--db").arg(db).args(args);
-    for key in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_BASE_URL",
-        "TOOLS_LLAMA_URL",
-        "TOOLS_SEARCH_URL",
-    ] {
-        cmd.env_remove(key);
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }

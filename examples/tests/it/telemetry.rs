@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -440,7 +440,7 @@ async fn a_tool_that_panics_quoting_its_secret_argument_leaves_it_out_of_the_tra
 
 /// The `research` binary with `args`, its model at `model`, in a home of its own, with `env`.
 fn research(home: &Path, model: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_research"));
+    let mut cmd = crate::support::isolated(env!("CARGO_BIN_EXE_research"));
     cmd.args(args)
         .env("TOOLS_LLAMA_URL", model)
         .env("TOOLS_RESEARCH_DB", home.join("research.sqlite"))
@@ -449,19 +449,6 @@ fn research(home: &Path, model: &str, args: &[&str], env: &[(&str, &str)]) -> (b
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for key in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "TOOLS_LLAMA_SCRIPT",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-        "OTEL_SERVICE_NAME",
-    ] {
-        cmd.env_remove(key);
-    }
     cmd.envs(env.iter().copied());
     let out = cmd.output().expect("the research binary starts");
     (

@@ -1,10 +1,43 @@
-//! What the end-to-end tests of the `research` binary share: one run of the binary with a fresh
-//! database.
+//! What the tests of the agent binaries share: a command that inherits none of the caller's model,
+//! provider, token or telemetry settings, and one run of `research` with a fresh database.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use examples::research::Db;
+
+/// The variables through which the caller's environment would reach an agent binary: provider
+/// keys and addresses, the local model, the search service, the server's tokens, the operator's
+/// configuration and the telemetry export.
+const CALLERS_SETTINGS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "TOOLS_LLAMA_URL",
+    "TOOLS_LLAMA_SCRIPT",
+    "TOOLS_SEARCH_URL",
+    "TOOLS_AGENT_TOKEN",
+    "TOOLS_APPROVER_TOKEN",
+    "TOOLS_CONFIG",
+    "TOOLS_STORE",
+    "TOOLS_CONFIRMATION",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_SERVICE_NAME",
+];
+
+/// The program `exe` without any of the caller's settings ([`CALLERS_SETTINGS`]): what a test
+/// wants it to see, it sets on the command.
+pub fn isolated(exe: &str) -> Command {
+    let mut cmd = Command::new(exe);
+    for key in CALLERS_SETTINGS {
+        cmd.env_remove(key);
+    }
+    cmd
+}
 
 /// What one run printed, and the notes it left.
 pub struct Run {
@@ -18,7 +51,7 @@ pub struct Run {
 pub fn research(env: &[(&str, String)], args: &[&str], stdin: &str) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("research.sqlite");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_research"));
+    let mut cmd = isolated(env!("CARGO_BIN_EXE_research"));
     cmd.args(args)
         .env("TOOLS_RESEARCH_DB", &db_path)
         .env("TOOLS_DOI_URL", "http://127.0.0.1:9")
@@ -26,17 +59,6 @@ pub fn research(env: &[(&str, String)], args: &[&str], stdin: &str) -> Run {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for key in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_BASE_URL",
-        "TOOLS_LLAMA_URL",
-    ] {
-        cmd.env_remove(key);
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }
