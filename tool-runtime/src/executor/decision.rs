@@ -188,14 +188,11 @@ impl Executor {
     ) -> Execution {
         trail.decision = Decision::Refused;
         trail.by = Decider::Policy;
-        let mut exec = Execution {
-            call_id: cx.call_id.clone(),
-            tool: def.name.to_string(),
-            outcome: Outcome::error_from(error),
-            full: None,
-            audit_failure: None,
-            undo: None,
-        };
+        let mut exec = Execution::new(
+            cx.call_id.clone(),
+            def.name.to_string(),
+            Outcome::error_from(error),
+        );
         self.record(cx, &def.name, def.safety, &mut exec, trail)
             .await;
         exec

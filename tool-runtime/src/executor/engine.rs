@@ -45,14 +45,11 @@ impl Executor {
                     None => audit::redact_with_keys(&v),
                 });
                 let span = span(&call.name, &cx);
-                let mut exec = Execution {
-                    call_id: cx.call_id.clone(),
-                    tool: call.name.clone(),
-                    outcome: Outcome::error_from(error),
-                    full: None,
-                    audit_failure: None,
-                    undo: None,
-                };
+                let mut exec = Execution::new(
+                    cx.call_id.clone(),
+                    call.name.clone(),
+                    Outcome::error_from(error),
+                );
                 let category = def.map(|d| d.safety).unwrap_or_default();
                 self.record(&cx, &call.name, category, &mut exec, trail)
                     .instrument(span)
@@ -183,14 +180,11 @@ impl Executor {
         match requirement {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
-                let mut exec = Execution {
-                    call_id: cx.call_id.clone(),
-                    tool: def.name.to_string(),
-                    outcome: Outcome::error_from(error),
-                    full: None,
-                    audit_failure: None,
-                    undo: None,
-                };
+                let mut exec = Execution::new(
+                    cx.call_id.clone(),
+                    def.name.to_string(),
+                    Outcome::error_from(error),
+                );
                 self.record(&cx, &def.name, def.safety, &mut exec, trail)
                     .await;
                 exec

@@ -129,14 +129,7 @@ impl Executor {
                 ..Default::default()
             },
         );
-        let mut exec = Execution {
-            call_id: call_id.clone(),
-            tool: String::new(),
-            outcome: Outcome::error_from(error),
-            full: None,
-            audit_failure: None,
-            undo: None,
-        };
+        let mut exec = Execution::new(call_id.clone(), String::new(), Outcome::error_from(error));
         let mut trail = Trail::new(started);
         trail.by = Decider::User;
         trail.decision = Decision::Refused;
@@ -263,17 +256,14 @@ impl Executor {
         };
         self.scrub_now(&op);
         let cx = self.context(&op.call_id, operation_context(&op));
-        let mut exec = Execution {
-            call_id: op.call_id.clone(),
-            tool: op.tool.clone(),
-            outcome: Outcome::Denied {
+        let mut exec = Execution::new(
+            op.call_id.clone(),
+            op.tool.clone(),
+            Outcome::Denied {
                 reason,
                 by: Decider::User,
             },
-            full: None,
-            audit_failure: None,
-            undo: None,
-        };
+        );
         let category = self
             .inner
             .toolset

@@ -69,13 +69,12 @@ impl Executor {
     /// can still be undone, the undo is refused as `AMBIGUOUS`, listing their undo ids.
     pub async fn undo(&self, id: &str, cx: CallContext) -> Execution {
         let started = Instant::now();
-        let fail = |call_id: &str, tool: &str, error: ToolError| Execution {
-            call_id: SharedId::from(format!("{call_id}:undo")),
-            tool: tool.to_owned(),
-            outcome: Outcome::error_from(error),
-            full: None,
-            audit_failure: None,
-            undo: None,
+        let fail = |call_id: &str, tool: &str, error: ToolError| {
+            Execution::new(
+                SharedId::from(format!("{call_id}:undo")),
+                tool.to_owned(),
+                Outcome::error_from(error),
+            )
         };
         let entry = match self.journal_entry(id).await {
             Ok(e) => e,

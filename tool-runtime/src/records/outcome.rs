@@ -216,6 +216,19 @@ pub enum Undo {
 }
 
 impl Execution {
+    /// The execution of `call_id` with `outcome`, nothing truncated, its record not yet written,
+    /// nothing to undo.
+    pub(crate) fn new(call_id: SharedId, tool: impl Into<String>, outcome: Outcome) -> Self {
+        Execution {
+            call_id,
+            tool: tool.into(),
+            outcome,
+            full: None,
+            audit_failure: None,
+            undo: None,
+        }
+    }
+
     /// The id that [`crate::executor::Executor::undo`] takes to revert this call, if it was
     /// journaled.
     pub fn undo_id(&self) -> Option<&str> {
