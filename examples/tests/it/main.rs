@@ -13,6 +13,7 @@ mod graph_mcp;
 mod graph_resume;
 mod research;
 mod research_cli;
+mod research_external;
 mod research_serve;
 mod tasks;
 mod tools_cli;
