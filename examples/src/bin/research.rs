@@ -15,6 +15,11 @@
 //! `research tools pending` lists the operations the assistant or `serve` left waiting, and
 //! `research tools approve ID` runs one, from any process.
 //! A subcommand is one only as the first argument; `--db` then goes after it.
+//! The external tools reach the services the environment names: `TOOLS_DOI_URL` (Crossref by
+//! default), `TOOLS_GNORM_URL` (GNORM's annotation service; no default), `TOOLS_CITATIONS_URL`
+//! (Semantic Scholar's Graph API by default) and `TOOLS_CATALOGUE_URL` (Open Library by default).
+//! Their results are printed with the service's execution time and, for annotations, each
+//! confidence.
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
 //! whose first line is then the question. In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal

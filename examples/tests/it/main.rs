@@ -15,6 +15,7 @@ mod research;
 mod research_cli;
 mod research_external;
 mod research_serve;
+mod research_stand_ins;
 mod tasks;
 mod tools_cli;
 mod tools_hostile;
