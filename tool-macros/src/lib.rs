@@ -116,10 +116,23 @@ use proc_macro::TokenStream;
 /// integers, floats, strings, booleans, `Option` and null, sequences by their `items`, maps by
 /// their `additionalProperties`, `enum`/`const` values), `strict` that cannot hold, a struct
 /// without a schema, and argument types that cannot be deserialized into (borrowed,
-/// `impl Trait`, generics, `self`). A type the macro cannot see into (a struct or enum of the
-/// author's, `serde_json::Value`, a field with `#[serde(with)]` or `deserialize_with`) is not
-/// compared: its part of the schema is the author's to keep in step, and a call the type refuses
-/// is answered with serde's error at run time.
+/// `impl Trait`, generics, `self`).
+///
+/// # Checked at registration
+///
+/// A type the macro cannot see into (a struct or enum of the author's, `serde_json::Value`, a
+/// field with `#[serde(with)]` or `deserialize_with`) is compared with a verbatim schema when the
+/// tool is first registered in the process (`ToolSet::with`, `toolset!`), through the argument
+/// type's own `Deserialize`, as every call is read: each property's own values in the schema
+/// (`const`, `enum`, `default`, `examples`) must be read by the type, and a small instance of
+/// each JSON type the property declares that its schema accepts (an object with its properties
+/// filled in, `""`, `0`, `0.5`, `false`, `[]`, `null`) must not be refused as the wrong kind
+/// (serde's "invalid type"; a value of the right kind the type refuses, such as `""` for a date,
+/// passes). A disagreement refuses the registration with `RegistrationError::TypeDisagrees`,
+/// which names the property, what the schema says and allows, serde's refusal and the fix.
+/// `serde_json::Value` reads anything, so it always agrees. What the check cannot show (a
+/// required property no sample fits, a refusal serde does not place at a property) is left to
+/// the schema's author, and a call the type refuses is answered with serde's error at run time.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()

@@ -15,6 +15,11 @@
 //! `research tools pending` lists the operations the assistant or `serve` left waiting, and
 //! `research tools approve ID` runs one, from any process.
 //! A subcommand is one only as the first argument; `--db` then goes after it.
+//! The external tools reach the services the environment names: `TOOLS_DOI_URL` (Crossref by
+//! default), `TOOLS_GNORM_URL` (GNORM's annotation service; no default), `TOOLS_CITATIONS_URL`
+//! (Semantic Scholar's Graph API by default) and `TOOLS_CATALOGUE_URL` (Open Library by default).
+//! Their results are printed with the service's execution time and, for annotations, each
+//! confidence.
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
 //! whose first line is then the question. In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal
@@ -32,9 +37,11 @@ use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::history::History;
 use examples::input::SharedInput;
-use examples::research::{self, Db, DoiService};
+use examples::research::{self, Db, Services};
 use examples::setup;
-use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents, RunReport, TranscriptEntry};
+use tool_providers::agent::{
+    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, TranscriptEntry,
+};
 use tool_providers::codec::ToolChoice;
 use tool_runtime::executor::Status;
 use tool_runtime::executor::{
@@ -87,14 +94,8 @@ async fn main() -> ExitCode {
         eprintln!("cannot open {}: {e}", db_path.display());
         std::process::exit(1)
     });
-    let doi = DoiService {
-        base_url: std::env::var("TOOLS_DOI_URL")
-            .unwrap_or_else(|_| "https://api.crossref.org/works".into()),
-        http: reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(15))
-            .build()
-            .expect("client"),
-    };
+    // TOOLS_DOI_URL, TOOLS_GNORM_URL, TOOLS_CITATIONS_URL and TOOLS_CATALOGUE_URL
+    let services = Services::from_env();
     let store_path = db_path.with_extension("store.sqlite");
     let fail = |e: tool_runtime::ToolError| -> ! {
         eprintln!("{e}");
@@ -106,13 +107,13 @@ async fn main() -> ExitCode {
             let setup_db = db.clone();
             let setup: tool_runtime::executor::cli::Setup =
                 Arc::new(move |b| research::configure(b, setup_db.clone(), store.clone()));
-            let toolset = research::toolset(db, doi);
+            let toolset = research::toolset(db, services);
             return cli::run_tools("research tools", words, toolset, Some(setup)).await;
         }
         Some(AppCommand::Serve { addr }) => {
             // Every confirmation waits for the page.
             let executor = research::executor(
-                research::toolset(db.clone(), doi),
+                research::toolset(db.clone(), services),
                 db,
                 &store_path,
                 Arc::new(Deferred),
@@ -123,7 +124,21 @@ async fn main() -> ExitCode {
         }
         None => {}
     }
-    let sink: tool_providers::agent::EventSink = Arc::new(print_event);
+    // Each call on its line; the results of external services also as a block with what was
+    // found, the confidences and how long the service took.
+    let sink: tool_providers::agent::EventSink = Arc::new(|e: &AgentEvent| {
+        print_event(e);
+        if let AgentEvent::CallFinished {
+            tool,
+            status: Status::Success,
+            result,
+            ..
+        } = e
+            && let Some(block) = research::display::render(tool, result)
+        {
+            eprint!("{block}");
+        }
+    });
     // One reader of stdin for the questions and the confirmations (see `examples::input`).
     let input = SharedInput::stdin();
     let confirmer: Arc<dyn ConfirmationHandler> = if args.yes {
@@ -135,7 +150,7 @@ async fn main() -> ExitCode {
         ))
     };
     let executor = research::executor(
-        research::toolset(db.clone(), doi),
+        research::toolset(db.clone(), services),
         db,
         &store_path,
         confirmer,

@@ -1,8 +1,11 @@
 //! The research assistant: notes and a bibliography in SQLite, tools in the four safety
-//! categories, confirmation with previews of edits, undo, and an external DOI lookup behind the
-//! first-time gate.
+//! categories, confirmation with previews of edits, undo, and external services behind the
+//! first-time gate: a DOI lookup, GNORM entity annotation, a citation graph and a library
+//! catalogue, whose results [`display`] shows with the service's execution time and confidences.
 
 pub mod db;
+pub mod display;
+pub mod external;
 pub mod tools;
 
 use std::path::Path;
@@ -15,15 +18,16 @@ use tool_runtime::store::{InverseCall, Store};
 use tool_runtime::{ToolError, ToolSet, toolset};
 
 pub use db::Db;
+pub use external::{Service, Services};
 pub use tools::DoiService;
 
 /// The system prompt: short, because small local models follow short prompts best.
 pub const SYSTEM: &str = "You are a research assistant. You manage the user's notes and \
-bibliography with the tools. Use a tool whenever the request is about notes, the bibliography or \
-a DOI; then answer briefly.";
+bibliography with the tools. Use a tool whenever the request is about notes, the bibliography, \
+a DOI, entities in a passage, citations of a paper or the library catalogue; then answer briefly.";
 
-/// Every tool of the assistant, with its state.
-pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
+/// Every tool of the assistant, with its state: the database and the external services.
+pub fn toolset(db: Db, services: Services) -> ToolSet {
     toolset![
         tools::search_bibliography,
         tools::search_notes,
@@ -34,10 +38,14 @@ pub fn toolset(db: Db, doi: DoiService) -> ToolSet {
         tools::merge_notes,
         tools::add_annotation,
         tools::fetch_doi,
+        external::gnorm::gnorm_annotate,
+        external::citations::citation_graph,
+        external::catalogue::search_catalogue,
     ]
     .expect("the research tools have valid schemas")
     .with_state(db)
-    .with_state(doi)
+    .with_state(services.doi.clone())
+    .with_state(services)
 }
 
 /// The executor: the store at `store_path` (next to the notes), the given confirmation handler,

@@ -148,6 +148,9 @@ fn research_tools_list_lists_the_assistants_own_tools() {
         "merge_notes",
         "add_annotation",
         "fetch_doi",
+        "gnorm_annotate",
+        "citation_graph",
+        "search_catalogue",
     ] {
         assert!(stdout.contains(tool), "{tool} in {stdout}");
     }
@@ -155,7 +158,7 @@ fn research_tools_list_lists_the_assistants_own_tools() {
     assert!(!stdout.contains("get_weather"), "{stdout}");
     // the `tools` group's own flags and help pass through
     let names = listed(&m.run("research", &["tools", "--json", "list"]));
-    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names.len(), 12, "{names:?}");
     let help = m.run("research", &["tools", "--help"]);
     assert_eq!(help.status.code(), Some(0), "{}", text(&help.stderr));
     let help = text(&help.stdout);

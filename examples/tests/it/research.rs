@@ -17,28 +17,28 @@ use tool_runtime::executor::{
 use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::input::SharedInput;
-use examples::research::{self, Db, DoiService};
+use examples::research::{self, Db, DoiService, Services};
 
 /// Answers confirmations from a script, in order (Yes once it runs out), and records what it
 /// was asked.
 #[derive(Clone, Default)]
-struct Person {
+pub(crate) struct Person {
     asked: Arc<Mutex<Vec<ConfirmationRequest>>>,
     answers: Arc<Mutex<VecDeque<Answer>>>,
 }
 
 impl Person {
-    fn answering(answers: impl IntoIterator<Item = Answer>) -> Self {
+    pub(crate) fn answering(answers: impl IntoIterator<Item = Answer>) -> Self {
         let p = Person::default();
         p.answers.lock().unwrap().extend(answers);
         p
     }
 
-    fn asked(&self) -> Vec<ConfirmationRequest> {
+    pub(crate) fn asked(&self) -> Vec<ConfirmationRequest> {
         self.asked.lock().unwrap().clone()
     }
 
-    fn handler(&self) -> Arc<dyn ConfirmationHandler> {
+    pub(crate) fn handler(&self) -> Arc<dyn ConfirmationHandler> {
         let me = self.clone();
         Arc::new(FnConfirmer(move |req: ConfirmationRequest| {
             me.asked.lock().unwrap().push(req);
@@ -68,7 +68,7 @@ fn fixture(person: Person, doi_url: &str, config: ExecutorConfig) -> Fixture {
         http: reqwest::Client::new(),
     };
     let exec = research::executor(
-        research::toolset(db.clone(), doi),
+        research::toolset(db.clone(), Services::with_doi(doi)),
         db.clone(),
         &dir.path().join("store.sqlite"),
         person.handler(),
@@ -84,9 +84,9 @@ fn fixture(person: Person, doi_url: &str, config: ExecutorConfig) -> Fixture {
 }
 
 /// An address nothing listens on (the discard port is closed on test machines).
-const NOWHERE: &str = "http://127.0.0.1:9";
+pub(crate) const NOWHERE: &str = "http://127.0.0.1:9";
 
-fn cx(session: &str) -> CallContext {
+pub(crate) fn cx(session: &str) -> CallContext {
     CallContext {
         session: Some(session.into()),
         ..CallContext::default()
@@ -100,14 +100,14 @@ async fn call(f: &Fixture, id: &str, tool: &str, args: Value) -> Outcome {
         .outcome
 }
 
-fn value(outcome: Outcome) -> Value {
+pub(crate) fn value(outcome: Outcome) -> Value {
     match outcome {
         Outcome::Success { value, .. } => value,
         other => panic!("expected success: {other:?}"),
     }
 }
 
-fn error(outcome: Outcome) -> tool_runtime::ToolError {
+pub(crate) fn error(outcome: Outcome) -> tool_runtime::ToolError {
     match outcome {
         Outcome::Error { error } => error,
         other => panic!("expected an error: {other:?}"),
@@ -508,7 +508,7 @@ async fn the_terminal_confirmation_and_the_prompt_share_one_input() {
     let screen = tempfile::NamedTempFile::new().unwrap();
     let terminal = TerminalConfirmer::new(input.reader(), screen.reopen().unwrap());
     let exec = research::executor(
-        research::toolset(db.clone(), doi),
+        research::toolset(db.clone(), Services::with_doi(doi)),
         db.clone(),
         &dir.path().join("store.sqlite"),
         Arc::new(terminal),

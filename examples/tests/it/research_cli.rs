@@ -1,8 +1,9 @@
 //! The `research` binary, run as a user runs it, against a scripted OpenAI-compatible server on
 //! 127.0.0.1 standing in for the local llama.cpp server (`TOOLS_LLAMA_URL`): one turn from an
 //! argument or from stdin, confirmations answered on stdin, `--undo` from a second process, a
-//! malformed call asked again, `fetch_doi` behind its first-time gate, and the SQLite state
-//! checked after each run.
+//! malformed call asked again, `fetch_doi` behind its first-time gate, GNORM's annotations
+//! shown with their confidences and the service's execution time, and the SQLite state checked
+//! after each run.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -127,11 +128,26 @@ impl Machine {
 
     /// Runs `research ARGS` with `stdin` piped in, against `model` (and `doi`, if given).
     fn run(&self, model: &str, doi: Option<&str>, args: &[&str], stdin: &str) -> Output {
+        let doi = doi.unwrap_or("http://127.0.0.1:9");
+        self.run_with(model, &[("TOOLS_DOI_URL", doi)], args, stdin)
+    }
+
+    /// Runs `research ARGS` with `stdin` piped in, against `model`, with `env` set; the external
+    /// services it does not set point nowhere.
+    fn run_with(&self, model: &str, env: &[(&str, &str)], args: &[&str], stdin: &str) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_research"));
         cmd.args(args)
             .env("TOOLS_LLAMA_URL", model)
-            .env("TOOLS_RESEARCH_DB", self.db_path())
-            .env("TOOLS_DOI_URL", doi.unwrap_or("http://127.0.0.1:9"))
+            .env("TOOLS_RESEARCH_DB", self.db_path());
+        for key in [
+            "TOOLS_DOI_URL",
+            "TOOLS_GNORM_URL",
+            "TOOLS_CITATIONS_URL",
+            "TOOLS_CATALOGUE_URL",
+        ] {
+            cmd.env(key, "http://127.0.0.1:9");
+        }
+        cmd.envs(env.iter().copied())
             .env("HOME", self.dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -407,4 +423,75 @@ fn an_empty_stdin_is_a_usage_error_and_a_dead_server_an_error() {
     );
     // The database was still created and seeded on first run.
     assert!(Path::new(&m.db_path()).exists());
+}
+
+#[test]
+fn gnorm_annotations_are_shown_with_confidence_and_execution_time() {
+    let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let log = bodies.clone();
+    let gnorm = serve(axum::Router::new().route(
+        "/annotate",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            log.lock().unwrap().push(body);
+            async {
+                axum::Json(json!({"annotations": [
+                    {"entity_text": "Augustine of Hippo", "entity_type": "Person", "start": 0,
+                     "end": 18, "normalized_id": "wikidata:Q8018", "confidence": 0.94,
+                     "epistemic_indicator": "factual"},
+                    {"entity_text": "illumination", "entity_type": "Concept", "start": 29,
+                     "end": 41, "confidence": 0.62, "epistemic_indicator": "interpretive"}]}))
+            }
+        }),
+    ));
+    let passage = "Augustine of Hippo on divine illumination";
+    let peer = Peer::start(vec![
+        tool_call(
+            "call_1",
+            "gnorm_annotate",
+            &json!({"text": passage}).to_string(),
+        ),
+        answer("GNORM found Augustine of Hippo."),
+    ]);
+    let m = Machine::new();
+    // "?" asks what GNORM is and what leaves, "y" opens the gate.
+    let out = m.run_with(
+        &peer.url,
+        &[("TOOLS_GNORM_URL", &gnorm)],
+        &[&format!("Annotate this passage: {passage}")],
+        "?\ny\n",
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("About gnorm_annotate:"), "{stderr}");
+    assert!(stderr.contains(&format!("text: {passage}")), "{stderr}");
+    assert_eq!(*bodies.lock().unwrap(), [json!({"text": passage})]);
+    assert!(
+        stderr.contains("GNORM annotation results: 2 entities"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[FACTUAL] \"Augustine of Hippo\" - Person (94% confidence)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(62% confidence)"), "{stderr}");
+    assert!(stderr.contains("verify this identification"), "{stderr}");
+    let ms = stderr
+        .split("Execution time: ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .unwrap_or_else(|| panic!("no execution time: {stderr}"));
+    assert!(ms.parse::<u64>().is_ok(), "{ms}");
+    // The model got the annotations, execution time included.
+    let requests = peer.requests();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains("wikidata:Q8018") && content.contains("execution_ms"),
+        "{content}"
+    );
 }

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::support;
-use examples::research::{self, Db, DoiService};
+use examples::research::{self, Db, DoiService, Services};
 use test_support::llama_url;
 
 use examples::setup;
@@ -38,7 +38,7 @@ async fn the_model_creates_a_note_after_the_user_confirms_it() {
         async { Answer::Yes }.boxed()
     });
     let executor = research::executor(
-        research::toolset(db.clone(), doi),
+        research::toolset(db.clone(), Services::with_doi(doi)),
         db.clone(),
         &dir.path().join("store.sqlite"),
         Arc::new(confirmer),
@@ -120,7 +120,7 @@ async fn a_search_runs_without_confirmation() {
         .boxed()
     });
     let executor = research::executor(
-        research::toolset(db.clone(), doi),
+        research::toolset(db.clone(), Services::with_doi(doi)),
         db.clone(),
         &dir.path().join("store.sqlite"),
         Arc::new(confirmer),

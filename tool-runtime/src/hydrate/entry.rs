@@ -78,6 +78,26 @@ pub enum RegistrationError {
         /// The missing type.
         type_name: &'static str,
     },
+    /// A verbatim schema allows a value for a property that the tool's argument type refuses
+    /// (checked at registration for the types `#[tool]` cannot see into).
+    #[error(
+        "tool {name:?}: property {property:?} is {schema}; the schema allows {allows}, but the \
+         argument type refuses it ({refused}): {fix}"
+    )]
+    TypeDisagrees {
+        /// The tool.
+        name: String,
+        /// The property, as the schema names it.
+        property: String,
+        /// The property's schema.
+        schema: String,
+        /// What the schema allows that the type refused.
+        allows: String,
+        /// The type's refusal.
+        refused: String,
+        /// What to change.
+        fix: String,
+    },
     /// A catalog file could not be read.
     #[error("catalog: {0}")]
     Catalog(String),
@@ -417,6 +437,10 @@ pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
     // declared examples fit it
     crate::__private::check(T::definition())?;
     let mut check = Check::of(T::definition())?;
+    if T::definition().schema_origin == SchemaOrigin::Verbatim {
+        // the types the macro could not compare with the schema
+        super::agree::check::<T::Args>(T::definition())?;
+    }
     if let Check::Plan {
         plan,
         fast: fast @ true,

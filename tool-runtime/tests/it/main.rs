@@ -6,6 +6,7 @@
 mod common;
 mod executor_support;
 
+mod agree_registration;
 mod cli;
 mod crash;
 mod differential;
