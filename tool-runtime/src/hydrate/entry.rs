@@ -437,9 +437,9 @@ pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
     // declared examples fit it
     crate::__private::check(T::definition())?;
     let mut check = Check::of(T::definition())?;
-    if T::definition().schema_origin == SchemaOrigin::Verbatim {
+    if let (SchemaOrigin::Verbatim, Some(guard)) = (T::definition().schema_origin, &T::__GUARD) {
         // the types the macro could not compare with the schema
-        super::agree::check::<T::Args>(T::definition())?;
+        (guard.agree)(T::definition())?;
     }
     if let Check::Plan {
         plan,

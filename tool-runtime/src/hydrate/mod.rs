@@ -1,7 +1,7 @@
 //! Hydration: parse → (repair) → validate → deserialize, turning what a model sent into a ready
 //! [`ToolInstance`] or a structured [`ToolError`]. Nothing runs here.
 
-mod agree;
+pub(crate) mod agree;
 pub(crate) mod entry;
 mod numbers;
 mod parse;

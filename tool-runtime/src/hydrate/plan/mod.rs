@@ -28,6 +28,8 @@ use serde_json::{Number, Value};
 
 pub use compile::Unsupported;
 
+use crate::definition::ToolDefinition;
+use crate::toolset::RegistrationError;
 use crate::validate::Validator;
 
 /// The value does not satisfy the plan. Carries nothing: the validator explains.
@@ -122,15 +124,19 @@ impl Plan {
     }
 }
 
-/// What a tool's `Tool::__GUARD` holds: the guard's two entry points, monomorphized for the
-/// tool's argument type. A tool whose generated reader reads every call sets it to `None`, so
-/// the guard, and serde's deserialization of the arguments under it, is not compiled for that
-/// tool at all: the largest share of the code a `#[tool]` costs to build.
+/// What a tool's `Tool::__GUARD` holds: what a tool without a generated reader needs compiled,
+/// monomorphized for its argument type: the guard's two entry points, and the registration-time
+/// check that a verbatim schema agrees with the argument type. A tool whose generated reader
+/// reads every call (its schema derived from the type, so agreeing by construction) sets it to
+/// `None`, so none of it, nor serde's deserialization of the arguments under it, is compiled for
+/// that tool: the largest share of the code a `#[tool]` costs to build.
 pub struct GuardOf<A> {
     /// [`Plan::from_str`] into `A`: arguments that arrived as text.
     pub text: fn(&Plan, &str, usize) -> Option<A>,
     /// The plan's check of a parsed object, then `A` deserialized from it.
     pub object: fn(&Plan, &Value) -> Option<A>,
+    /// Whether the values a verbatim schema accepts are accepted by `A`.
+    pub agree: fn(&ToolDefinition) -> Result<(), RegistrationError>,
 }
 
 /// The guard for `A`, for `Tool::__GUARD`.
@@ -143,6 +149,7 @@ pub const fn guard<A: DeserializeOwned>() -> GuardOf<A> {
             }
             A::deserialize(object).ok()
         },
+        agree: crate::hydrate::agree::check::<A>,
     }
 }
 
