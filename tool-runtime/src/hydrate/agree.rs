@@ -60,6 +60,10 @@ pub(crate) fn check<A: DeserializeOwned>(
     definition: &ToolDefinition,
 ) -> Result<(), RegistrationError> {
     check_with(definition, |v| {
+        // read as a call is; only a refusal is read again, tracking where it happened
+        if A::deserialize(v).is_ok() {
+            return Ok(());
+        }
         serde_path_to_error::deserialize::<_, A>(v)
             .map(drop)
             .map_err(|e| {
@@ -78,7 +82,7 @@ pub(crate) fn check<A: DeserializeOwned>(
 /// [`check`] with the reader given.
 fn check_with(
     definition: &ToolDefinition,
-    read: impl Fn(Value) -> Result<(), Refusal>,
+    read: impl Fn(&Value) -> Result<(), Refusal>,
 ) -> Result<(), RegistrationError> {
     let schema = definition.parameters_value();
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
@@ -90,9 +94,14 @@ fn check_with(
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let defs = schema.get("$defs").or_else(|| schema.get("definitions"));
+    let accepts = acceptor(&schema);
     let mut candidates: Vec<(&str, &Value, Vec<Candidate>)> = Vec::new();
     for (name, property) in properties {
-        let list = candidates_of(property, defs);
+        let accepted = |v: &Value| match &accepts {
+            Some(plan) => plan.accepts(&Value::Object(Map::from_iter([(name.clone(), v.clone())]))),
+            None => true,
+        };
+        let list = candidates_of(property, defs, &accepted, accepts.is_some());
         if list.is_empty() && required.contains(&name.as_str()) {
             // no value to stand for it, so no object the reader could be asked about
             return Ok(());
@@ -100,51 +109,76 @@ fn check_with(
         candidates.push((name, property, list));
     }
 
-    // the first candidate of each property, replaced while a sample is refused for its value
-    let mut chosen: Vec<usize> = vec![0; candidates.len()];
-    let object = |chosen: &[usize]| -> Value {
+    // Rounds: each property puts its next untried candidate in the object, or the one already
+    // read; an object that is read clears every candidate in it, a refusal is placed at its
+    // property by the reader's path and settles that candidate alone.
+    let mut read_ok: Vec<Option<usize>> = vec![None; candidates.len()];
+    let mut next: Vec<usize> = vec![0; candidates.len()];
+    loop {
         let mut map = Map::new();
-        for ((name, _, list), &i) in candidates.iter().zip(chosen) {
-            if let Some(c) = list.get(i) {
-                map.insert((*name).to_owned(), c.value.clone());
+        let mut trying = false;
+        for (i, (name, _, list)) in candidates.iter().enumerate() {
+            let pick = if next[i] < list.len() {
+                trying = true;
+                Some(next[i])
+            } else {
+                read_ok[i]
+            };
+            if let Some(c) = pick {
+                map.insert((*name).to_owned(), list[c].value.clone());
             }
         }
-        Value::Object(map)
-    };
-    while let Err(refusal) = read(object(&chosen)) {
-        let Some(slot) =
-            (refusal.at.as_ref()).and_then(|at| candidates.iter().position(|(n, ..)| n == at))
-        else {
-            return Ok(());
-        };
-        let (name, property, list) = &candidates[slot];
-        let candidate = &list[chosen[slot]];
-        if refuses(candidate, &refusal) {
-            return Err(disagreement(
-                definition, name, property, candidate, &refusal,
-            ));
-        }
-        chosen[slot] += 1;
-        if chosen[slot] >= list.len() && required.contains(name) {
+        if !trying {
             return Ok(());
         }
-    }
-    // one property at a time against the object that was read: whatever fails is that value's
-    let base = object(&chosen);
-    for (slot, (name, property, list)) in candidates.iter().enumerate() {
-        for candidate in list.iter().skip(chosen[slot] + 1) {
-            let mut one = base.clone();
-            one[*name] = candidate.value.clone();
-            if let Err(refusal) = read(one)
-                && refuses(candidate, &refusal)
-            {
-                return Err(disagreement(
-                    definition, name, property, candidate, &refusal,
-                ));
+        match read(&Value::Object(map)) {
+            Ok(()) => {
+                for (i, (_, _, list)) in candidates.iter().enumerate() {
+                    if next[i] < list.len() {
+                        read_ok[i].get_or_insert(next[i]);
+                        next[i] += 1;
+                    }
+                }
+            }
+            Err(refusal) => {
+                let Some(slot) = (refusal.at.as_ref())
+                    .and_then(|at| candidates.iter().position(|(n, ..)| n == at))
+                    .filter(|&slot| next[slot] < candidates[slot].2.len())
+                else {
+                    // not placed at a value being tried: nothing to show
+                    return Ok(());
+                };
+                let (name, property, list) = &candidates[slot];
+                let candidate = &list[next[slot]];
+                if refuses(candidate, &refusal) {
+                    return Err(disagreement(
+                        definition, name, property, candidate, &refusal,
+                    ));
+                }
+                next[slot] += 1;
+                if read_ok[slot].is_none() && next[slot] >= list.len() && required.contains(name) {
+                    return Ok(());
+                }
             }
         }
     }
-    Ok(())
+}
+
+/// The tool's schema without what ties properties together (`required`, counts, dependencies),
+/// compiled once: an object holding one property then says whether the schema accepts that
+/// property's value. `None` when no plan expresses it.
+fn acceptor(schema: &Value) -> Option<Plan> {
+    let mut loose = schema.as_object()?.clone();
+    for keyword in [
+        "required",
+        "minProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+    ] {
+        loose.remove(keyword);
+    }
+    Plan::compile(&Value::Object(loose)).ok()
 }
 
 /// Whether `error` from reading `candidate` shows a disagreement: any refusal of the schema's
@@ -194,19 +228,14 @@ fn disagreement(
 }
 
 /// The values to try for one property: its own, then one small instance per declared type, each
-/// kept only when the property's schema accepts it.
-fn candidates_of(property: &Value, defs: Option<&Value>) -> Vec<Candidate> {
-    // a property's schema compiled on its own, with the document's definitions beside it so
-    // that its local references resolve; one that no plan expresses gets no samples, and its
-    // own values are taken at the author's word
-    let plan = property.as_object().and_then(|p| {
-        let mut standalone = p.clone();
-        if let Some(defs) = defs {
-            standalone.insert("$defs".into(), defs.clone());
-        }
-        Plan::compile(&Value::Object(standalone)).ok()
-    });
-    let accepted = |v: &Value| plan.as_ref().is_none_or(|p| p.accepts(v));
+/// kept only when the schema accepts it for the property (`checked`: whether `accepted` could
+/// tell; without it, samples are not tried and the schema's own values are taken at its word).
+fn candidates_of(
+    property: &Value,
+    defs: Option<&Value>,
+    accepted: &dyn Fn(&Value) -> bool,
+    checked: bool,
+) -> Vec<Candidate> {
     let resolved = resolve(property, defs);
     let mut out = Vec::new();
     let mut own = |keyword: &'static str, v: &Value| {
@@ -234,7 +263,9 @@ fn candidates_of(property: &Value, defs: Option<&Value>) -> Vec<Candidate> {
     if let Some(v) = resolved.get("default") {
         own("default", v);
     }
-    let Some(plan) = plan else { return out };
+    if !checked {
+        return out;
+    }
     let kinds: Vec<&str> = match resolved.get("type") {
         Some(Value::String(kind)) => vec![kind.as_str()],
         Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
@@ -244,7 +275,7 @@ fn candidates_of(property: &Value, defs: Option<&Value>) -> Vec<Candidate> {
         let Some((kind, samples)) = samples(kind, resolved, defs, 0) else {
             continue;
         };
-        if let Some(value) = samples.into_iter().find(|v| plan.accepts(v))
+        if let Some(value) = samples.into_iter().find(|v| accepted(v))
             && !out.iter().any(|c| c.value == value)
         {
             out.push(Candidate {
