@@ -14,6 +14,7 @@ mod decode_fixtures;
 mod decode_strictness;
 mod disconnects;
 mod encode;
+mod encode_prebuilt;
 mod http_client;
 mod llm_classifier;
 mod mcp_server;
