@@ -17,6 +17,7 @@ mod executor_blocking;
 mod executor_cli;
 mod executor_pending;
 mod executor_policy;
+mod executor_policy_input;
 mod executor_redis;
 mod executor_running;
 mod executor_store;
