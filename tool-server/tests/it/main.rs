@@ -4,6 +4,7 @@
 mod support;
 
 mod api;
+mod api_load;
 mod chat;
 mod mcp_http;
 mod page;
