@@ -16,25 +16,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use crate::support::serve;
 use examples::research::Db;
-
-/// Serves `router` on 127.0.0.1 from its own runtime (the tests block on child processes).
-fn serve(router: axum::Router) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, router).await.unwrap();
-        });
-    });
-    url
-}
 
 /// The replies still to give, and the request bodies received.
 #[derive(Default)]

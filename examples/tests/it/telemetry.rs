@@ -180,20 +180,7 @@ fn model_server(replies: Vec<Value>) -> String {
             ),
         )
         .with_state(replies);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, router).await.unwrap();
-        });
-    });
-    url
+    crate::support::serve(router)
 }
 
 fn completion(message: Value, finish: &str, usage: (u64, u64)) -> Value {

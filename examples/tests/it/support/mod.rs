@@ -78,3 +78,21 @@ pub fn research(env: &[(&str, String)], args: &[&str], stdin: &str) -> Run {
         notes: Db::open(&db_path).unwrap().all_notes().unwrap().len(),
     }
 }
+
+/// Serves `router` on 127.0.0.1 from its own runtime (the tests block on child processes).
+pub fn serve(router: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, router).await.unwrap();
+        });
+    });
+    url
+}
