@@ -12,11 +12,40 @@
 //! faults showed as a third of the run in system time. Matrix products go to `gemm` (the kernel
 //! candle also uses, on rayon's threads), with the bias, and the residual where there is one,
 //! already in the destination so that the product accumulates onto them in the same pass.
-//! The weights are read from `model.safetensors` straight into the layouts the pass uses.
+//! The weights are used where they lie in `model.safetensors` (mapped, not read: a process that
+//! embeds one query would otherwise spend most of its time copying 90 MB), in the file's own
+//! layouts: the matrix products read a stored `out × in` weight through strides.
+
+use std::ops::{Deref, Range};
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
+
+/// The bytes of `model.safetensors`: the mapped file, or any buffer holding the same bytes.
+pub type Source = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// A tensor's values: in place in the weights file when its bytes can be read as floats as they
+/// are (little-endian and aligned, as safetensors lays them out), else copied out once.
+enum Floats {
+    InPlace { source: Source, bytes: Range<usize> },
+    Owned(Vec<f32>),
+}
+
+impl Deref for Floats {
+    type Target = [f32];
+
+    fn deref(&self) -> &[f32] {
+        match self {
+            // the cast was checked when the tensor was found, so it cannot fail here
+            Floats::InPlace { source, bytes } => {
+                bytemuck::cast_slice(&(**source).as_ref()[bytes.clone()])
+            }
+            Floats::Owned(values) => values,
+        }
+    }
+}
 
 /// Why the model cannot be loaded or run, said for the person who supplied its files.
 pub type Result<T> = std::result::Result<T, String>;
@@ -42,28 +71,82 @@ fn default_eps() -> f64 {
 /// stay in the last-level cache rather than being streamed from memory between operations.
 const CHUNK_TOKENS: usize = 512;
 
+/// Rows of a pass from which a layer's products read its transposed copy of the weight rather
+/// than the weight in place. gemm reads an `in × out` row-major right-hand side as it lies, but
+/// packs a stored `out × in` one (transposing it) in every product: for a query of a few tokens
+/// that packing is most of the product, yet cheaper than transposing every weight at load; for a
+/// batch the copy, made once per process, is worth 10-20% of every product.
+const TRANSPOSED_FROM_ROWS: usize = 64;
+
+/// A linear layer: the weight as stored (`out × in`, row-major) and, once a pass is large
+/// enough to pay for it, its transpose.
 struct Linear {
-    /// Stored transposed (in × out, row-major): the layout the product reads row by row.
-    weight_t: Vec<f32>,
-    bias: Vec<f32>,
+    weight: Floats,
+    transposed: OnceLock<Vec<f32>>,
+    bias: Floats,
     inputs: usize,
     outputs: usize,
 }
 
 impl Linear {
-    /// `out += x · W` for `rows` rows of `x`, with `out` already holding the bias (and residual).
-    fn accumulate(&self, x: &[f32], rows: usize, out: &mut [f32], threads: usize) {
-        assert!(x.len() >= rows * self.inputs && out.len() >= rows * self.outputs);
+    fn new(weight: Floats, bias: Floats, inputs: usize, outputs: usize) -> Self {
+        Linear {
+            weight,
+            transposed: OnceLock::new(),
+            bias,
+            inputs,
+            outputs,
+        }
+    }
+
+    /// The weight as `in × out`, row-major, made on first use.
+    fn transposed(&self) -> &[f32] {
+        self.transposed.get_or_init(|| {
+            let (inputs, outputs) = (self.inputs, self.outputs);
+            let w: &[f32] = &self.weight;
+            let mut t = vec![0f32; w.len()];
+            // In tiles, so that the reads and the writes both stay within a few cache lines: a
+            // plain loop writes a column of the result for each row it reads, a miss a value.
+            const TILE: usize = 32;
+            for o0 in (0..outputs).step_by(TILE) {
+                for i0 in (0..inputs).step_by(TILE) {
+                    for o in o0..(o0 + TILE).min(outputs) {
+                        let row = &w[o * inputs..][..inputs];
+                        for i in i0..(i0 + TILE).min(inputs) {
+                            t[i * outputs + o] = row[i];
+                        }
+                    }
+                }
+            }
+            t
+        })
+    }
+
+    /// `out += x · Wᵀ` for `rows` rows of `x`, into the first `outputs` columns of rows of `out`
+    /// that are `stride` floats apart, each already holding the bias (and residual).
+    fn accumulate(&self, x: &[f32], rows: usize, out: &mut [f32], stride: usize, threads: usize) {
         if rows == 0 {
             return;
         }
+        // the right-hand side `in × out` and its row and column strides
+        let (rhs, rhs_rs, rhs_cs): (&[f32], usize, usize) = if rows >= TRANSPOSED_FROM_ROWS {
+            (self.transposed(), self.outputs, 1)
+        } else {
+            (&self.weight, 1, self.inputs)
+        };
+        assert!(
+            x.len() >= rows * self.inputs
+                && stride >= self.outputs
+                && out.len() >= (rows - 1) * stride + self.outputs
+                && rhs.len() >= self.inputs * self.outputs
+        );
         let parallelism = if threads > 1 {
             gemm::Parallelism::Rayon(threads)
         } else {
             gemm::Parallelism::None
         };
         // SAFETY: the bounds were checked above; `out` does not overlap `x` or the weight (a
-        // `&mut` borrow), and the strides describe the row-major layouts of the three buffers.
+        // `&mut` borrow), and the strides describe the layouts of the three buffers.
         unsafe {
             gemm::gemm(
                 rows,
@@ -71,14 +154,14 @@ impl Linear {
                 self.inputs,
                 out.as_mut_ptr(),
                 1,
-                self.outputs as isize,
+                stride as isize,
                 true,
                 x.as_ptr(),
                 1,
                 self.inputs as isize,
-                self.weight_t.as_ptr(),
-                1,
-                self.outputs as isize,
+                rhs.as_ptr(),
+                rhs_cs as isize,
+                rhs_rs as isize,
                 1.0,
                 1.0,
                 false,
@@ -89,19 +172,20 @@ impl Linear {
         }
     }
 
-    /// `out = x · W + b`.
+    /// `out = x · Wᵀ + b`.
     fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], threads: usize) {
         let out = &mut out[..rows * self.outputs];
+        let bias: &[f32] = &self.bias;
         out.par_chunks_mut(ROWS_PER_TASK * self.outputs)
             .for_each(|block| {
                 for row in block.chunks_exact_mut(self.outputs) {
-                    row.copy_from_slice(&self.bias);
+                    row.copy_from_slice(bias);
                 }
             });
-        self.accumulate(x, rows, out, threads);
+        self.accumulate(x, rows, out, self.outputs, threads);
     }
 
-    /// `out = residual + x · W + b`.
+    /// `out = residual + x · Wᵀ + b`.
     fn forward_residual(
         &self,
         x: &[f32],
@@ -112,14 +196,38 @@ impl Linear {
     ) {
         let out = &mut out[..rows * self.outputs];
         let block = ROWS_PER_TASK * self.outputs;
+        let bias: &[f32] = &self.bias;
         out.par_chunks_mut(block)
             .zip(residual[..rows * self.outputs].par_chunks(block))
             .for_each(|(out, residual)| {
-                for ((o, r), b) in out.iter_mut().zip(residual).zip(self.bias.iter().cycle()) {
+                for ((o, r), b) in out.iter_mut().zip(residual).zip(bias.iter().cycle()) {
                     *o = r + b;
                 }
             });
-        self.accumulate(x, rows, out, threads);
+        self.accumulate(x, rows, out, self.outputs, threads);
+    }
+}
+
+/// Query, key and value, written side by side into rows `[q | k | v]`: three products over the
+/// same input, which stays in cache between them.
+struct Qkv([Linear; 3]);
+
+impl Qkv {
+    fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], threads: usize) {
+        let h = self.0[0].outputs;
+        let out = &mut out[..rows * 3 * h];
+        let [q, k, v] = &self.0;
+        let biases: [&[f32]; 3] = [&q.bias, &k.bias, &v.bias];
+        out.par_chunks_mut(ROWS_PER_TASK * 3 * h).for_each(|block| {
+            for row in block.chunks_exact_mut(3 * h) {
+                for (part, bias) in row.chunks_exact_mut(h).zip(biases) {
+                    part.copy_from_slice(bias);
+                }
+            }
+        });
+        for (i, part) in self.0.iter().enumerate() {
+            part.accumulate(x, rows, &mut out[i * h..], 3 * h, threads);
+        }
     }
 }
 
@@ -232,8 +340,7 @@ fn gelu(x: &mut [f32]) {
 }
 
 struct Layer {
-    /// Query, key and value in one product: one pass over the input instead of three.
-    qkv: Linear,
+    qkv: Qkv,
     attention_out: Linear,
     attention_norm: LayerNorm,
     intermediate: Linear,
@@ -243,8 +350,8 @@ struct Layer {
 
 /// The encoder with its weights.
 pub struct Bert {
-    word: Vec<f32>,
-    position: Vec<f32>,
+    word: Floats,
+    position: Floats,
     /// Every token is of type 0 (one segment).
     token_type: Vec<f32>,
     embedding_norm: LayerNorm,
@@ -256,19 +363,22 @@ pub struct Bert {
     pub max_positions: usize,
 }
 
-struct Weights<'a>(SafeTensors<'a>);
+struct Weights<'a> {
+    source: &'a Source,
+    tensors: SafeTensors<'a>,
+}
 
 impl Weights<'_> {
-    /// The tensor's shape and its raw little-endian `f32` values.
     fn find(&self, name: &str) -> Result<safetensors::tensor::TensorView<'_>> {
         // Some exports prefix every name with the architecture.
-        self.0
+        self.tensors
             .tensor(name)
-            .or_else(|_| self.0.tensor(&format!("bert.{name}")))
+            .or_else(|_| self.tensors.tensor(&format!("bert.{name}")))
             .map_err(|_| format!("model.safetensors has no tensor {name}"))
     }
 
-    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+    /// The tensor's values, checked to have `shape` and to be stored as `f32`.
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Floats> {
         let t = self.find(name)?;
         if t.shape() != shape {
             return Err(format!(
@@ -283,65 +393,41 @@ impl Weights<'_> {
                 t.dtype()
             ));
         }
-        Ok(t.data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect())
-    }
-
-    /// The weights of a linear layer (stored out × in), transposed.
-    fn transposed(&self, name: &str, inputs: usize, outputs: usize) -> Result<Vec<f32>> {
-        let w = self.get(name, &[outputs, inputs])?;
-        let mut t = vec![0f32; w.len()];
-        // In tiles, so that the reads and the writes both stay within a few cache lines: a
-        // plain loop writes a column of the result for each row it reads, a cache miss a value.
-        const TILE: usize = 32;
-        for o0 in (0..outputs).step_by(TILE) {
-            for i0 in (0..inputs).step_by(TILE) {
-                for o in o0..(o0 + TILE).min(outputs) {
-                    let row = &w[o * inputs..][..inputs];
-                    for i in i0..(i0 + TILE).min(inputs) {
-                        t[i * outputs + o] = row[i];
-                    }
-                }
-            }
+        let data = t.data();
+        if cfg!(target_endian = "little") && bytemuck::try_cast_slice::<u8, f32>(data).is_ok() {
+            let file = (**self.source).as_ref();
+            let start = data.as_ptr() as usize - file.as_ptr() as usize;
+            return Ok(Floats::InPlace {
+                source: Arc::clone(self.source),
+                bytes: start..start + data.len(),
+            });
         }
-        Ok(t)
+        Ok(Floats::Owned(
+            data.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ))
     }
 
     fn linear(&self, prefix: &str, inputs: usize, outputs: usize) -> Result<Linear> {
-        Ok(Linear {
-            weight_t: self.transposed(&format!("{prefix}.weight"), inputs, outputs)?,
-            bias: self.get(&format!("{prefix}.bias"), &[outputs])?,
+        Ok(Linear::new(
+            self.get(&format!("{prefix}.weight"), &[outputs, inputs])?,
+            self.get(&format!("{prefix}.bias"), &[outputs])?,
             inputs,
             outputs,
-        })
+        ))
     }
 
-    /// Query, key and value side by side: output columns `[q | k | v]`.
-    fn qkv(&self, prefix: &str, hidden: usize) -> Result<Linear> {
-        let parts = ["query", "key", "value"]
+    fn qkv(&self, prefix: &str, hidden: usize) -> Result<Qkv> {
+        let [q, k, v] = ["query", "key", "value"]
             .map(|p| self.linear(&format!("{prefix}.{p}"), hidden, hidden));
-        let [q, k, v] = parts;
-        let (q, k, v) = (q?, k?, v?);
-        let mut weight_t = Vec::with_capacity(3 * hidden * hidden);
-        for i in 0..hidden {
-            for part in [&q, &k, &v] {
-                weight_t.extend_from_slice(&part.weight_t[i * hidden..][..hidden]);
-            }
-        }
-        Ok(Linear {
-            weight_t,
-            bias: [q.bias, k.bias, v.bias].concat(),
-            inputs: hidden,
-            outputs: 3 * hidden,
-        })
+        Ok(Qkv([q?, k?, v?]))
     }
 
     fn norm(&self, prefix: &str, hidden: usize, eps: f64) -> Result<LayerNorm> {
         Ok(LayerNorm {
-            weight: self.get(&format!("{prefix}.weight"), &[hidden])?,
-            bias: self.get(&format!("{prefix}.bias"), &[hidden])?,
+            weight: self.get(&format!("{prefix}.weight"), &[hidden])?.to_vec(),
+            bias: self.get(&format!("{prefix}.bias"), &[hidden])?.to_vec(),
             eps: eps as f32,
         })
     }
@@ -357,8 +443,9 @@ struct Scratch {
 }
 
 impl Bert {
-    /// Loads the weights from the bytes of `model.safetensors` for `config`.
-    pub fn load(safetensors: &[u8], config: &Config) -> Result<Self> {
+    /// Loads the weights from the bytes of `model.safetensors` for `config`; the tensors are
+    /// used in place, so the encoder keeps `source`.
+    pub fn load(source: &Source, config: &Config) -> Result<Self> {
         if config.num_attention_heads == 0
             || !config
                 .hidden_size
@@ -368,16 +455,13 @@ impl Bert {
                 "config.json: hidden_size must be a multiple of num_attention_heads".into(),
             );
         }
-        let tensors = SafeTensors::deserialize(safetensors)
+        let tensors = SafeTensors::deserialize((**source).as_ref())
             .map_err(|e| format!("model.safetensors is not a safetensors file: {e}"))?;
-        let w = Weights(tensors);
+        let w = Weights { source, tensors };
         let eps = config.layer_norm_eps;
         let hidden = config.hidden_size;
         let inter = config.intermediate_size;
-        // The layers are read and laid out on every core: the model is loaded for the first
-        // query of a process, whose answer waits for it.
         let layers = (0..config.num_hidden_layers)
-            .into_par_iter()
             .map(|i| {
                 let p = format!("encoder.layer.{i}");
                 Ok(Layer {
@@ -398,7 +482,7 @@ impl Bert {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let table = |name: &str| -> Result<Vec<f32>> {
+        let table = |name: &str| -> Result<Floats> {
             let rows = w.find(name)?.shape().first().copied().unwrap_or(0);
             w.get(name, &[rows, hidden])
         };

@@ -63,8 +63,26 @@ fn load_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> ToolError {
     ))
 }
 
+/// The bytes of a weights file: mapped, or read where the file cannot be mapped.
+fn map(path: &Path) -> std::io::Result<bert::Source> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the mapping is read-only and lives as long as the encoder that reads it. Its bytes
+    // change only if someone writes into the file while it is mapped, which `MiniLm::load`'s
+    // documentation rules out (models are replaced by renaming a new file over the old one,
+    // which leaves this mapping on the old file).
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => Ok(Arc::new(map)),
+        Err(_) => Ok(Arc::new(std::fs::read(path)?)),
+    }
+}
+
 impl MiniLm {
     /// Loads the model from `dir`.
+    ///
+    /// `model.safetensors` is mapped into memory, not read: the weights are used where they lie
+    /// in the operating system's cache of the file, so loading costs little more than reading
+    /// the small configuration and tokenizer files. Replace a model's files by writing new ones
+    /// and renaming them over the old, never by writing into them, while a process uses them.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, ToolError> {
         let dir = dir.as_ref();
         let read = |name: &str| {
@@ -73,7 +91,7 @@ impl MiniLm {
         let config: bert::Config = serde_json::from_str(&read("config.json")?)
             .map_err(|e| load_error(dir, "config.json", e))?;
         let tokenizer = WordPiece::from_json(&read("tokenizer.json")?)?;
-        let weights = std::fs::read(dir.join("model.safetensors"))
+        let weights = map(&dir.join("model.safetensors"))
             .map_err(|e| load_error(dir, "model.safetensors", e))?;
         let model = bert::Bert::load(&weights, &config)
             .map_err(|e| load_error(dir, "model.safetensors", e))?;
