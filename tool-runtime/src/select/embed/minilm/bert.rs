@@ -140,7 +140,8 @@ impl Linear {
                 && out.len() >= (rows - 1) * stride + self.outputs
                 && rhs.len() >= self.inputs * self.outputs
         );
-        let parallelism = if threads > 1 {
+        // a product of a few rows is over before a second thread would have its share
+        let parallelism = if threads > 1 && rows >= TRANSPOSED_FROM_ROWS {
             gemm::Parallelism::Rayon(threads)
         } else {
             gemm::Parallelism::None
