@@ -340,9 +340,15 @@ impl DefinitionBuilder {
     }
 
     /// The argument schema derived from `A` with schemars (see [`crate::schema::derive`]).
-    pub fn derived<A: schemars::JsonSchema>(mut self) -> Self {
-        let schema = crate::schema::derive::<A>();
-        self.def.parameters = raw(&schema);
+    pub fn derived<A: schemars::JsonSchema>(self) -> Self {
+        self.derived_by(crate::schema::derive::<A>)
+    }
+
+    /// [`DefinitionBuilder::derived`] with schemars' derivation passed as a function, so that
+    /// the builder's code is compiled once rather than once per argument type.
+    #[inline(never)]
+    fn derived_by(mut self, derive: fn() -> Value) -> Self {
+        self.def.parameters = raw(&derive());
         self.def.schema_origin = SchemaOrigin::Derived;
         self
     }
@@ -358,14 +364,25 @@ impl DefinitionBuilder {
     /// to anything but `0` (this workspace sets it for its own tests and examples in
     /// `.cargo/config.toml`) they panic instead, so that a test suite fails on it.
     pub fn written<A: schemars::JsonSchema>(
-        mut self,
+        self,
         written: Option<&'static crate::schema::written::Written>,
     ) -> Self {
+        self.written_by(written, crate::schema::derive::<A>)
+    }
+
+    /// [`DefinitionBuilder::written`], compiled once: only schemars' derivation depends on the
+    /// argument type, and it is passed as a function.
+    #[inline(never)]
+    fn written_by(
+        mut self,
+        written: Option<&'static crate::schema::written::Written>,
+        derive: fn() -> Value,
+    ) -> Self {
         let Some(text) = written.and_then(crate::schema::written::compose) else {
-            return self.derived::<A>();
+            return self.derived_by(derive);
         };
         if cfg!(debug_assertions) {
-            let derived = raw(&crate::schema::derive::<A>());
+            let derived = raw(&derive());
             if derived.get() != text {
                 if strict_written() {
                     panic!(
