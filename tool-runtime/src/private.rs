@@ -18,7 +18,9 @@ pub use crate::tool::{CallContext, FromCallContext, Run, StateRequirement, Tool}
 
 /// Whether debug builds compare the schemas `#[tool]` writes with schemars' (the
 /// `verify-written` feature).
-pub const VERIFY_WRITTEN: bool = cfg!(feature = "verify-written");
+pub fn verifies_written() -> bool {
+    cfg!(feature = "verify-written")
+}
 
 /// Expands to its first group with the `verify-written` feature, to its second without: what
 /// `#[tool]` emits for a schema it wrote whole, which needs schemars only for the comparison.

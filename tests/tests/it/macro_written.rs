@@ -275,7 +275,7 @@ async fn send(to: Email) -> usize {
 #[test]
 fn ci_compares_written_schemas_strictly() {
     assert!(
-        tool_runtime::__private::VERIFY_WRITTEN,
+        tool_runtime::__private::verifies_written(),
         "the tests crate's dev-dependency on tool-runtime turns on `verify-written`"
     );
     if test_support::in_ci() {
