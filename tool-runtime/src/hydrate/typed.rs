@@ -91,8 +91,10 @@ impl<T: Tool> Handler for Typed<T> {
         let Ok(args) = args.downcast::<T::Args>() else {
             return wrong_arguments();
         };
+        // moved out of its box here, so that the future does not own (and free) the box
+        let args = *args;
         Box::pin(async move {
-            let out = T::call(*args, &cx).await?;
+            let out = T::call(args, &cx).await?;
             Ok(serde_json::to_value(out)?)
         })
     }

@@ -311,13 +311,15 @@ pub struct Fields<'a, 'de, M: MapAccess<'de>> {
 impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
     /// The next key as the index `index_of` gives it (the field's index, or anything past the
     /// last field for a key that is no field), `None` at the end of the object. The key is
-    /// matched where serde hands it over, borrowed or decoded, and never kept.
+    /// matched where serde hands it over, borrowed or decoded, and never kept. `index_of` is
+    /// called through a reference to `dyn Fn`, so that the seed, and serde's key reading under
+    /// it, are compiled once per deserializer rather than once per reader.
     #[inline]
     pub fn next_field<F: Fn(&str) -> usize>(
         &mut self,
         index_of: F,
     ) -> Result<Option<usize>, M::Error> {
-        self.map.next_key_seed(FieldSeed(index_of))
+        self.map.next_key_seed(FieldSeed(&index_of))
     }
 
     /// Reads the value of field `index` into `slot`, checked against the field's schema node;
@@ -383,9 +385,9 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
 
 /// A key, matched to a field index as it is read (serde's derive reads its field identifiers
 /// the same way).
-struct FieldSeed<F>(F);
+struct FieldSeed<'f>(&'f dyn Fn(&str) -> usize);
 
-impl<'de, F: Fn(&str) -> usize> DeserializeSeed<'de> for FieldSeed<F> {
+impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
     type Value = usize;
 
     #[inline]
@@ -394,7 +396,7 @@ impl<'de, F: Fn(&str) -> usize> DeserializeSeed<'de> for FieldSeed<F> {
     }
 }
 
-impl<F: Fn(&str) -> usize> de::Visitor<'_> for FieldSeed<F> {
+impl de::Visitor<'_> for FieldSeed<'_> {
     type Value = usize;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
