@@ -13,7 +13,14 @@ pub(crate) fn derived(c: &Checked) -> bool {
 }
 
 /// `#[arg]` translated to serde/schemars attributes.
-fn arg_attrs(input: &Input, p: &Param, c: &Checked, default_fn: &syn::Ident) -> TokenStream {
+/// `schema`: with the schemars attributes (the type derives `JsonSchema`).
+fn arg_attrs(
+    input: &Input,
+    p: &Param,
+    c: &Checked,
+    default_fn: &syn::Ident,
+    schema: bool,
+) -> TokenStream {
     let mut out = TokenStream::new();
     if let Some(d) = &p.arg.default {
         match d {
@@ -24,7 +31,7 @@ fn arg_attrs(input: &Input, p: &Param, c: &Checked, default_fn: &syn::Ident) -> 
             }
         }
     }
-    if derived(c) {
+    if schema && derived(c) {
         let range = bounds(&p.arg.min, &p.arg.max);
         if !range.is_empty() {
             out.extend(quote!(#[schemars(range(#range))]));
@@ -51,7 +58,7 @@ fn bounds(min: &Option<syn::Expr>, max: &Option<syn::Expr>) -> TokenStream {
 pub(crate) fn struct_item(input: &Input, c: &Checked, item: &syn::ItemStruct) -> TokenStream {
     let mut item = item.clone();
     for (i, (field, p)) in item.fields.iter_mut().zip(&input.params).enumerate() {
-        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
+        let extra = arg_attrs(input, p, c, &default_fn_name(input, i), true);
         let parsed: syn::Result<Vec<syn::Attribute>> =
             syn::parse::Parser::parse2(syn::Attribute::parse_outer, extra);
         if let Ok(attrs) = parsed {
@@ -103,7 +110,7 @@ pub(crate) fn struct_derives(input: &Input, c: &Checked) -> TokenStream {
 /// tool's args struct.
 pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
     match &input.kind {
-        Kind::Fn(_) => args_struct_item(input, c),
+        Kind::Fn(_) => args_struct_item(input, c, true),
         Kind::Struct { item, .. } => {
             let derives = struct_derives(input, c);
             let item = struct_item(input, c, item);
@@ -113,8 +120,11 @@ pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
 }
 
 /// One field per argument, carrying the parameter's docs (schemars turns them into
-/// descriptions) and serde/schemars attributes.
-pub(crate) fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
+/// descriptions) and serde/schemars attributes. `schema`: with the `JsonSchema` derive (and the
+/// schemars attributes it reads) when the schema is derived; without, the struct is the one
+/// serde's derives and the generated reader need.
+pub(crate) fn args_struct_item(input: &Input, c: &Checked, schema: bool) -> TokenStream {
+    let schema = schema && derived(c);
     let mut fields = Vec::new();
     for (i, p) in input.params.iter().enumerate() {
         if !p.is_argument() {
@@ -124,12 +134,12 @@ pub(crate) fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
         let ty = &p.ty;
         let docs = &p.docs;
         let serde = &p.serde;
-        let schemars = if derived(c) {
+        let schemars = if schema {
             p.schemars.clone()
         } else {
             Vec::new()
         };
-        let extra = arg_attrs(input, p, c, &default_fn_name(input, i));
+        let extra = arg_attrs(input, p, c, &default_fn_name(input, i), schema);
         fields.push(quote! {
             #(#docs)*
             #(#serde)*
@@ -139,7 +149,7 @@ pub(crate) fn args_struct_item(input: &Input, c: &Checked) -> TokenStream {
         });
     }
     let rt = input.runtime();
-    let (schema_derive, schema_crate) = if derived(c) {
+    let (schema_derive, schema_crate) = if schema {
         let schemars = rt.crate_string("schemars");
         (
             quote!(, #rt::schemars::JsonSchema),

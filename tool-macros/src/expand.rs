@@ -50,8 +50,12 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
         .as_ref()
         .filter(|_| !c.strict)
         .and_then(|m| m.constant());
-    let definition =
-        crate::declare::with_prebuilt(input, c, constant.as_deref(), definition(input, c));
+    let definition = crate::declare::with_prebuilt(
+        input,
+        c,
+        constant.as_deref(),
+        definition(input, c, constant.as_deref()),
+    );
     // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
     let written_impl = match (&written, &input.kind) {
         (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site()), &rt),
@@ -74,7 +78,7 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
     let (reader, reader_const) = crate::reader::reader(input, c).unwrap_or_default();
     match &input.kind {
         Kind::Fn(f) => {
-            let args_struct = args_struct(input, c);
+            let args_struct = args_struct(input, c, constant.is_some());
             let output = c.output.as_ref().expect("function form has an output");
             let out_ty = &output.ty;
             let (call, requirements) =
@@ -180,7 +184,25 @@ fn schema_text(v: &crate::verbatim::Verbatim) -> TokenStream {
     }
 }
 
-fn definition(input: &Input, c: &Checked) -> TokenStream {
+/// The expression building the tool's definition. A derived schema the macro wrote whole
+/// (`constant`) is used as written without the runtime's `verify-written` feature, and compared
+/// with schemars' with it (see `DefinitionBuilder::written`): the two are emitted, and the
+/// runtime's `verify_written!` keeps one, so that schemars is compiled for the arguments only
+/// where the comparison is.
+fn definition(input: &Input, c: &Checked, constant: Option<&str>) -> TokenStream {
+    let rt = input.runtime();
+    let chain = definition_chain(input, c, None);
+    match constant {
+        Some(text) if matches!(c.schema, Schema::Derived) => {
+            let unverified = definition_chain(input, c, Some(text));
+            quote!(#rt::verify_written!({ #chain } { #unverified }))
+        }
+        _ => chain,
+    }
+}
+
+/// The builder chain; `written_text`: the derived schema's whole text, used as written.
+fn definition_chain(input: &Input, c: &Checked, written_text: Option<&str>) -> TokenStream {
     let rt = input.runtime();
     let name = &c.name;
     let description = &c.description;
@@ -191,6 +213,7 @@ fn definition(input: &Input, c: &Checked) -> TokenStream {
         Kind::Struct { .. } => quote!(#ident),
     };
     let schema = match &c.schema {
+        Schema::Derived if written_text.is_some() => quote!(.written_text(#written_text)),
         Schema::Derived => quote!(.written::<#args_ty>({
             #[allow(unused_imports)]
             use #rt::written::{NotWritten as _, ViaWritten as _};
@@ -271,9 +294,20 @@ fn default_fns(input: &Input, _c: &Checked) -> TokenStream {
 }
 
 /// The hidden args struct of a function tool, with the functions of its `#[arg(default = ..)]`s.
-fn args_struct(input: &Input, c: &Checked) -> TokenStream {
+///
+/// When the schema is written whole at compile time (`constant`), schemars is needed only for
+/// the runtime's `verify-written` comparison: the struct is emitted with and without its
+/// `JsonSchema` derive, and the runtime's `verify_written!` keeps the one it needs.
+fn args_struct(input: &Input, c: &Checked, constant: bool) -> TokenStream {
     let defaults = default_fns(input, c);
-    let item = args_struct_item(input, c);
+    let item = args_struct_item(input, c, true);
+    let item = if constant && crate::args::derived(c) {
+        let rt = input.runtime();
+        let without = args_struct_item(input, c, false);
+        quote!(#rt::verify_written!({ #item } { #without });)
+    } else {
+        item
+    };
     quote! {
         #defaults
 

@@ -10,8 +10,9 @@
 //! rename_all = "..", deny_unknown_fields)]` and `#[schemars(length(..), range(..),
 //! regex(pattern = ".."))]` with literal values. Anything else (another attribute, a generic, a
 //! map, a `#` title in a doc comment, ...) writes nothing, and schemars derives the schema at run
-//! time. `tests/tests/it/macro_written.rs` compares the two on many types, and debug builds
-//! compare every written schema with schemars' when a tool is defined.
+//! time. `tests/tests/it/macro_written.rs` compares the two on many types, and debug builds with
+//! the runtime's `verify-written` feature compare every written schema with schemars' when a
+//! tool is defined.
 
 use std::collections::HashMap;
 

@@ -340,9 +340,15 @@ impl DefinitionBuilder {
     }
 
     /// The argument schema derived from `A` with schemars (see [`crate::schema::derive`]).
-    pub fn derived<A: schemars::JsonSchema>(mut self) -> Self {
-        let schema = crate::schema::derive::<A>();
-        self.def.parameters = raw(&schema);
+    pub fn derived<A: schemars::JsonSchema>(self) -> Self {
+        self.derived_by(crate::schema::derive::<A>)
+    }
+
+    /// [`DefinitionBuilder::derived`] with schemars' derivation passed as a function, so that
+    /// the builder's code is compiled once rather than once per argument type.
+    #[inline(never)]
+    fn derived_by(mut self, derive: fn() -> Value) -> Self {
+        self.def.parameters = raw(&derive());
         self.def.schema_origin = SchemaOrigin::Derived;
         self
     }
@@ -351,21 +357,33 @@ impl DefinitionBuilder {
     /// `__private::written`): the same text schemars derives, without deriving it. Without
     /// one (`None`), or when a type nested in `A` has none, it is derived by schemars.
     ///
-    /// Debug builds derive it with schemars too and compare. On a difference, which would be a
-    /// bug in the macros, a hand-written `JsonSchema` on a `#[derive(ToolArgs)]` type, or a
-    /// schemars release that prints schemas differently, they keep schemars' text and log a
-    /// warning naming the tool; with the environment variable `TOOL_RUNTIME_STRICT_WRITTEN` set
-    /// to anything but `0` (this workspace sets it for its own tests and examples in
-    /// `.cargo/config.toml`) they panic instead, so that a test suite fails on it.
+    /// With the `verify-written` feature, debug builds derive it with schemars too and compare.
+    /// On a difference, which would be a bug in the macros, a hand-written `JsonSchema` on a
+    /// `#[derive(ToolArgs)]` type, or a schemars release that prints schemas differently, they
+    /// keep schemars' text and log a warning naming the tool; with the environment variable
+    /// `TOOL_RUNTIME_STRICT_WRITTEN` set to anything but `0` (this workspace sets it for its own
+    /// tests and examples in `.cargo/config.toml`) they panic instead, so that a test suite fails
+    /// on it.
     pub fn written<A: schemars::JsonSchema>(
-        mut self,
+        self,
         written: Option<&'static crate::schema::written::Written>,
     ) -> Self {
+        self.written_by(written, crate::schema::derive::<A>)
+    }
+
+    /// [`DefinitionBuilder::written`], compiled once: only schemars' derivation depends on the
+    /// argument type, and it is passed as a function.
+    #[inline(never)]
+    fn written_by(
+        mut self,
+        written: Option<&'static crate::schema::written::Written>,
+        derive: fn() -> Value,
+    ) -> Self {
         let Some(text) = written.and_then(crate::schema::written::compose) else {
-            return self.derived::<A>();
+            return self.derived_by(derive);
         };
-        if cfg!(debug_assertions) {
-            let derived = raw(&crate::schema::derive::<A>());
+        if cfg!(all(debug_assertions, feature = "verify-written")) {
+            let derived = raw(&derive());
             if derived.get() != text {
                 if strict_written() {
                     panic!(
@@ -388,6 +406,17 @@ impl DefinitionBuilder {
         }
         self.def.parameters = RawValue::from_string(text)
             .expect("the macros write whole JSON texts, and serde_json the defaults");
+        self.def.schema_origin = SchemaOrigin::Derived;
+        self
+    }
+
+    /// The argument schema `#[tool]` wrote whole at compile time (nothing in it left to run
+    /// time), used as written: what `#[tool]` emits without the `verify-written` feature, so that
+    /// schemars is not compiled for the arguments.
+    #[doc(hidden)]
+    pub fn written_text(mut self, text: &'static str) -> Self {
+        self.def.parameters =
+            RawValue::from_string(text.to_owned()).expect("the macros write whole JSON texts");
         self.def.schema_origin = SchemaOrigin::Derived;
         self
     }

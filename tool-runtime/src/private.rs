@@ -16,6 +16,32 @@ pub mod written {
 }
 pub use crate::tool::{CallContext, FromCallContext, Run, StateRequirement, Tool};
 
+/// Whether debug builds compare the schemas `#[tool]` writes with schemars' (the
+/// `verify-written` feature).
+pub fn verifies_written() -> bool {
+    cfg!(feature = "verify-written")
+}
+
+/// Expands to its first group with the `verify-written` feature, to its second without: what
+/// `#[tool]` emits for a schema it wrote whole, which needs schemars only for the comparison.
+#[cfg(feature = "verify-written")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __verify_written {
+    ({ $($on:tt)* } { $($off:tt)* }) => { $($on)* };
+}
+
+/// Expands to its first group with the `verify-written` feature, to its second without: what
+/// `#[tool]` emits for a schema it wrote whole, which needs schemars only for the comparison.
+#[cfg(not(feature = "verify-written"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __verify_written {
+    ({ $($on:tt)* } { $($off:tt)* }) => { $($off)* };
+}
+
+pub use crate::__verify_written as verify_written;
+
 /// The declarations `#[tool]` serializes at compile time.
 pub use crate::definition::PrebuiltDeclarations;
 /// The compiled argument check, for the differential tests and fuzzers that compare it with the

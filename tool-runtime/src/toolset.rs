@@ -56,8 +56,17 @@ impl ToolSet {
 
     /// Registers a typed tool (what `#[tool]` generates).
     pub fn register<T: Tool>(&mut self) -> Result<&mut Self, RegistrationError> {
-        self.ensure_new(&T::definition().name)?;
-        self.push(Entry::typed::<T>()?);
+        self.register_typed(T::definition, Entry::typed::<T>)
+    }
+
+    /// [`ToolSet::register`], compiled once: the tool's functions are passed in.
+    fn register_typed(
+        &mut self,
+        definition: fn() -> &'static ToolDefinition,
+        entry: fn() -> Result<Entry, RegistrationError>,
+    ) -> Result<&mut Self, RegistrationError> {
+        self.ensure_new(&definition().name)?;
+        self.push(entry()?);
         Ok(self)
     }
 

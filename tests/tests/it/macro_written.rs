@@ -269,10 +269,15 @@ async fn send(to: Email) -> usize {
     to.address.len()
 }
 
-/// The comparison above is only a test where it panics: in CI, the workspace's
-/// `.cargo/config.toml` must have set the variable for every test process.
+/// The comparison above is only a test where it runs and panics: this crate's tests build the
+/// runtime with its `verify-written` feature (the comparison's opt-in), and in CI the
+/// workspace's `.cargo/config.toml` must have set the variable for every test process.
 #[test]
 fn ci_compares_written_schemas_strictly() {
+    assert!(
+        tool_runtime::__private::verifies_written(),
+        "the tests crate's dev-dependency on tool-runtime turns on `verify-written`"
+    );
     if test_support::in_ci() {
         assert_eq!(
             std::env::var("TOOL_RUNTIME_STRICT_WRITTEN").as_deref(),

@@ -2,11 +2,9 @@
 //! fast and slow paths a call takes through them. `ToolSet` is the registry of entries and owns
 //! none of this, so hydration depends on nothing above it.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::marker::PhantomData;
-use std::sync::{Arc, LazyLock, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -25,7 +23,7 @@ use crate::definition::{
     is_valid_tool_name, json_depth,
 };
 use crate::error::{ErrorCode, ToolError, Violation};
-use crate::tool::{CallContext, StateRequirement, Tool};
+use crate::tool::{CallContext, StateRequirement};
 use crate::validate::{SchemaError, Validator};
 
 /// The body of a tool registered at run time: JSON arguments in, JSON result out.
@@ -147,74 +145,6 @@ pub(crate) trait Handler: Send + Sync {
     }
 }
 
-struct Typed<T>(PhantomData<fn() -> T>);
-
-impl<T: Tool> Handler for Typed<T> {
-    fn fast(
-        &self,
-        sent: Sent<'_>,
-        plan: &Plan,
-        layout: Option<&Layout>,
-        max_depth: usize,
-    ) -> Option<Box<dyn Any + Send + Sync>> {
-        // what was sent is checked as it is read, never the typed value: serde may accept more
-        // than the schema (aliases, `deserialize_with`, a struct sent as an array)
-        Some(match (sent, layout, &T::__READER, &T::__GUARD) {
-            (Sent::Text(text), Some(layout), Some(reader), _) => {
-                (reader.read)(text, plan, layout, max_depth)?
-            }
-            (Sent::Object(object), Some(layout), Some(reader), _) => {
-                (reader.read_value)(object, plan, layout, max_depth)?
-            }
-            (Sent::Text(text), _, _, Some(guard)) => Box::new((guard.text)(plan, text, max_depth)?),
-            (Sent::Object(object), _, _, Some(guard)) => Box::new((guard.object)(plan, object)?),
-            // neither applies (registration then reports no fast path): the slow path reads
-            _ => return None,
-        })
-    }
-
-    fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
-        let args = typed
-            .downcast_ref::<T::Args>()
-            .expect("a ToolInstance only ever holds its own tool's argument type");
-        // an argument type that deserialized from JSON serializes back; if a hand-written
-        // Serialize impl fails anyway, audit records null rather than the process panicking
-        serde_json::to_value(args).unwrap_or(Value::Null)
-    }
-
-    fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
-        serde_json::from_value::<T::Args>(args)
-            .map(|a| Box::new(a) as Box<dyn Any + Send + Sync>)
-            .map_err(|e| {
-                ToolError::new(
-                    ErrorCode::INVALID_ARGUMENTS,
-                    format!("the arguments do not fit the tool: {e}"),
-                )
-                .retryable(true)
-                .recover("correct the arguments to match the tool's schema and call it again")
-            })
-    }
-
-    fn run(
-        &self,
-        args: Box<dyn Any + Send + Sync>,
-        cx: CallContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
-        let args = *args
-            .downcast::<T::Args>()
-            .expect("a ToolInstance only ever holds its own tool's argument type");
-        async move {
-            let out = T::call(args, &cx).await?;
-            Ok(serde_json::to_value(out)?)
-        }
-        .boxed()
-    }
-
-    fn required_state(&self) -> Vec<StateRequirement> {
-        T::required_state()
-    }
-}
-
 struct Dynamic(Option<DynHandler>);
 
 impl Handler for Dynamic {
@@ -281,7 +211,7 @@ pub(crate) static CHECKS_COMPILED: std::sync::atomic::AtomicUsize =
 impl Check {
     /// Checks a definition the way registration promises (a valid name, an object schema, no
     /// remote `$ref`, a schema that is itself valid) and compiles how its arguments are checked.
-    fn of(definition: &ToolDefinition) -> Result<Check, RegistrationError> {
+    pub(super) fn of(definition: &ToolDefinition) -> Result<Check, RegistrationError> {
         CHECKS_COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = definition.name.to_string();
         if !is_valid_tool_name(&name) {
@@ -416,52 +346,9 @@ fn property_with_control_character(schema: &Value) -> Option<&str> {
 pub(crate) struct Entry {
     /// Borrowed for typed tools: their definition is a `static` that nothing can change.
     definition: Cow<'static, ToolDefinition>,
-    /// Shared by every set that registers the same typed tool (see [`typed_check`]).
+    /// Shared by every set that registers the same typed tool (see [`typed_check`](super::typed::typed_check)).
     check: Arc<Check>,
     handler: Box<dyn Handler>,
-}
-
-/// The check of each typed tool registered so far in this process, by the tool's type. A typed
-/// tool's definition is a `static` derived once and never changed, so the check compiled from it
-/// holds for every set that registers the tool: a second set (one per session or agent, say)
-/// neither parses its schema nor compiles its plan again, and the explaining validator, once
-/// compiled for one set, serves them all.
-pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
-    static CHECKS: LazyLock<RwLock<HashMap<TypeId, Arc<Check>, foldhash::fast::RandomState>>> =
-        LazyLock::new(Default::default);
-    let id = TypeId::of::<T>();
-    if let Some(check) = CHECKS.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
-        return Ok(check.clone());
-    }
-    // what a derived schema only tells at run time: whether `strict` holds, whether the
-    // declared examples fit it
-    crate::__private::check(T::definition())?;
-    let mut check = Check::of(T::definition())?;
-    if let (SchemaOrigin::Verbatim, Some(guard)) = (T::definition().schema_origin, &T::__GUARD) {
-        // the types the macro could not compare with the schema
-        (guard.agree)(T::definition())?;
-    }
-    if let Check::Plan {
-        plan,
-        fast: fast @ true,
-        layout,
-        ..
-    } = &mut check
-    {
-        if let Some(reader) = &T::__READER {
-            *layout = Layout::new(plan, reader.fields);
-        }
-        // a reader whose fields do not line up with the schema, and no guard to fall back on:
-        // every call takes the slow path, and the set says so
-        *fast = layout.is_some() || T::__GUARD.is_some();
-    }
-    // two threads preparing the same tool keep the first check, so every set shares one
-    Ok(CHECKS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(id)
-        .or_insert_with(|| Arc::new(check))
-        .clone())
 }
 
 impl Entry {
@@ -559,14 +446,17 @@ impl Entry {
         }
     }
 
-    /// A typed tool's entry (what `#[tool]` generates), its check shared by every set in the
-    /// process.
-    pub(crate) fn typed<T: Tool>() -> Result<Entry, RegistrationError> {
-        Ok(Entry {
-            definition: with_schema_secrets(Cow::Borrowed(T::definition())),
-            check: typed_check::<T>()?,
-            handler: Box::new(Typed::<T>(PhantomData)),
-        })
+    /// A typed tool's entry (see `typed`), its check shared by every set in the process.
+    pub(super) fn typed_of(
+        definition: &'static ToolDefinition,
+        check: Arc<Check>,
+        handler: Box<dyn Handler>,
+    ) -> Entry {
+        Entry {
+            definition: with_schema_secrets(Cow::Borrowed(definition)),
+            check,
+            handler,
+        }
     }
 
     /// A tool defined at run time, with a body or declared without one.

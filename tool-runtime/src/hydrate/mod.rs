@@ -7,6 +7,7 @@ mod numbers;
 mod parse;
 pub(crate) mod plan;
 mod refusal;
+pub(crate) mod typed;
 
 use std::any::Any;
 use std::sync::{Arc, OnceLock};

@@ -11,7 +11,8 @@
 //! types' schemas under `$defs` in schemars' order; any type without a written schema makes it
 //! give up, and the definition is derived by schemars at run time.
 //!
-//! Debug builds check every composed schema against schemars' (see
+//! With the `verify-written` feature, debug builds check every composed schema against
+//! schemars' (see
 //! [`DefinitionBuilder::written`](crate::definition::DefinitionBuilder::written)): a difference
 //! is logged and schemars' text kept, or, with `TOOL_RUNTIME_STRICT_WRITTEN` set as this
 //! workspace sets it for its own tests, a panic, so a divergence shows in a test suite instead of

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::ToolSet;
-use crate::hydrate::entry::typed_check;
+use crate::hydrate::typed::typed_check;
 use crate::tool::Tool;
 
 /// One typed tool's registration work, to be done ahead by [`ToolSet::prepare`].

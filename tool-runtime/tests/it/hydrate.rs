@@ -574,3 +574,59 @@ fn integers_are_read_exactly_or_refused_with_a_pointer() {
         .unwrap_err();
     assert_eq!(e.violations[0].pointer, "/limit");
 }
+
+/// Looks up a record.
+#[tool_runtime::tool(read_only)]
+async fn slow_lookup(
+    /// The key.
+    key: String,
+    /// How many.
+    limit: u32,
+    /// Archived too.
+    archived: Option<bool>,
+    /// Tags.
+    #[arg(default)]
+    tags: Vec<String>,
+) -> String {
+    format!("{key}{limit}{archived:?}{tags:?}")
+}
+
+/// A tool with a generated reader has no other deserializer of its arguments compiled: what the
+/// fast path refuses and validation accepts (a repaired text, an integer written `3.0`) is read
+/// on the slow path by the same reader, into what serde's derive would build, and what the
+/// argument type still refuses is a structured error.
+#[test]
+fn the_slow_path_of_a_tool_with_a_reader_reads_with_its_reader() {
+    let set = ToolSet::new().with::<slow_lookup>().unwrap();
+    assert!(set.has_generated_reader("slow_lookup"));
+    let repaired = r#"```json
+{"key": "k", "limit": 3, "tags": ["a", "b"],}
+```"#;
+    assert!(set.hydrate_fast_only("slow_lookup", repaired).is_none());
+    let inst = set.hydrate(&call("slow_lookup", repaired)).unwrap();
+    assert!(!inst.repairs().is_empty());
+    assert_eq!(
+        inst.arguments(),
+        &json!({"key": "k", "limit": 3, "archived": null, "tags": ["a", "b"]})
+    );
+    let floats = r#"{"key": "k", "limit": 3.0, "archived": true}"#;
+    assert!(set.hydrate_fast_only("slow_lookup", floats).is_none());
+    let inst = set.hydrate(&call("slow_lookup", floats)).unwrap();
+    assert_eq!(
+        inst.arguments(),
+        &json!({"key": "k", "limit": 3, "archived": true, "tags": []})
+    );
+    // as an object, with the defaulted and optional fields left out
+    let inst = set
+        .hydrate(&call("slow_lookup", json!({"key": "k", "limit": 7.0})))
+        .unwrap();
+    assert_eq!(
+        inst.arguments(),
+        &json!({"key": "k", "limit": 7, "archived": null, "tags": []})
+    );
+    // what validation refuses never reaches the reader
+    let err = set
+        .hydrate(&call("slow_lookup", json!({"key": "k", "limit": 2.5})))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+}

@@ -27,6 +27,7 @@
 //!
 //! Not a public API: the `#[tool]` expansion uses it through `tool_runtime::__private::fast`.
 
+use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -57,16 +58,23 @@ pub trait Reader: Sized {
     fn read<'de, M: MapAccess<'de>>(fields: &mut Fields<'_, 'de, M>) -> Result<Self, M::Error>;
 }
 
-/// What a tool's `Tool::__READER` holds: its field names and the monomorphized reader.
+/// The typed arguments, boxed for a `ToolInstance`.
+pub type Typed = Box<dyn Any + Send + Sync>;
+
+/// What a tool's `Tool::__READER` holds: its field names and the monomorphized reader. The
+/// reader's entry points hand the arguments back already boxed for a `ToolInstance`, so that
+/// everything around them is compiled once, not once per argument type.
 pub struct ReaderOf<A> {
     /// [`Reader::FIELDS`].
     pub fields: &'static [&'static str],
-    /// Reads JSON text into the arguments, `None` when refused (the slow path then explains).
+    /// Reads JSON text into the arguments; an error when refused (the slow path then explains).
     /// Boxed where they are made, so that the value is not copied again on its way out.
-    pub read: fn(&str, &Plan, &Layout, usize) -> Option<Box<A>>,
+    pub read: fn(&str, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
     /// The same for arguments that arrived as an object (Anthropic, Ollama, Gemini, MCP): the
     /// same reader, over the object instead of the text.
-    pub read_value: fn(&Value, &Plan, &Layout, usize) -> Option<Box<A>>,
+    pub read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    /// The argument type the functions read.
+    pub _args: PhantomData<fn() -> A>,
 }
 
 impl<A> fmt::Debug for ReaderOf<A> {
@@ -78,12 +86,35 @@ impl<A> fmt::Debug for ReaderOf<A> {
 }
 
 /// The reader of `A`, for `Tool::__READER`.
-pub const fn reader<A: Reader>() -> ReaderOf<A> {
+pub const fn reader<A: Reader + Send + Sync + 'static>() -> ReaderOf<A> {
     ReaderOf {
         fields: A::FIELDS,
         read: read::<A>,
         read_value: read_value::<A>,
+        _args: PhantomData,
     }
+}
+
+/// Reads arguments the slow path has already validated with the reader's `read_value`, over a
+/// plan that checks nothing: what serde's derive would make of them, since the reader is only
+/// generated where it deserializes exactly as that derive does. So a tool with a reader needs
+/// no other deserialization of its arguments compiled.
+pub(crate) fn read_validated(
+    value: &Value,
+    fields: &'static [&'static str],
+    read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+) -> Result<Typed, serde_json::Error> {
+    static ANY_OBJECT: std::sync::LazyLock<Option<Plan>> =
+        std::sync::LazyLock::new(|| Plan::compile(&serde_json::json!({"type": "object"})).ok());
+    let layout = ANY_OBJECT
+        .as_ref()
+        .and_then(|plan| Some((plan, Layout::new(plan, fields)?)));
+    let Some((plan, layout)) = layout else {
+        return Err(de::Error::custom(
+            "the argument type has more fields than its reader can read",
+        ));
+    };
+    read_value(value, plan, &layout, usize::MAX)
 }
 
 /// How a reader's fields line up with the schema's root object, worked out once at
@@ -169,31 +200,41 @@ impl Layout {
     }
 }
 
-fn read<A: Reader>(text: &str, plan: &Plan, layout: &Layout, max_depth: usize) -> Option<Box<A>> {
+fn read<A: Reader + Send + Sync + 'static>(
+    text: &str,
+    plan: &Plan,
+    layout: &Layout,
+    max_depth: usize,
+) -> Result<Typed, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = de.deserialize_map(root(plan, layout, max_depth)?).ok()?;
-    de.end().ok()?;
-    Some(value)
+    let value = de.deserialize_map(root::<A>(plan, layout, max_depth)?)?;
+    de.end()?;
+    Ok(value)
 }
 
 /// A `serde_json::Value` is a deserializer too, which hands its visitors what the text's
 /// deserializer hands them for the same JSON (numbers by kind, strings, `null`, arrays and
 /// objects), so the reader checks an object exactly as it checks the text of that object.
-fn read_value<A: Reader>(
+fn read_value<A: Reader + Send + Sync + 'static>(
     value: &Value,
     plan: &Plan,
     layout: &Layout,
     max_depth: usize,
-) -> Option<Box<A>> {
-    value.deserialize_map(root(plan, layout, max_depth)?).ok()
+) -> Result<Typed, serde_json::Error> {
+    value.deserialize_map(root::<A>(plan, layout, max_depth)?)
 }
 
-fn root<'a, A>(plan: &'a Plan, layout: &'a Layout, max_depth: usize) -> Option<Root<'a, A, Boxed>> {
+fn root<'a, A>(
+    plan: &'a Plan,
+    layout: &'a Layout,
+    max_depth: usize,
+) -> Result<Root<'a, A, Boxed>, serde_json::Error> {
     // the root object is one level; its values get what is left
     let depth = u32::try_from(max_depth)
         .unwrap_or(super::walk::UNLIMITED - 1)
-        .checked_sub(1)?;
-    Some(Root {
+        .checked_sub(1)
+        .ok_or_else(refused::<serde_json::Error>)?;
+    Ok(Root {
         plan,
         layout,
         depth,
@@ -220,10 +261,10 @@ impl<A> Output<A> for Unboxed {
     }
 }
 
-impl<A> Output<A> for Boxed {
-    type Value = Box<A>;
+impl<A: Send + Sync + 'static> Output<A> for Boxed {
+    type Value = Typed;
     #[inline]
-    fn wrap(value: A) -> Box<A> {
+    fn wrap(value: A) -> Typed {
         Box::new(value)
     }
 }
@@ -270,13 +311,15 @@ pub struct Fields<'a, 'de, M: MapAccess<'de>> {
 impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
     /// The next key as the index `index_of` gives it (the field's index, or anything past the
     /// last field for a key that is no field), `None` at the end of the object. The key is
-    /// matched where serde hands it over, borrowed or decoded, and never kept.
+    /// matched where serde hands it over, borrowed or decoded, and never kept. `index_of` is
+    /// called through a reference to `dyn Fn`, so that the seed, and serde's key reading under
+    /// it, are compiled once per deserializer rather than once per reader.
     #[inline]
     pub fn next_field<F: Fn(&str) -> usize>(
         &mut self,
         index_of: F,
     ) -> Result<Option<usize>, M::Error> {
-        self.map.next_key_seed(FieldSeed(index_of))
+        self.map.next_key_seed(FieldSeed(&index_of))
     }
 
     /// Reads the value of field `index` into `slot`, checked against the field's schema node;
@@ -342,9 +385,9 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
 
 /// A key, matched to a field index as it is read (serde's derive reads its field identifiers
 /// the same way).
-struct FieldSeed<F>(F);
+struct FieldSeed<'f>(&'f dyn Fn(&str) -> usize);
 
-impl<'de, F: Fn(&str) -> usize> DeserializeSeed<'de> for FieldSeed<F> {
+impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
     type Value = usize;
 
     #[inline]
@@ -353,7 +396,7 @@ impl<'de, F: Fn(&str) -> usize> DeserializeSeed<'de> for FieldSeed<F> {
     }
 }
 
-impl<F: Fn(&str) -> usize> de::Visitor<'_> for FieldSeed<F> {
+impl de::Visitor<'_> for FieldSeed<'_> {
     type Value = usize;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

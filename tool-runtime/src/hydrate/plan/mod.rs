@@ -125,31 +125,49 @@ impl Plan {
 }
 
 /// What a tool's `Tool::__GUARD` holds: what a tool without a generated reader needs compiled,
-/// monomorphized for its argument type: the guard's two entry points, and the registration-time
-/// check that a verbatim schema agrees with the argument type. A tool whose generated reader
-/// reads every call (its schema derived from the type, so agreeing by construction) sets it to
-/// `None`, so none of it, nor serde's deserialization of the arguments under it, is compiled for
-/// that tool: the largest share of the code a `#[tool]` costs to build.
+/// monomorphized for its argument type: the guard's two entry points, the registration-time
+/// check that a verbatim schema agrees with the argument type, and the slow path's
+/// deserialization of validated arguments. A tool whose generated reader reads every call (its
+/// schema derived from the type, so agreeing by construction) sets it to `None`, so none of it,
+/// nor serde's deserialization of the arguments under it, is compiled for that tool: the largest
+/// share of the code a `#[tool]` costs to build. Its slow path reads with the reader too (see
+/// `fields::read_validated`).
 pub struct GuardOf<A> {
     /// [`Plan::from_str`] into `A`: arguments that arrived as text.
-    pub text: fn(&Plan, &str, usize) -> Option<A>,
+    pub text: fn(&Plan, &str, usize) -> Option<fields::Typed>,
     /// The plan's check of a parsed object, then `A` deserialized from it.
-    pub object: fn(&Plan, &Value) -> Option<A>,
+    pub object: fn(&Plan, &Value) -> Option<fields::Typed>,
     /// Whether the values a verbatim schema accepts are accepted by `A`.
     pub agree: fn(&ToolDefinition) -> Result<(), RegistrationError>,
+    /// The slow path's deserialization of arguments already validated: `A`'s own `Deserialize`
+    /// from the parsed object.
+    pub value: fn(Value) -> Result<fields::Typed, serde_json::Error>,
+    /// The argument type the functions read.
+    pub _args: std::marker::PhantomData<fn() -> A>,
 }
 
 /// The guard for `A`, for `Tool::__GUARD`.
-pub const fn guard<A: DeserializeOwned>() -> GuardOf<A> {
+pub const fn guard<A: DeserializeOwned + Send + Sync + 'static>() -> GuardOf<A> {
     GuardOf {
-        text: |plan, text, max_depth| plan.from_str(text, max_depth).ok(),
+        text: |plan, text, max_depth| match plan.from_str::<A>(text, max_depth) {
+            Ok(args) => Some(Box::new(args)),
+            Err(_) => None,
+        },
         object: |plan, object| {
             if !plan.accepts(object) {
                 return None;
             }
-            A::deserialize(object).ok()
+            match A::deserialize(object) {
+                Ok(args) => Some(Box::new(args)),
+                Err(_) => None,
+            }
         },
         agree: crate::hydrate::agree::check::<A>,
+        value: |value| match serde_json::from_value::<A>(value) {
+            Ok(args) => Ok(Box::new(args)),
+            Err(e) => Err(e),
+        },
+        _args: std::marker::PhantomData,
     }
 }
 

@@ -1,0 +1,251 @@
+//! A typed tool (what `#[tool]` generates) behind the type-erased [`Handler`]: its hydration
+//! paths, its body, and its registration. Each generic function here is compiled once per tool,
+//! so each only gathers the tool's own functions and constants and hands them to a function
+//! compiled once.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, LazyLock, RwLock};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::entry::{Check, Entry, Handler, RegistrationError, Sent};
+use super::plan::Plan;
+use super::plan::fields::{self, Layout};
+use crate::definition::{SchemaOrigin, ToolDefinition};
+use crate::error::{ErrorCode, ToolError};
+use crate::tool::{CallContext, StateRequirement, Tool};
+
+struct Typed<T>(PhantomData<fn() -> T>);
+
+/// A typed tool's reader functions: `read`, `read_value` and `fields` of its `ReaderOf`.
+type ReaderFns = (
+    fn(&str, &Plan, &Layout, usize) -> Result<fields::Typed, serde_json::Error>,
+    fn(&Value, &Plan, &Layout, usize) -> Result<fields::Typed, serde_json::Error>,
+    &'static [&'static str],
+);
+/// The guard's check that a verbatim schema agrees with the argument type.
+type Agree = fn(&ToolDefinition) -> Result<(), RegistrationError>;
+/// A typed tool's guard functions: `text`, `object` and `value` of its `GuardOf`.
+type GuardFns = (
+    fn(&Plan, &str, usize) -> Option<fields::Typed>,
+    fn(&Plan, &Value) -> Option<fields::Typed>,
+    fn(Value) -> Result<fields::Typed, serde_json::Error>,
+);
+
+impl<T: Tool> Typed<T> {
+    // Matched by hand rather than with `Option::map` and a closure, which would be one more
+    // function compiled per tool.
+    const READER: Option<ReaderFns> = match &T::__READER {
+        Some(r) => Some((r.read, r.read_value, r.fields)),
+        None => None,
+    };
+    const GUARD: Option<GuardFns> = match &T::__GUARD {
+        Some(g) => Some((g.text, g.object, g.value)),
+        None => None,
+    };
+    const AGREE: Option<Agree> = match &T::__GUARD {
+        Some(g) => Some(g.agree),
+        None => None,
+    };
+    const FIELDS: Option<&'static [&'static str]> = match &T::__READER {
+        Some(r) => Some(r.fields),
+        None => None,
+    };
+}
+
+// This impl is compiled once per tool, so what it holds is multiplied by the number of tools:
+// where a method's work does not depend on the tool's types, it passes the tool's functions to
+// a function compiled once.
+impl<T: Tool> Handler for Typed<T> {
+    fn fast(
+        &self,
+        sent: Sent<'_>,
+        plan: &Plan,
+        layout: Option<&Layout>,
+        max_depth: usize,
+    ) -> Option<Box<dyn Any + Send + Sync>> {
+        fast(sent, plan, layout, max_depth, Self::READER, Self::GUARD)
+    }
+
+    fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
+        let args = typed
+            .downcast_ref::<T::Args>()
+            .expect("a ToolInstance only ever holds its own tool's argument type");
+        // an argument type that deserialized from JSON serializes back; if a hand-written
+        // Serialize impl fails anyway, audit records null rather than the process panicking
+        serde_json::to_value(args).unwrap_or(Value::Null)
+    }
+
+    fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
+        deserialize(args, Self::READER, Self::GUARD)
+    }
+
+    fn run(
+        &self,
+        args: Box<dyn Any + Send + Sync>,
+        cx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let Ok(args) = args.downcast::<T::Args>() else {
+            return wrong_arguments();
+        };
+        // moved out of its box here, so that the future does not own (and free) the box
+        let args = *args;
+        Box::pin(async move {
+            let out = T::call(args, &cx).await?;
+            Ok(serde_json::to_value(out)?)
+        })
+    }
+
+    fn required_state(&self) -> Vec<StateRequirement> {
+        T::required_state()
+    }
+}
+
+/// The fast path of a typed tool: its generated reader where the layout lets it stand for the
+/// plan, else its guard. What was sent is checked as it is read, never the typed value: serde
+/// may accept more than the schema (aliases, `deserialize_with`, a struct sent as an array).
+fn fast(
+    sent: Sent<'_>,
+    plan: &Plan,
+    layout: Option<&Layout>,
+    max_depth: usize,
+    reader: Option<ReaderFns>,
+    guard: Option<GuardFns>,
+) -> Option<Box<dyn Any + Send + Sync>> {
+    match (sent, layout, reader, guard) {
+        (Sent::Text(text), Some(layout), Some((read, _, _)), _) => {
+            read(text, plan, layout, max_depth).ok()
+        }
+        (Sent::Object(object), Some(layout), Some((_, read_value, _)), _) => {
+            read_value(object, plan, layout, max_depth).ok()
+        }
+        (Sent::Text(text), _, _, Some((guard, _, _))) => guard(plan, text, max_depth),
+        (Sent::Object(object), _, _, Some((_, guard, _))) => guard(plan, object),
+        // neither applies (registration then reports no fast path): the slow path reads
+        _ => None,
+    }
+}
+
+/// The slow path's typed arguments, from arguments already validated: the argument type's own
+/// `Deserialize` when the tool has a guard, else its generated reader, which deserializes as
+/// that derive does (so a tool with a reader has no other deserialization compiled).
+fn deserialize(
+    args: Value,
+    reader: Option<ReaderFns>,
+    guard: Option<GuardFns>,
+) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
+    let read = match (guard, reader) {
+        (Some((_, _, value)), _) => value(args),
+        (None, Some((_, read_value, fields))) => fields::read_validated(&args, fields, read_value),
+        (None, None) => {
+            return Err(ToolError::new(
+                ErrorCode::INTERNAL,
+                "the tool declares neither a reader nor a guard for its arguments",
+            ));
+        }
+    };
+    read.map_err(|e| {
+        ToolError::new(
+            ErrorCode::INVALID_ARGUMENTS,
+            format!("the arguments do not fit the tool: {e}"),
+        )
+        .retryable(true)
+        .recover("correct the arguments to match the tool's schema and call it again")
+    })
+}
+
+/// A typed tool handed another tool's arguments: a bug in the set, reported as an error.
+fn wrong_arguments() -> BoxFuture<'static, Result<Value, ToolError>> {
+    Box::pin(futures::future::ready(Err(ToolError::new(
+        ErrorCode::INTERNAL,
+        "a tool was handed arguments of another tool",
+    ))))
+}
+
+/// The check of each typed tool registered so far in this process, by the tool's type. A typed
+/// tool's definition is a `static` derived once and never changed, so the check compiled from it
+/// holds for every set that registers the tool: a second set (one per session or agent, say)
+/// neither parses its schema nor compiles its plan again, and the explaining validator, once
+/// compiled for one set, serves them all.
+pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
+    TypedParts::of::<T>().check()
+}
+
+/// What registering a typed tool needs of it, as values: the code that registers it is then
+/// compiled once, not once per tool.
+pub(crate) struct TypedParts {
+    id: TypeId,
+    definition: &'static ToolDefinition,
+    reader_fields: Option<&'static [&'static str]>,
+    /// The guard's agreement check, when the tool has a guard.
+    agree: Option<Agree>,
+}
+
+impl TypedParts {
+    pub(crate) fn of<T: Tool>() -> TypedParts {
+        TypedParts {
+            id: TypeId::of::<T>(),
+            definition: T::definition(),
+            reader_fields: Typed::<T>::FIELDS,
+            agree: Typed::<T>::AGREE,
+        }
+    }
+
+    /// The tool's check (see [`typed_check`]).
+    fn check(&self) -> Result<Arc<Check>, RegistrationError> {
+        static CHECKS: LazyLock<RwLock<HashMap<TypeId, Arc<Check>, foldhash::fast::RandomState>>> =
+            LazyLock::new(Default::default);
+        if let Some(check) = CHECKS
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.id)
+        {
+            return Ok(check.clone());
+        }
+        let definition = self.definition;
+        // what a derived schema only tells at run time: whether `strict` holds, whether the
+        // declared examples fit it
+        crate::__private::check(definition)?;
+        let mut check = Check::of(definition)?;
+        if let (SchemaOrigin::Verbatim, Some(agree)) = (definition.schema_origin, self.agree) {
+            // the types the macro could not compare with the schema
+            agree(definition)?;
+        }
+        if let Check::Plan {
+            plan,
+            fast: fast @ true,
+            layout,
+            ..
+        } = &mut check
+        {
+            if let Some(fields) = self.reader_fields {
+                *layout = Layout::new(plan, fields);
+            }
+            // a reader whose fields do not line up with the schema, and no guard to fall back
+            // on: every call takes the slow path, and the set says so
+            *fast = layout.is_some() || self.agree.is_some();
+        }
+        // two threads preparing the same tool keep the first check, so every set shares one
+        Ok(CHECKS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(self.id)
+            .or_insert_with(|| Arc::new(check))
+            .clone())
+    }
+}
+
+impl Entry {
+    /// A typed tool's entry (what `#[tool]` generates), its check shared by every set in the
+    /// process.
+    pub(crate) fn typed<T: Tool>() -> Result<Entry, RegistrationError> {
+        typed_entry(TypedParts::of::<T>(), Box::new(Typed::<T>(PhantomData)))
+    }
+}
+
+fn typed_entry(parts: TypedParts, handler: Box<dyn Handler>) -> Result<Entry, RegistrationError> {
+    Ok(Entry::typed_of(parts.definition, parts.check()?, handler))
+}
