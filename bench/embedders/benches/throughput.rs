@@ -136,9 +136,7 @@ fn main() {
                         }
                     }
                     let took = start.elapsed();
-                    calls
-                        .borrow_mut()
-                        .push(took.as_secs_f64() / iters as f64);
+                    calls.borrow_mut().push(took.as_secs_f64() / iters as f64);
                     took
                 })
             });
@@ -153,9 +151,8 @@ fn main() {
         let rates: Vec<Option<f64>> = per_set
             .iter()
             .map(|calls| {
-                (calls.len() >= SAMPLES).then(|| {
-                    texts.len() as f64 / median(calls[calls.len() - SAMPLES..].to_vec())
-                })
+                (calls.len() >= SAMPLES)
+                    .then(|| texts.len() as f64 / median(calls[calls.len() - SAMPLES..].to_vec()))
             })
             .collect();
         println!("\n{set}: median texts/s over the {SAMPLES} measured samples");
@@ -166,12 +163,9 @@ fn main() {
         println!("|{:-<44}|{:->10}|{:->13}|", "", "", "");
         for (imp, rate) in impls.iter().zip(&rates) {
             match (rate, rates[0]) {
-                (Some(r), Some(base)) => println!(
-                    "| {:<42} | {:>8.1} | {:>10.2}x |",
-                    imp.name,
-                    r,
-                    r / base
-                ),
+                (Some(r), Some(base)) => {
+                    println!("| {:<42} | {:>8.1} | {:>10.2}x |", imp.name, r, r / base)
+                }
                 (Some(r), None) => println!("| {:<42} | {:>8.1} | {:>11} |", imp.name, r, "-"),
                 (None, _) => {}
             }
