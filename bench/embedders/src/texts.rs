@@ -5,6 +5,8 @@ use serde_json::json;
 use tool_runtime::definition::ToolDefinition;
 use tool_runtime::select::tool_text;
 
+// the shared loader also reads the questions, which throughput does not need
+#[allow(dead_code)]
 #[path = "../../../test-support/src/bfcl.rs"]
 mod bfcl;
 

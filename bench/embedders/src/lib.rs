@@ -1,14 +1,12 @@
-//! Embeds the same texts with every all-MiniLM-L6-v2 implementation at hand, in one process,
-//! and prints each one's throughput, its ratio to tool-runtime's `MiniLm`, and how far its
-//! vectors are from `MiniLm`'s. See README.md for the command and the optional ONNX rows.
+//! Every all-MiniLM-L6-v2 implementation at hand behind one signature, the texts they embed, and
+//! how far their vectors are from tool-runtime's `MiniLm`. `benches/throughput.rs` measures them;
+//! see README.md for the command and the optional ONNX rows.
 
-mod before;
-mod onnx;
-mod texts;
+pub mod onnx;
+pub mod texts;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -18,7 +16,7 @@ use tool_runtime::select::minilm::{MiniLm, WordPiece};
 /// Embeds one batch as a caller hands it over.
 pub type Run = Box<dyn Fn(&[String]) -> Vec<Vec<f32>>>;
 
-/// One row of the table.
+/// One implementation, named as the tables and criterion show it.
 pub struct Implementation {
     pub name: String,
     pub run: Run,
@@ -26,13 +24,6 @@ pub struct Implementation {
 
 /// Longest input, in tokens, as tool-runtime truncates.
 pub const MAX_TOKENS: usize = 256;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// The model's tokenizer as tool-runtime implements it, so every implementation but fastembed
 /// (which brings its own) sees the same token ids.
@@ -46,9 +37,9 @@ fn tensors(dir: &Path) -> HashMap<String, Tensor> {
         .expect("model.safetensors loads")
 }
 
-/// Groups of texts of similar length, at most 256 padded tokens each: the grouping tool-runtime
-/// used at commit cc8fbe9, also applied to the alternatives that pad a batch to its longest text
-/// so that their rows compare kernels, not padding.
+/// Groups of texts of similar length, at most 256 padded tokens each: applied to the alternatives
+/// that pad a batch to its longest text, so that their `grouped` rows compare kernels, not
+/// padding.
 pub fn groups(ids: &[Vec<u32>]) -> Vec<Vec<usize>> {
     const GROUP_TOKENS: usize = 256;
     let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -122,29 +113,19 @@ pub fn mean_pool(hidden: &[f32], mask: &[f32], n: usize, len: usize) -> Vec<Vec<
         .collect()
 }
 
+/// Name of the reference row: tool-runtime's `MiniLm`.
+pub const REFERENCE: &str = "tool-runtime MiniLm";
+
 fn tool_runtime(dir: &Path) -> Implementation {
     let model = MiniLm::load(dir).expect("the model loads");
     Implementation {
-        name: "tool-runtime MiniLm".into(),
+        name: REFERENCE.into(),
         run: Box::new(move |batch| model.embed_now(batch).expect("embeds")),
     }
 }
 
 fn config_json(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("config.json")).expect("config.json")
-}
-
-fn before_grouped(dir: &Path) -> Implementation {
-    let tok = tokenizer(dir);
-    let config: before::grouped::Config = serde_json::from_str(&config_json(dir)).unwrap();
-    let bert = before::grouped::Bert::load(tensors(dir), &config).expect("the model loads");
-    Implementation {
-        name: "tool-runtime previous (cc8fbe9)".into(),
-        run: Box::new(move |batch| {
-            let ids: Vec<Vec<u32>> = batch.iter().map(|t| tok.encode(t, MAX_TOKENS)).collect();
-            grouped(&ids, |g| bert.embed(g).expect("embeds"))
-        }),
-    }
 }
 
 fn transformers_embed(model: &BertModel, ids: &[Vec<u32>]) -> Vec<Vec<f32>> {
@@ -179,9 +160,27 @@ fn transformers(dir: &Path, grouping: bool) -> Implementation {
     }
 }
 
+/// `MiniLm` first, then candle-transformers' BERT padded and grouped, then the ONNX Runtime rows
+/// when their variables are set; the second value says why those are missing otherwise.
+pub fn implementations(dir: &Path) -> (Vec<Implementation>, Option<String>) {
+    let mut out = vec![
+        tool_runtime(dir),
+        transformers(dir, false),
+        transformers(dir, true),
+    ];
+    let skipped = match onnx::implementations(dir) {
+        Ok(more) => {
+            out.extend(more);
+            None
+        }
+        Err(why) => Some(why),
+    };
+    (out, skipped)
+}
+
 /// The largest cosine distance between `got` and `reference`, and the largest difference of one
 /// component.
-fn disagreement(reference: &[Vec<f32>], got: &[Vec<f32>]) -> (f32, f32) {
+pub fn disagreement(reference: &[Vec<f32>], got: &[Vec<f32>]) -> (f32, f32) {
     let mut cos = 0f32;
     let mut abs = 0f32;
     for (a, b) in reference.iter().zip(got) {
@@ -194,104 +193,4 @@ fn disagreement(reference: &[Vec<f32>], got: &[Vec<f32>]) -> (f32, f32) {
         }
     }
     (cos, abs)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn main() {
-    let Some(dir) = MiniLm::dir_from_env() else {
-        eprintln!("set TOOLS_MINILM_DIR to the all-MiniLM-L6-v2 directory");
-        std::process::exit(2);
-    };
-    let batch = env_usize("BATCH", 32);
-    let rounds = env_usize("ROUNDS", 5).max(1);
-    let generated = env_usize("TEXTS", 1_000);
-    let only = std::env::var("ONLY").ok();
-
-    let mut sets = vec![("generated", texts::generated(generated))];
-    match texts::bfcl() {
-        Ok(t) => sets.push(("bfcl", t)),
-        Err(e) => println!("BFCL set skipped: {e}"),
-    }
-
-    let mut impls = vec![
-        tool_runtime(&dir),
-        before_grouped(&dir),
-        transformers(&dir, false),
-        transformers(&dir, true),
-    ];
-    match onnx::implementations(&dir) {
-        Ok(more) => impls.extend(more),
-        Err(why) => println!("ONNX Runtime rows skipped: {why}"),
-    }
-    if let Some(only) = &only {
-        impls.retain(|i| {
-            i.name == "tool-runtime MiniLm" || only.split(',').any(|o| i.name.contains(o))
-        });
-    }
-    println!(
-        "candle threads: {}; batches of {batch} as the callers send them; median of {rounds} rounds, \
-         implementations interleaved",
-        candle_core::utils::get_num_threads()
-    );
-
-    let tok = tokenizer(&dir);
-    for (set, texts) in &sets {
-        let lens: Vec<usize> = texts
-            .iter()
-            .map(|t| tok.encode(t, MAX_TOKENS).len())
-            .collect();
-        let words: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
-        println!(
-            "\n{set}: {} texts, {:.1} words and {:.1} tokens on average, longest {} tokens",
-            texts.len(),
-            words as f64 / texts.len() as f64,
-            lens.iter().sum::<usize>() as f64 / texts.len() as f64,
-            lens.iter().max().unwrap_or(&0)
-        );
-        // One warm-up pass each (first touch of the weights and buffers), which also gives the
-        // vectors compared.
-        let vectors: Vec<Vec<Vec<f32>>> = impls
-            .iter()
-            .map(|i| texts.chunks(batch).flat_map(|b| (i.run)(b)).collect())
-            .collect();
-        let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); impls.len()];
-        for round in 0..rounds {
-            // rotated, so that no implementation always runs right after the same one
-            for k in 0..impls.len() {
-                let i = (k + round) % impls.len();
-                let start = Instant::now();
-                for b in texts.chunks(batch) {
-                    std::hint::black_box((impls[i].run)(b));
-                }
-                seconds[i].push(start.elapsed().as_secs_f64());
-            }
-        }
-        let rates: Vec<f64> = seconds
-            .into_iter()
-            .map(|s| texts.len() as f64 / median(s))
-            .collect();
-        println!(
-            "| {:<42} | {:>8} | {:>7} | {:>9} | {:>10} |",
-            "implementation", "texts/s", "ratio", "max 1-cos", "max |diff|"
-        );
-        println!(
-            "|{:-<44}|{:->10}|{:->9}|{:->11}|{:->12}|",
-            "", "", "", "", ""
-        );
-        for (k, imp) in impls.iter().enumerate() {
-            let (cos, abs) = disagreement(&vectors[0], &vectors[k]);
-            println!(
-                "| {:<42} | {:>8.1} | {:>6.2}x | {:>9.1e} | {:>10.1e} |",
-                imp.name,
-                rates[k],
-                rates[k] / rates[0],
-                cos,
-                abs
-            );
-        }
-    }
 }
