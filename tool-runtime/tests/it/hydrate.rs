@@ -630,3 +630,50 @@ fn the_slow_path_of_a_tool_with_a_reader_reads_with_its_reader() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
 }
+
+/// A shape: an externally tagged enum with data, which the fast path leaves to the slow path.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum SlowShape {
+    Circle { radius: f64 },
+    Square(u16),
+    Empty,
+}
+
+/// Draws a shape.
+#[tool_runtime::tool(read_only)]
+async fn slow_draw(
+    /// The shape.
+    shape: SlowShape,
+    /// A seed.
+    seed: u64,
+) -> String {
+    format!("{shape:?}{seed}")
+}
+
+/// The slow path reads a data variant (`{"square": 7}`), which only it can read, through the
+/// tool's reader: from text and from an object, with every variant form.
+#[test]
+fn the_slow_path_reads_data_variants_of_an_enum_field_through_the_reader() {
+    // the reader is the tool's only deserializer: no guard is compiled for it
+    assert!(<slow_draw as tool_runtime::Tool>::__GUARD.is_none());
+    let set = ToolSet::new().with::<slow_draw>().unwrap();
+    for shape in [
+        json!({"square": 7}),
+        json!({"circle": {"radius": 1.5}}),
+        json!("empty"),
+    ] {
+        let args = json!({"shape": shape, "seed": 0});
+        let text = set.hydrate(&call("slow_draw", args.to_string())).unwrap();
+        assert_eq!(text.arguments(), &args);
+        let object = set.hydrate(&call("slow_draw", args.clone())).unwrap();
+        assert_eq!(object.arguments(), &args);
+    }
+    let err = set
+        .hydrate(&call(
+            "slow_draw",
+            json!({"shape": {"triangle": 3}, "seed": 0}),
+        ))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
+}

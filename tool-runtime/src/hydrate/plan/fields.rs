@@ -229,11 +229,15 @@ fn root<'a, A>(
     layout: &'a Layout,
     max_depth: usize,
 ) -> Result<Root<'a, A, Boxed>, serde_json::Error> {
-    // the root object is one level; its values get what is left
-    let depth = u32::try_from(max_depth)
-        .unwrap_or(super::walk::UNLIMITED - 1)
-        .checked_sub(1)
-        .ok_or_else(refused::<serde_json::Error>)?;
+    // the root object is one level; its values get what is left (no limit stays none)
+    let depth = if max_depth == usize::MAX {
+        super::walk::UNLIMITED
+    } else {
+        u32::try_from(max_depth)
+            .unwrap_or(super::walk::UNLIMITED - 1)
+            .checked_sub(1)
+            .ok_or_else(refused::<serde_json::Error>)?
+    };
     Ok(Root {
         plan,
         layout,
