@@ -647,12 +647,15 @@ async fn slow_draw(
     shape: SlowShape,
     /// A seed.
     seed: u64,
+    /// Weights by layer.
+    #[arg(default)]
+    weights: std::collections::BTreeMap<u32, f64>,
 ) -> String {
-    format!("{shape:?}{seed}")
+    format!("{shape:?}{seed}{weights:?}")
 }
 
-/// The slow path reads a data variant (`{"square": 7}`), which only it can read, through the
-/// tool's reader: from text and from an object, with every variant form.
+/// The slow path reads what only it can read (a data variant `{"square": 7}`, a map with
+/// integer keys) through the tool's reader: from text and from an object, in every form.
 #[test]
 fn the_slow_path_reads_data_variants_of_an_enum_field_through_the_reader() {
     // the reader is the tool's only deserializer: no guard is compiled for it
@@ -663,7 +666,7 @@ fn the_slow_path_reads_data_variants_of_an_enum_field_through_the_reader() {
         json!({"circle": {"radius": 1.5}}),
         json!("empty"),
     ] {
-        let args = json!({"shape": shape, "seed": 0});
+        let args = json!({"shape": shape, "seed": 0, "weights": {"1": 0.5, "20": 2.0}});
         let text = set.hydrate(&call("slow_draw", args.to_string())).unwrap();
         assert_eq!(text.arguments(), &args);
         let object = set.hydrate(&call("slow_draw", args.clone())).unwrap();

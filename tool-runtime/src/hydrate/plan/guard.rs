@@ -19,7 +19,7 @@ use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, StringDeseriali
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::compare::Scalar;
-use super::walk::{ObjectWalker, SeqWalker, UNLIMITED, Walker};
+use super::walk::{ObjectWalker, SeqWalker, Walker};
 
 /// The message of a refusal; never shown (the validator explains refusals), but visible when
 /// debugging the fast path.
@@ -162,17 +162,13 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Guard<'_, D> {
 
     /// Read as what was sent: a unit variant's string is checked like any string. The form of
     /// a data variant (`{"Variant": ..}`) goes to the slow path; derived schemas put such enums
-    /// out of the plan's reach anyway. Where there is nothing to check and no depth to count
-    /// (the slow path reading arguments already validated), serde reads the enum in any form.
+    /// out of the plan's reach anyway.
     fn deserialize_enum<V: Visitor<'de>>(
         self,
-        name: &'static str,
-        variants: &'static [&'static str],
+        _name: &'static str,
+        _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        if self.walker.depth == UNLIMITED && self.walker.is_any() {
-            return self.de.deserialize_enum(name, variants, visitor);
-        }
         self.de.deserialize_any(Checked {
             walker: self.walker,
             visitor: UnitVariant(visitor),
