@@ -263,7 +263,15 @@ impl Check {
                 }
             }
             SchemaOrigin::Verbatim | SchemaOrigin::Dynamic => {
-                let schema = definition.parameters_value();
+                // valid JSON that serde_json still cannot read into a tree (a number beyond
+                // `f64`, such as `1e400`) is refused here, where a `Value` would panic later
+                let schema: Value =
+                    serde_json::from_str(definition.parameters.get()).map_err(|e| {
+                        RegistrationError::InvalidSchema {
+                            name: name.clone(),
+                            error: SchemaError(format!("the schema cannot be read: {e}")),
+                        }
+                    })?;
                 registrable(&name, &schema)?;
                 if let Some(key) = property_with_control_character(&schema) {
                     return Err(RegistrationError::InvalidDefinition {

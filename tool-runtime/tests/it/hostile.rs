@@ -333,6 +333,28 @@ fn catalogs_with_references_outside_the_document_or_in_circles_are_refused() {
     assert!(e.contains("/$defs/missing"), "{e}");
 }
 
+/// Valid JSON that cannot be read into numbers (found by the `register_catalog` fuzz target: a
+/// catalog registered, then panicked when its schema was first read): refused at registration,
+/// for a catalog and for a single dynamic definition.
+#[test]
+fn a_schema_with_a_number_beyond_f64_is_refused_at_registration() {
+    for number in ["1111e1111", "-1e400"] {
+        let catalog = format!(
+            r#"[{{"type": "function", "name": "t", "description": "d",
+                 "parameters": {{"type": {number}, "properties": {{"n": {{"type": "integer"}}}}}}}}]"#
+        );
+        let e = ToolSet::new()
+            .register_catalog(&catalog)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            matches!(&e, RegistrationError::InvalidSchema { name, .. } if name == "t"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("cannot be read"), "{e}");
+    }
+}
+
 #[test]
 fn names_with_control_characters_are_refused() {
     let e = catalog_error(json!([{"name": "t\u{7}\n", "description": "d",
