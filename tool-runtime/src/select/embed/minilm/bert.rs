@@ -14,7 +14,8 @@
 //! already in the destination so that the product accumulates onto them in the same pass.
 //! The weights are used where they lie in `model.safetensors` (mapped, not read: a process that
 //! embeds one query would otherwise spend most of its time copying 90 MB), in the file's own
-//! layouts: the matrix products read a stored `out × in` weight through strides.
+//! layouts: the matrix products of a short pass read a stored `out × in` weight through strides,
+//! and those of a pass of [`TRANSPOSED_FROM_ROWS`] tokens or more a transposed copy made once.
 
 use std::ops::{Deref, Range};
 use std::sync::{Arc, OnceLock};
