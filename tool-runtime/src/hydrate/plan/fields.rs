@@ -522,7 +522,7 @@ impl<T: DeserializeOwned> Kind<T> for AsGuarded<T> {
         // nothing to check and no depth to count (the slow path reading arguments already
         // validated): `T` reads itself, in every form its `Deserialize` accepts, including those
         // the guard leaves to the slow path (data variants, integer map keys, raw values)
-        if place.0.depth == super::walk::UNLIMITED && place.0.is_any() {
+        if place.0.checks_nothing() {
             return T::deserialize(de);
         }
         T::deserialize(Guard {

@@ -37,7 +37,13 @@ impl<'p> Walker<'p> {
             node: node.unwrap_or(plan.any),
             depth,
         };
-        (depth != UNLIMITED || !walker.is_any()).then_some(walker)
+        (!walker.checks_nothing()).then_some(walker)
+    }
+
+    /// Whether a value here needs no walk at all: nothing is checked and no depth is counted.
+    #[inline]
+    pub(super) fn checks_nothing(&self) -> bool {
+        self.depth == UNLIMITED && self.is_any()
     }
 
     /// The depth left to the children of an array or object opened here.
