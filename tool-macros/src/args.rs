@@ -110,7 +110,7 @@ pub(crate) fn struct_derives(input: &Input, c: &Checked) -> TokenStream {
 /// tool's args struct.
 pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
     match &input.kind {
-        Kind::Fn(_) => args_struct_item(input, c, true),
+        Kind::Fn(_) => args_struct_item(input, c, true, true),
         Kind::Struct { item, .. } => {
             let derives = struct_derives(input, c);
             let item = struct_item(input, c, item);
@@ -122,8 +122,14 @@ pub(crate) fn final_args_item(input: &Input, c: &Checked) -> TokenStream {
 /// One field per argument, carrying the parameter's docs (schemars turns them into
 /// descriptions) and serde/schemars attributes. `schema`: with the `JsonSchema` derive (and the
 /// schemars attributes it reads) when the schema is derived; without, the struct is the one
-/// serde's derives and the generated reader need.
-pub(crate) fn args_struct_item(input: &Input, c: &Checked, schema: bool) -> TokenStream {
+/// serde's derives and the generated reader need. `deserialize`: with serde's `Deserialize`
+/// derive (without, the tool's generated reader implements it).
+pub(crate) fn args_struct_item(
+    input: &Input,
+    c: &Checked,
+    schema: bool,
+    deserialize: bool,
+) -> TokenStream {
     let schema = schema && derived(c);
     let mut fields = Vec::new();
     for (i, p) in input.params.iter().enumerate() {
@@ -159,9 +165,10 @@ pub(crate) fn args_struct_item(input: &Input, c: &Checked, schema: bool) -> Toke
         (TokenStream::new(), TokenStream::new())
     };
     let serde = rt.crate_string("serde");
+    let deserialize = deserialize.then(|| quote!(#rt::serde::Deserialize,));
     quote! {
         #[doc(hidden)]
-        #[derive(#rt::serde::Deserialize, #rt::serde::Serialize #schema_derive)]
+        #[derive(#deserialize #rt::serde::Serialize #schema_derive)]
         #[serde(crate = #serde)]
         #schema_crate
         pub struct __ToolArgs {

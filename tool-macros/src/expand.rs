@@ -75,10 +75,12 @@ fn emit(input: &Input, c: &Checked) -> TokenStream {
         },
     };
     let name = &c.name;
-    let (reader, reader_const) = crate::reader::reader(input, c).unwrap_or_default();
+    let generated = crate::reader::reader(input, c);
+    let reads_itself = generated.is_some();
+    let (reader, reader_const) = generated.unwrap_or_default();
     match &input.kind {
         Kind::Fn(f) => {
-            let args_struct = args_struct(input, c, constant.is_some());
+            let args_struct = args_struct(input, c, constant.is_some(), !reads_itself);
             let output = c.output.as_ref().expect("function form has an output");
             let out_ty = &output.ty;
             let (call, requirements) =
@@ -298,12 +300,13 @@ fn default_fns(input: &Input, _c: &Checked) -> TokenStream {
 /// When the schema is written whole at compile time (`constant`), schemars is needed only for
 /// the runtime's `verify-written` comparison: the struct is emitted with and without its
 /// `JsonSchema` derive, and the runtime's `verify_written!` keeps the one it needs.
-fn args_struct(input: &Input, c: &Checked, constant: bool) -> TokenStream {
+/// `deserialize`: whether it derives `Deserialize` (not when its generated reader stands in).
+fn args_struct(input: &Input, c: &Checked, constant: bool, deserialize: bool) -> TokenStream {
     let defaults = default_fns(input, c);
-    let item = args_struct_item(input, c, true);
+    let item = args_struct_item(input, c, true, deserialize);
     let item = if constant && crate::args::derived(c) {
         let rt = input.runtime();
-        let without = args_struct_item(input, c, false);
+        let without = args_struct_item(input, c, false, deserialize);
         quote!(#rt::verify_written!({ #item } { #without });)
     } else {
         item

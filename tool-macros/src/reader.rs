@@ -93,7 +93,21 @@ pub fn reader(input: &Input, c: &Checked) -> Option<(TokenStream, TokenStream)> 
             default,
         });
     }
-    let reader = reader_impl(&rt, &args_ty, &fields, deny_unknown, input.ident.span()).ok()?;
+    let mut reader = reader_impl(&rt, &args_ty, &fields, deny_unknown, input.ident.span()).ok()?;
+    if let Kind::Fn(_) = input.kind {
+        // The hidden args struct derives no `Deserialize` (see `args::args_struct_item`): its
+        // reader stands in, so each tool compiles one deserializer instead of two.
+        reader.extend(quote! {
+            #[automatically_derived]
+            impl<'de> #rt::serde::Deserialize<'de> for __ToolArgs {
+                fn deserialize<__D: #rt::serde::Deserializer<'de>>(
+                    __deserializer: __D,
+                ) -> ::core::result::Result<Self, __D::Error> {
+                    #fast::deserialize(__deserializer)
+                }
+            }
+        });
+    }
     Some((reader, constant))
 }
 
@@ -379,9 +393,9 @@ fn reader_impl(
     let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
     let indices: Vec<usize> = (0..fields.len()).collect();
     let idents = fields.iter().map(|f| &f.ident);
-    let fills = fields.iter().map(|f| match &f.default {
+    let fills = fields.iter().enumerate().map(|(i, f)| match &f.default {
         Some(d) => d.clone(),
-        None => quote!(__fields.missing()?),
+        None => quote!(__fields.missing(#i)?),
     });
     let unknown = if deny_unknown {
         quote!(__fields.deny()?)

@@ -80,7 +80,7 @@ impl TestHooks for ToolSet {
 pub mod fast {
     pub use crate::hydrate::plan::fields::{
         AsGuarded, AsLeaf, Fields, KeyText, Kind, Layout, Leaf, Place, Probe, Reader, ReaderOf,
-        ViaGuard, ViaLeaf, nested, reader, unknown_variant, variant,
+        ViaGuard, ViaLeaf, deserialize, nested, reader, unknown_variant, variant,
     };
     pub use crate::hydrate::plan::{GuardOf, guard};
 }

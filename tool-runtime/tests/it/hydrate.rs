@@ -680,3 +680,64 @@ fn the_slow_path_reads_data_variants_of_an_enum_field_through_the_reader() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_ARGUMENTS);
 }
+
+/// `slow_draw`'s arguments as serde's derive reads them, to compare its generated
+/// `Deserialize` with.
+#[derive(Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+struct DerivedDrawArgs {
+    shape: SlowShape,
+    seed: u64,
+    #[serde(default)]
+    weights: std::collections::BTreeMap<u32, f64>,
+}
+
+/// A function tool's hidden args type implements `Deserialize` with its reader rather than
+/// serde's derive (one deserializer compiled per tool): outside hydration, with no schema in
+/// play, it reads what the derive reads and refuses what the derive refuses, naming the field.
+#[test]
+fn a_function_tools_arguments_deserialize_as_serdes_derive_would() {
+    type Args = <slow_draw as Tool>::Args;
+    let same = |text: &str| {
+        let ours = serde_json::from_str::<Args>(text).map(|a| serde_json::to_value(a).unwrap());
+        let derived = serde_json::from_str::<DerivedDrawArgs>(text);
+        match (&ours, &derived) {
+            (Ok(a), Ok(d)) => {
+                assert_eq!(a, &serde_json::to_value(d).unwrap());
+                // and from a `Value`, the other way arguments arrive
+                let value: Value = serde_json::from_str(text).unwrap();
+                let from_value = serde_json::from_value::<Args>(value).unwrap();
+                assert_eq!(
+                    serde_json::to_value(from_value).unwrap(),
+                    serde_json::to_value(d).unwrap()
+                );
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!("{text}: generated {ours:?}, derived {derived:?}"),
+        }
+        ours.map(|_| ()).map_err(|e| e.to_string())
+    };
+    // accepted: every variant form, a defaulted field left out, an unknown key ignored, a
+    // bound the schema would refuse (plain deserialization checks no schema)
+    for text in [
+        r#"{"shape": {"square": 7}, "seed": 1, "weights": {"1": 0.5}}"#,
+        r#"{"shape": {"circle": {"radius": 1.5}}, "seed": 2}"#,
+        r#"{"seed": 3, "shape": "empty", "extra": [1, {"deep": null}]}"#,
+    ] {
+        same(text).unwrap();
+    }
+    // refused, with serde's own words for the field
+    let missing = same(r#"{"shape": "empty"}"#).unwrap_err();
+    assert!(missing.contains("missing field `seed`"), "{missing}");
+    let repeated = same(r#"{"shape": "empty", "seed": 1, "seed": 2}"#).unwrap_err();
+    assert!(repeated.contains("duplicate field `seed`"), "{repeated}");
+    for text in [
+        r#"{"shape": {"triangle": 3}, "seed": 1}"#,
+        r#"{"shape": "empty", "seed": -1}"#,
+        r#"{"shape": "empty", "seed": "1"}"#,
+        r#"{"shape": "empty", "seed": 1, "weights": {"x": 1.0}}"#,
+        r#""empty""#,
+        r#"null"#,
+    ] {
+        same(text).unwrap_err();
+    }
+}

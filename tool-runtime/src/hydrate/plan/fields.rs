@@ -104,17 +104,41 @@ pub(crate) fn read_validated(
     fields: &'static [&'static str],
     read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
 ) -> Result<Typed, serde_json::Error> {
-    static ANY_OBJECT: std::sync::LazyLock<Option<Plan>> =
-        std::sync::LazyLock::new(|| Plan::compile(&serde_json::json!({"type": "object"})).ok());
-    let layout = ANY_OBJECT
-        .as_ref()
-        .and_then(|plan| Some((plan, Layout::new(plan, fields)?)));
+    let layout = any_object().and_then(|plan| Some((plan, Layout::new(plan, fields)?)));
     let Some((plan, layout)) = layout else {
         return Err(de::Error::custom(
             "the argument type has more fields than its reader can read",
         ));
     };
     read_value(value, plan, &layout, usize::MAX)
+}
+
+/// `Deserialize` for an argument type with a reader, in place of serde's derive: the reader over
+/// a plan that checks nothing reads what that derive reads (the reader is generated only where
+/// the two agree), with serde's errors for a missing, repeated or unknown field. A tool's
+/// arguments then need no second deserializer compiled per tool.
+///
+/// One difference, by design: serde's derive also reads a struct from a JSON array of its
+/// values in field order; the arguments of a tool are an object, and only an object is read.
+pub fn deserialize<'de, A: Reader, D: Deserializer<'de>>(de: D) -> Result<A, D::Error> {
+    let plan = any_object().ok_or_else(|| de::Error::custom("no plan for an object"))?;
+    let layout = Layout::new(plan, A::FIELDS).ok_or_else(|| {
+        de::Error::custom("the argument type has more fields than its reader can read")
+    })?;
+    de.deserialize_map(Root::<A, Unboxed> {
+        plan,
+        layout: &layout,
+        depth: super::walk::UNLIMITED,
+        _args: PhantomData,
+    })
+}
+
+/// A plan that accepts any object and checks nothing in it, for reading arguments that were
+/// validated already (or that need no validation: plain deserialization).
+fn any_object() -> Option<&'static Plan> {
+    static ANY_OBJECT: std::sync::LazyLock<Option<Plan>> =
+        std::sync::LazyLock::new(|| Plan::compile(&serde_json::json!({"type": "object"})).ok());
+    ANY_OBJECT.as_ref()
 }
 
 /// How a reader's fields line up with the schema's root object, worked out once at
@@ -337,7 +361,7 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
     ) -> Result<(), M::Error> {
         let bit = 1u64 << index;
         if self.present & bit != 0 {
-            return Err(refused());
+            return Err(de::Error::duplicate_field(self.layout.names[index]));
         }
         self.present |= bit;
         let place = Place(Walker {
@@ -369,7 +393,10 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
 
     /// A key that is no field, for a type that denies unknown fields: refused.
     pub fn deny(&mut self) -> Result<(), M::Error> {
-        Err(refused())
+        Err(de::Error::custom(format_args!(
+            "unknown field, expected one of {:?}",
+            self.layout.names
+        )))
     }
 
     /// Ends the object: every key the schema requires was there.
@@ -380,10 +407,11 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
         Ok(())
     }
 
-    /// The value of a field that was left out and has no default: what `T` makes of a missing
-    /// value, exactly as serde's derive asks it (`None` for an `Option`, an error otherwise).
-    pub fn missing<T: DeserializeOwned>(&mut self) -> Result<T, M::Error> {
-        T::deserialize(Missing).map_err(|_| refused())
+    /// The value of field `index`, left out and without a default: what `T` makes of a missing
+    /// value, exactly as serde's derive asks it (`None` for an `Option`, an error naming the
+    /// field otherwise).
+    pub fn missing<T: DeserializeOwned>(&mut self, index: usize) -> Result<T, M::Error> {
+        T::deserialize(Missing).map_err(|_| de::Error::missing_field(self.layout.names[index]))
     }
 }
 
