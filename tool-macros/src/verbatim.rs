@@ -243,7 +243,7 @@ impl Inliner {
     }
 }
 
-/// Object at the top, and valid against the draft 2020-12 meta-schema.
+/// Object at the top, and (with `schema-checks`) valid against the draft 2020-12 meta-schema.
 fn check_schema(v: &Value, what: &str) -> Result<(), Problem> {
     let Some(obj) = v.as_object() else {
         return Err(Problem(format!(
@@ -251,17 +251,7 @@ fn check_schema(v: &Value, what: &str) -> Result<(), Problem> {
             kind(v)
         )));
     };
-    if let Err(e) = jsonschema::draft202012::meta::validate(v) {
-        let at = e.instance_path().to_string();
-        return Err(Problem(format!(
-            "{what} is not a valid JSON Schema (draft 2020-12): {e}{}",
-            if at.is_empty() {
-                String::new()
-            } else {
-                format!(" at {at}")
-            }
-        )));
-    }
+    meta_check(v, what)?;
     if obj.get("type").and_then(Value::as_str) != Some("object") {
         return Err(Problem(format!(
             "{what} must describe an object: tool arguments are always a JSON object; add \"type\": \"object\" at the top"
@@ -347,7 +337,39 @@ pub fn accepts_null(schema: &Value, name: &str) -> bool {
         .is_none_or(|s| walk(schema, s, 0))
 }
 
+/// Valid against the draft 2020-12 meta-schema.
+#[cfg(feature = "schema-checks")]
+fn meta_check(v: &Value, what: &str) -> Result<(), Problem> {
+    match jsonschema::draft202012::meta::validate(v) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let at = e.instance_path().to_string();
+            Err(Problem(format!(
+                "{what} is not a valid JSON Schema (draft 2020-12): {e}{}",
+                if at.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {at}")
+                }
+            )))
+        }
+    }
+}
+
+/// Without `schema-checks`, registration checks the schema against the meta-schema.
+#[cfg(not(feature = "schema-checks"))]
+fn meta_check(_: &Value, _: &str) -> Result<(), Problem> {
+    Ok(())
+}
+
+/// Without `schema-checks`, registration checks the examples against the schema.
+#[cfg(not(feature = "schema-checks"))]
+pub fn example_problems(_: &Value, _: &Value) -> Vec<String> {
+    Vec::new()
+}
+
 /// Checks an example against the schema; the first few violations.
+#[cfg(feature = "schema-checks")]
 pub fn example_problems(schema: &Value, example: &Value) -> Vec<String> {
     match jsonschema::draft202012::new(schema) {
         Ok(v) => v

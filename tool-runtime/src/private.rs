@@ -131,10 +131,11 @@ pub fn register<T: Tool>(set: &mut ToolSet) -> Result<(), RegistrationError> {
     Ok(())
 }
 
-/// The run-time checks of a macro-built definition: what a derived schema only tells at run time
-/// (whether `strict` can hold, whether the examples fit it).
+/// The run-time checks of a macro-built definition: whether its examples fit its schema (a
+/// derived schema is known only now; a verbatim one the macro checks them against only with the
+/// `schema-checks` feature), and whether `strict` can hold for a derived schema.
 pub fn check(def: &ToolDefinition) -> Result<(), RegistrationError> {
-    if def.schema_origin == crate::definition::SchemaOrigin::Derived && !def.examples.is_empty() {
+    if !def.examples.is_empty() {
         let validator =
             crate::validate::Validator::compile(&def.parameters_value()).map_err(|error| {
                 RegistrationError::InvalidSchema {
@@ -161,8 +162,8 @@ pub fn check(def: &ToolDefinition) -> Result<(), RegistrationError> {
             }
         }
     }
-    // Verbatim schemas were checked by the macro, and hand-built or dynamic definitions get the
-    // strict view of the OpenAI codecs, which refuses what cannot be made strict when encoding.
+    // Verbatim schemas were checked by the macro or by `Check::of`, and hand-built or dynamic
+    // definitions get the strict view of the OpenAI codecs, which refuses what cannot be made strict when encoding.
     if def.schema_origin != crate::definition::SchemaOrigin::Derived {
         return Ok(());
     }

@@ -260,3 +260,54 @@ fn the_refusal_holds_for_every_set_in_the_process() {
     assert_eq!(first, second);
     assert_eq!(json!(first.to_string()), json!(second.to_string()));
 }
+
+/// A tool whose verbatim schema comes with examples, built by hand as a build without the
+/// `schema-checks` feature leaves them: unchecked until registration.
+struct Labelled<const GOOD: bool>;
+
+impl<const GOOD: bool> tool_runtime::Tool for Labelled<GOOD> {
+    type Args = Value;
+    type Output = Value;
+
+    fn definition() -> &'static tool_runtime::definition::ToolDefinition {
+        static DEFS: [std::sync::LazyLock<tool_runtime::definition::ToolDefinition>; 2] = [
+            std::sync::LazyLock::new(|| labelled(r#"{"label": "a", "count": 1}"#)),
+            std::sync::LazyLock::new(|| labelled(r#"{"label": 7}"#)),
+        ];
+        &DEFS[usize::from(!GOOD)]
+    }
+
+    async fn call(
+        args: Value,
+        _: &tool_runtime::CallContext,
+    ) -> Result<Value, tool_runtime::ToolError> {
+        Ok(args)
+    }
+}
+
+fn labelled(second_example: &str) -> tool_runtime::definition::ToolDefinition {
+    tool_runtime::definition::DefinitionBuilder::new("labelled", "Labels a thing.")
+        .verbatim(
+            r#"{"type":"object","properties":{"label":{"type":"string"},"count":{"type":"integer"}},"required":["label"]}"#,
+        )
+        .examples(&[r#"{"label": "b"}"#, second_example])
+        .build()
+}
+
+/// An example that does not fit a verbatim schema is refused when the tool is registered,
+/// naming the example and the property, whether or not the macro checked it at compile time.
+#[test]
+fn examples_of_verbatim_schemas_are_checked_at_registration() {
+    ToolSet::new().with::<Labelled<true>>().unwrap();
+    match ToolSet::new().with::<Labelled<false>>() {
+        Err(RegistrationError::InvalidSchema { name, error }) => {
+            assert_eq!(name, "labelled");
+            let error = error.to_string();
+            assert!(
+                error.contains("example 2") && error.contains("/label"),
+                "{error}"
+            );
+        }
+        other => panic!("expected the example to be refused, got {:?}", other.err()),
+    }
+}
