@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tool_fuzz::tools::{CreateNote, Draw, Renamed, SearchNotes, book_room};
+use tool_fuzz::tools::{BookRoomArgs, CreateNote, Draw, Renamed, SearchNotes, book_room};
 use tool_fuzz::{
     assert_structured, integers_as_integers, refused_beyond_the_reference, same_as_floats,
 };
@@ -55,11 +55,11 @@ fuzz_target!(|data: &[u8]| {
     let h = &*HARNESS;
     let v = &h.validators[which];
     match which {
-        0 => check::<SearchNotes>(&h.set, v, text),
-        1 => check::<book_room>(&h.set, v, text),
-        2 => check::<Renamed>(&h.set, v, text),
-        3 => check::<CreateNote>(&h.set, v, text),
-        _ => check::<Draw>(&h.set, v, text),
+        0 => check::<SearchNotes, <SearchNotes as Tool>::Args>(&h.set, v, text),
+        1 => check::<book_room, BookRoomArgs>(&h.set, v, text),
+        2 => check::<Renamed, <Renamed as Tool>::Args>(&h.set, v, text),
+        3 => check::<CreateNote, <CreateNote as Tool>::Args>(&h.set, v, text),
+        _ => check::<Draw, <Draw as Tool>::Args>(&h.set, v, text),
     }
 });
 
@@ -77,12 +77,15 @@ fn as_json<A: Serialize + 'static>(typed: &(dyn Any + Send + Sync)) -> Value {
         .expect("typed arguments serialize")
 }
 
-fn check<T: Tool>(set: &ToolSet, validator: &Validator, text: &str) {
+/// `R`: the reference type, with serde's derives, that reads what `T::Args` must read (a
+/// function tool's hidden args type deserializes through its own reader, so it cannot be its
+/// own reference).
+fn check<T: Tool, R: DeserializeOwned + Serialize>(set: &ToolSet, validator: &Validator, text: &str) {
     let name = T::definition().name.as_ref();
     let parsed = serde_json::from_str::<Value>(text).ok();
     let expected: Option<Value> = parsed
         .as_ref()
-        .and_then(|v| reference::<T::Args>(validator, v))
+        .and_then(|v| reference::<R>(validator, v))
         .map(|a| serde_json::to_value(a).expect("typed arguments serialize"));
 
     // the fast path never accepts what the reference refuses, and builds what serde builds

@@ -91,6 +91,21 @@ pub fn book_room(
     Ok(room)
 }
 
+/// `book_room`'s arguments as serde's derive reads them: the reference its reader is held to.
+#[derive(Deserialize, Serialize)]
+pub struct BookRoomArgs {
+    room: String,
+    floor: i64,
+    hours: f64,
+    share: f32,
+    note: Option<String>,
+    ages: Vec<u8>,
+    tags: Option<Vec<String>>,
+    #[serde(rename = "prio")]
+    priority: u32,
+    location: Location,
+}
+
 /// Renames, closed objects, defaults of every kind, an open map, options and vectors of nested
 /// readers.
 #[tool(read_only)]
