@@ -19,15 +19,15 @@ OUT = os.path.join(ROOT, "docs", "benchmarks")
 # Hydration of the realistic call, criterion medians in ns (BENCHMARKS.md, "Hydration", run 1).
 HYDRATION = [
     ("arguments as text", [
-        ("serde_json::from_str (baseline)", 371, True),
-        ("ToolSet::hydrate, generated reader", 542, False),
-        ("ToolSet::hydrate, guard", 821, False),
-        ("Value + jsonschema + from_value", 1610, False),
+        ("serde_json::from_str (baseline)", 217, True),
+        ("ToolSet::hydrate, generated reader", 313, False),
+        ("ToolSet::hydrate, guard", 506, False),
+        ("Value + jsonschema + from_value", 920, False),
     ]),
     ("arguments as an object", [
-        ("deserialize(&Value) (baseline)", 142, True),
-        ("ToolSet::hydrate, generated reader", 324, False),
-        ("ToolSet::hydrate, guard", 551, False),
+        ("deserialize(&Value) (baseline)", 65, True),
+        ("ToolSet::hydrate, generated reader", 199, False),
+        ("ToolSet::hydrate, guard", 311, False),
     ]),
 ]
 
