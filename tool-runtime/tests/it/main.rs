@@ -28,6 +28,7 @@ mod faults_redis;
 mod faults_sqlite;
 mod hostile;
 mod hydrate;
+mod hydrate_reader;
 mod prepare;
 mod property_approval;
 mod property_secrets;

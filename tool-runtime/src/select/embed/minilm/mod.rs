@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 mod bert;
+mod math;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
