@@ -107,12 +107,7 @@ pub(crate) fn read_validated(
     fields: &'static [&'static str],
     read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
 ) -> Result<Typed, serde_json::Error> {
-    let layout = any_object().and_then(|plan| Some((plan, Layout::new(plan, fields)?)));
-    let Some((plan, layout)) = layout else {
-        return Err(de::Error::custom(
-            "the argument type has more fields than its reader can read",
-        ));
-    };
+    let (plan, layout) = checking_nothing(fields)?;
     read_value(value, plan, &layout, usize::MAX)
 }
 
@@ -124,10 +119,7 @@ pub(crate) fn read_validated(
 /// One difference, by design: serde's derive also reads a struct from a JSON array of its
 /// values in field order; the arguments of a tool are an object, and only an object is read.
 pub fn deserialize<'de, A: Reader, D: Deserializer<'de>>(de: D) -> Result<A, D::Error> {
-    let plan = any_object().ok_or_else(|| de::Error::custom("no plan for an object"))?;
-    let layout = Layout::new(plan, A::FIELDS).ok_or_else(|| {
-        de::Error::custom("the argument type has more fields than its reader can read")
-    })?;
+    let (plan, layout) = checking_nothing(A::FIELDS)?;
     de.deserialize_map(Root::<A, Unboxed> {
         plan,
         layout: &layout,
@@ -136,12 +128,18 @@ pub fn deserialize<'de, A: Reader, D: Deserializer<'de>>(de: D) -> Result<A, D::
     })
 }
 
-/// A plan that accepts any object and checks nothing in it, for reading arguments that were
-/// validated already (or that need no validation: plain deserialization).
-fn any_object() -> Option<&'static Plan> {
+/// A plan that accepts any object and checks nothing in it, with `fields` laid out over it: for
+/// reading arguments that were validated already (or that need no validation: plain
+/// deserialization).
+fn checking_nothing<E: de::Error>(
+    fields: &'static [&'static str],
+) -> Result<(&'static Plan, Layout), E> {
     static ANY_OBJECT: std::sync::LazyLock<Option<Plan>> =
         std::sync::LazyLock::new(|| Plan::compile(&serde_json::json!({"type": "object"})).ok());
-    ANY_OBJECT.as_ref()
+    ANY_OBJECT
+        .as_ref()
+        .and_then(|plan| Some((plan, Layout::new(plan, fields)?)))
+        .ok_or_else(|| E::custom("the argument type has more fields than its reader can read"))
 }
 
 /// How a reader's fields line up with the schema's root object, worked out once at
