@@ -6,7 +6,7 @@
 //!
 //! | Feature | Default | What it adds |
 //! |---|---|---|
-//! | `cli` | yes | `cli`: the `decode` command line (clap, and tool-runtime's `cli` feature) |
+//! | `cli` | no | `cli`: the `decode` command line (clap, and tool-runtime's `cli` feature) |
 //! | `mcp` | yes | `mcp`: serving a tool set over MCP, stdio or streamable HTTP (rmcp) |
 //! | `otel` | no | `telemetry`: the agent's and the executor's spans exported over OTLP |
 //!
