@@ -41,126 +41,205 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn emit(input: &Input, c: &Checked) -> TokenStream {
-    let rt = input.runtime();
+    let parts = Shared::of(input, c);
+    match &input.kind {
+        Kind::Fn(f) => emit_fn(input, c, f, &parts),
+        Kind::Struct { item, .. } => emit_struct(input, c, item, &parts),
+    }
+}
+
+/// What both forms of the `Tool` impl carry: the written schema and its reader, the definition,
+/// and the impl's constants.
+struct Shared {
+    rt: crate::runtime::Runtime,
+    /// The stored definition's expression (evaluated once, in a `LazyLock`).
+    definition: TokenStream,
+    /// The written schema's `JsonSchema` impl, when the macro writes it for this type.
+    written_impl: TokenStream,
+    /// `const SCHEMA_JSON`, when the schema text is known at compile time.
+    schema_json: TokenStream,
+    reader: TokenStream,
+    reader_const: TokenStream,
+    /// Whether a generated reader reads every call (so the args struct derives no `Deserialize`).
+    reads_itself: bool,
+    /// Whether the whole schema text is a compile-time constant.
+    constant: bool,
+}
+
+impl Shared {
+    fn of(input: &Input, c: &Checked) -> Shared {
+        let rt = input.runtime();
+        let written = crate::written::for_tool(input, c);
+        // the whole text, when nothing is left to run time and `strict` does not rewrite it
+        let constant = written
+            .as_ref()
+            .filter(|_| !c.strict)
+            .and_then(|m| m.constant());
+        let definition = crate::declare::with_prebuilt(
+            input,
+            c,
+            constant.as_deref(),
+            definition(input, c, constant.as_deref()),
+        );
+        // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
+        let written_impl = match (&written, &input.kind) {
+            (Some(m), Kind::Fn(_)) => {
+                m.expand(&syn::Ident::new("__ToolArgs", Span::call_site()), &rt)
+            }
+            (Some(m), Kind::Struct { .. }) if !input.derives.tool_args => {
+                m.expand(&input.ident, &rt)
+            }
+            _ => TokenStream::new(),
+        };
+        let text = match &c.schema {
+            Schema::Verbatim(v) => Some(schema_text(v)),
+            _ => constant.as_ref().map(|text| quote!(#text)),
+        };
+        let schema_json = text.map_or_else(TokenStream::new, |text| {
+            quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
+        });
+        let generated = crate::reader::reader(input, c);
+        let reads_itself = generated.is_some();
+        let (reader, reader_const) = generated.unwrap_or_default();
+        Shared {
+            rt,
+            definition,
+            written_impl,
+            schema_json,
+            reader,
+            reader_const,
+            reads_itself,
+            constant: constant.is_some(),
+        }
+    }
+}
+
+/// A function tool: the function as written, its marker type, the hidden args struct and the
+/// `Tool` impl on the marker.
+fn emit_fn(input: &Input, c: &Checked, f: &syn::ItemFn, parts: &Shared) -> TokenStream {
+    let Shared {
+        rt,
+        written_impl,
+        reader,
+        ..
+    } = parts;
     let item = input.item_tokens();
-    let ident = &input.ident;
-    let written = crate::written::for_tool(input, c);
-    // the whole text, when nothing is left to run time and `strict` does not rewrite it
-    let constant = written
-        .as_ref()
-        .filter(|_| !c.strict)
-        .and_then(|m| m.constant());
-    let definition = crate::declare::with_prebuilt(
+    let name = &c.name;
+    let args_struct = args_struct(input, c, parts.constant, !parts.reads_itself);
+    let output = c.output.as_ref().expect("function form has an output");
+    let out_ty = &output.ty;
+    let (call, requirements) = call_body(input, f.sig.asyncness.is_some(), output.is_result);
+    let marker = marker(f, name);
+    let tool_impl = tool_impl(
         input,
         c,
-        constant.as_deref(),
-        definition(input, c, constant.as_deref()),
-    );
-    // `#[derive(ToolArgs)]` on a struct tool writes it (from the same tokens)
-    let written_impl = match (&written, &input.kind) {
-        (Some(m), Kind::Fn(_)) => m.expand(&syn::Ident::new("__ToolArgs", Span::call_site()), &rt),
-        (Some(m), Kind::Struct { .. }) if !input.derives.tool_args => m.expand(&input.ident, &rt),
-        _ => TokenStream::new(),
-    };
-    let schema_json = match &c.schema {
-        Schema::Verbatim(v) => {
-            let text = schema_text(v);
-            quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
-        }
-        _ => match &constant {
-            Some(text) => {
-                quote!(const SCHEMA_JSON: ::core::option::Option<&'static str> = ::core::option::Option::Some(#text);)
+        parts,
+        quote!(__ToolArgs),
+        quote!(#out_ty),
+        call,
+        quote! {
+            fn required_state() -> ::std::vec::Vec<#rt::StateRequirement> {
+                #rt::requirements(&[#(#requirements),*])
             }
-            None => TokenStream::new(),
         },
-    };
+    );
+    quote! {
+        #item
+        #marker
+
+        const _: () = {
+            #args_struct
+            #reader
+            #written_impl
+
+            #tool_impl
+        };
+    }
+}
+
+/// A struct tool: the struct with its derives and default functions, and the `Tool` impl that
+/// runs it through its `Run` impl.
+fn emit_struct(input: &Input, c: &Checked, item: &syn::ItemStruct, parts: &Shared) -> TokenStream {
+    let Shared {
+        rt,
+        written_impl,
+        reader,
+        ..
+    } = parts;
+    let ident = &input.ident;
+    let item = struct_item(input, c, item);
+    let derives = struct_derives(input, c);
+    let defaults = default_fns(input, c);
+    let tool_impl = tool_impl(
+        input,
+        c,
+        parts,
+        quote!(#ident),
+        quote!(<#ident as #rt::Run>::Output),
+        quote! {
+            async move {
+                #rt::into_result(<#ident as #rt::Run>::run(args, cx).await)
+            }
+        },
+        TokenStream::new(),
+    );
+    quote! {
+        #derives
+        #item
+        #defaults
+
+        const _: () = {
+            #reader
+            #written_impl
+
+            #tool_impl
+        };
+    }
+}
+
+/// The `Tool` impl of either form: `args` and `output` are its associated types, `call` the body
+/// of its `call`, `extra` any further items.
+fn tool_impl(
+    input: &Input,
+    c: &Checked,
+    parts: &Shared,
+    args: TokenStream,
+    output: TokenStream,
+    call: TokenStream,
+    extra: TokenStream,
+) -> TokenStream {
+    let Shared {
+        rt,
+        definition,
+        schema_json,
+        reader_const,
+        ..
+    } = parts;
+    let ident = &input.ident;
     let name = &c.name;
-    let generated = crate::reader::reader(input, c);
-    let reads_itself = generated.is_some();
-    let (reader, reader_const) = generated.unwrap_or_default();
-    match &input.kind {
-        Kind::Fn(f) => {
-            let args_struct = args_struct(input, c, constant.is_some(), !reads_itself);
-            let output = c.output.as_ref().expect("function form has an output");
-            let out_ty = &output.ty;
-            let (call, requirements) =
-                call_body(input, f.sig.asyncness.is_some(), output.is_result);
-            let marker = marker(f, name);
-            quote! {
-                #item
-                #marker
+    quote! {
+        #[automatically_derived]
+        impl #rt::Tool for #ident {
+            type Args = #args;
+            type Output = #output;
+            const NAME: &'static str = #name;
+            #schema_json
+            #reader_const
 
-                const _: () = {
-                    #args_struct
-                    #reader
-                    #written_impl
-
-                    #[automatically_derived]
-                    impl #rt::Tool for #ident {
-                        type Args = __ToolArgs;
-                        type Output = #out_ty;
-                        const NAME: &'static str = #name;
-                        #schema_json
-                        #reader_const
-
-                        fn definition() -> &'static #rt::ToolDefinition {
-                            static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
-                                ::std::sync::LazyLock::new(|| #definition);
-                            &DEFINITION
-                        }
-
-                        fn call(
-                            args: Self::Args,
-                            cx: &#rt::CallContext,
-                        ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
-                            #call
-                        }
-
-                        fn required_state() -> ::std::vec::Vec<#rt::StateRequirement> {
-                            #rt::requirements(&[#(#requirements),*])
-                        }
-                    }
-                };
+            fn definition() -> &'static #rt::ToolDefinition {
+                static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
+                    ::std::sync::LazyLock::new(|| #definition);
+                &DEFINITION
             }
-        }
-        Kind::Struct { item, .. } => {
-            let item = struct_item(input, c, item);
-            let derives = struct_derives(input, c);
-            let defaults = default_fns(input, c);
-            quote! {
-                #derives
-                #item
-                #defaults
 
-                const _: () = {
-                    #reader
-                    #written_impl
-
-                    #[automatically_derived]
-                    impl #rt::Tool for #ident {
-                        type Args = #ident;
-                        type Output = <#ident as #rt::Run>::Output;
-                        const NAME: &'static str = #name;
-                        #schema_json
-                        #reader_const
-
-                        fn definition() -> &'static #rt::ToolDefinition {
-                            static DEFINITION: ::std::sync::LazyLock<#rt::ToolDefinition> =
-                                ::std::sync::LazyLock::new(|| #definition);
-                            &DEFINITION
-                        }
-
-                        fn call(
-                            args: Self::Args,
-                            cx: &#rt::CallContext,
-                        ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
-                            async move {
-                                #rt::into_result(<#ident as #rt::Run>::run(args, cx).await)
-                            }
-                        }
-                    }
-                };
+            fn call(
+                args: Self::Args,
+                cx: &#rt::CallContext,
+            ) -> impl ::core::future::Future<Output = ::core::result::Result<Self::Output, #rt::ToolError>> + ::core::marker::Send {
+                #call
             }
+
+            #extra
         }
     }
 }
