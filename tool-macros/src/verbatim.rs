@@ -291,50 +291,13 @@ pub fn properties(schema: &Value) -> (Vec<String>, Vec<String>) {
     (props, req)
 }
 
-/// Whether the schema of the root property `name` accepts `null`: a `type` that lists it, an
-/// `enum` or `const` with it, a branch of `anyOf`/`oneOf` that does, a local `$ref` to such a
-/// schema, or no constraint on the type at all. When unsure it says yes, so that no false error
-/// comes of it.
+/// Whether the schema of the root property `name` may accept `null` (see
+/// [`tool_wire::may_accept_null`]); a property the schema does not list takes anything.
 pub fn accepts_null(schema: &Value, name: &str) -> bool {
-    fn walk(root: &Value, s: &Value, depth: usize) -> bool {
-        if depth > 16 {
-            return true;
-        }
-        let Value::Object(m) = s else {
-            return s != &Value::Bool(false);
-        };
-        if let Some(Value::String(r)) = m.get("$ref") {
-            return match r.strip_prefix('#').and_then(|p| root.pointer(p)) {
-                Some(target) => walk(root, target, depth + 1),
-                None => true,
-            };
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = m.get(key) {
-                return branches.iter().any(|b| walk(root, b, depth + 1));
-            }
-        }
-        if let Some(Value::Array(all)) = m.get("allOf")
-            && !all.iter().all(|b| walk(root, b, depth + 1))
-        {
-            return false;
-        }
-        if let Some(c) = m.get("const") {
-            return c.is_null();
-        }
-        if let Some(Value::Array(values)) = m.get("enum") {
-            return values.iter().any(Value::is_null);
-        }
-        match m.get("type") {
-            Some(Value::String(t)) => t == "null",
-            Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
-            _ => true,
-        }
-    }
     schema
         .get("properties")
         .and_then(|p| p.get(name))
-        .is_none_or(|s| walk(schema, s, 0))
+        .is_none_or(|s| tool_wire::may_accept_null(schema, s))
 }
 
 /// Valid against the draft 2020-12 meta-schema.

@@ -13,8 +13,8 @@
 //! - [`gemini`]: Gemini's OpenAPI-style `parameters` subset.
 //! - [`declare`]: the per-provider declaration JSON from name, description, schema and flags.
 //! - [`strict_check`]: whether a schema its author declared strict meets the rules as written.
-//! - [`escape`], [`unescape`], [`resolve`], [`accepts_null`]: the JSON Pointer and schema helpers
-//!   the views, `#[tool]` and `tool-runtime` share.
+//! - [`escape`], [`unescape`], [`resolve`], [`accepts_null`], [`may_accept_null`]: the JSON Pointer
+//!   and schema helpers the views, `#[tool]` and `tool-runtime` share.
 //!
 //! Each view works on a copy: the canonical schema (the one hydration validates against) is never
 //! changed, and a view that cannot represent a schema says so with a [`ViewError`] instead of
@@ -97,8 +97,10 @@ pub fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     root.pointer(pointer)
 }
 
-/// Whether a schema accepts `null` (type `null`, a type list with `null`, a union branch that
-/// does, or an enum listing it).
+/// Whether a schema surely accepts `null` (type `null`, a type list with `null`, a union branch
+/// that does, or an enum listing it); when unsure, no. What a view asks before it makes an
+/// optional property nullable, so that it never assumes a `null` the schema would refuse. The
+/// opposite question, whether `null` is possibly accepted, is [`may_accept_null`].
 pub fn accepts_null(root: &Value, schema: &Value) -> bool {
     accepts_null_at(root, schema, 0)
 }
@@ -139,4 +141,103 @@ fn accepts_null_at(root: &Value, schema: &Value, depth: usize) -> bool {
         return accepts_null_at(root, target, depth + 1);
     }
     false
+}
+
+/// Whether a schema may accept `null`: a `type` that lists it, an `enum` or `const` with it, a
+/// branch of `anyOf`/`oneOf` that may, a local `$ref` to such a schema, or no constraint on the
+/// type at all; when unsure (an unresolvable `$ref`, nesting past 16 levels), yes. What `#[tool]`
+/// asks before it refuses a defaulted argument whose schema refuses `null`, so that no false
+/// compile error comes of it. The opposite question is [`accepts_null`].
+pub fn may_accept_null(root: &Value, schema: &Value) -> bool {
+    may_accept_null_at(root, schema, 0)
+}
+
+fn may_accept_null_at(root: &Value, schema: &Value, depth: usize) -> bool {
+    if depth > 16 {
+        return true;
+    }
+    let Value::Object(m) = schema else {
+        return schema != &Value::Bool(false);
+    };
+    if let Some(Value::String(r)) = m.get("$ref") {
+        return match r.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            Some(target) => may_accept_null_at(root, target, depth + 1),
+            None => true,
+        };
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = m.get(key) {
+            return branches
+                .iter()
+                .any(|b| may_accept_null_at(root, b, depth + 1));
+        }
+    }
+    if let Some(Value::Array(all)) = m.get("allOf")
+        && !all.iter().all(|b| may_accept_null_at(root, b, depth + 1))
+    {
+        return false;
+    }
+    if let Some(c) = m.get("const") {
+        return c.is_null();
+    }
+    if let Some(Value::Array(values)) = m.get("enum") {
+        return values.iter().any(Value::is_null);
+    }
+    match m.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The two questions agree where the schema says, and part where it does not: unsure, "surely"
+    /// answers no and "may" answers yes.
+    #[test]
+    fn surely_and_possibly_null() {
+        let root = json!({
+            "$defs": {"N": {"type": ["string", "null"]}, "S": {"type": "string"}}
+        });
+        let said = [
+            (json!({"type": "null"}), true),
+            (json!({"type": ["integer", "null"]}), true),
+            (json!({"enum": ["a", null]}), true),
+            (json!({"const": null}), true),
+            (
+                json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+                true,
+            ),
+            (json!({"$ref": "#/$defs/N"}), true),
+            (json!(true), true),
+            (json!({}), true),
+            (json!({"type": "string"}), false),
+            (json!({"enum": ["a"]}), false),
+            (json!({"const": 1}), false),
+            (
+                json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+                false,
+            ),
+            (json!({"$ref": "#/$defs/S"}), false),
+            (json!(false), false),
+        ];
+        for (schema, nullable) in &said {
+            assert_eq!(accepts_null(&root, schema), *nullable, "surely: {schema}");
+            assert_eq!(may_accept_null(&root, schema), *nullable, "may: {schema}");
+        }
+        // the schema does not say: no constraint on the type, or a reference that goes nowhere
+        for unsure in [
+            json!({"description": "anything"}),
+            json!({"$ref": "#/$defs/Missing"}),
+        ] {
+            assert!(!accepts_null(&root, &unsure), "surely: {unsure}");
+            assert!(may_accept_null(&root, &unsure), "may: {unsure}");
+        }
+        // every branch of an allOf must allow it
+        let all = json!({"allOf": [{"type": ["string", "null"]}, {"type": "string"}]});
+        assert!(!may_accept_null(&root, &all));
+    }
 }
