@@ -355,3 +355,30 @@ fn quoted_list(names: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(" or ")
 }
+
+/// Builds a [`ToolSet`](crate::ToolSet) from `#[tool]` types:
+/// `toolset![search_notes, GetWeather]`.
+///
+/// Evaluates to `Result<ToolSet, RegistrationError>`: registration can fail for reasons only
+/// known at run time (a derived schema that cannot be strict, a schema that does not compile),
+/// and the caller decides whether that is fatal. Two tools with the same name are a compile
+/// error when both names are known at compile time (always, for `#[tool]` types), pointing at
+/// the second one; otherwise registration refuses them with
+/// [`RegistrationError::DuplicateName`](crate::toolset::RegistrationError::DuplicateName).
+///
+/// Every tool's `strict` request is checked here too (see [`ToolDefinition::strict_problems`]).
+/// The tools' definitions and checks are made first, spread over the machine's cores when there
+/// are many (see [`ToolSet::prepare`](crate::ToolSet::prepare)).
+#[macro_export]
+macro_rules! toolset {
+    ($($tool:path),* $(,)?) => {{
+        $crate::__private::check_unique_names!($crate; $($tool),*);
+        (|| -> ::core::result::Result<$crate::ToolSet, $crate::toolset::RegistrationError> {
+            $crate::ToolSet::prepare(&[$($crate::toolset::Prepare::of::<$tool>()),*]);
+            #[allow(unused_mut)]
+            let mut set = $crate::ToolSet::new();
+            $( $crate::__private::register::<$tool>(&mut set)?; )*
+            ::core::result::Result::Ok(set)
+        })()
+    }};
+}

@@ -29,7 +29,7 @@ use serde_json::{Number, Value};
 pub use compile::Unsupported;
 
 use crate::definition::ToolDefinition;
-use crate::toolset::RegistrationError;
+use crate::hydrate::entry::RegistrationError;
 use crate::validate::Validator;
 
 /// The value does not satisfy the plan. Carries nothing: the validator explains.
