@@ -247,6 +247,10 @@ measure() { # dir crate -> "clean_wall clean_cpu only_wall only_cpu incr_wall in
     rm -rf "$dir/target"
     echo "  $crate: clean build ..." >&2
     clean=$(cd "$dir" && timed "$dir/clean.log" cargo build --frozen -j "$JOBS") || exit 1
+    # A library built twice (two versions, or one version with different features for the macros
+    # and for the code) is the first thing to look at when a clean build grows.
+    echo "  $crate: libraries built more than once: $(find "$dir/target/debug/deps" -name 'lib*.rlib' \
+      -printf '%f\n' | sed 's/^lib//; s/-[0-9a-f]*\.rlib$//' | sort | uniq -d | paste -sd' ' -)" >&2
   fi
   [ -f "$rlib" ] || die "$crate: no $rlib after the clean build"
   (cd "$dir" && cargo clean -q -p "$crate")
