@@ -1,13 +1,21 @@
-//! Bearer tokens and the two roles they grant.
+//! Bearer tokens and the roles they grant.
 //!
 //! The role comes from the `Authorization` header alone: nothing in a request's body, query or
-//! other headers takes part, so no argument a model writes can make a request an approver's.
+//! other headers takes part, so no argument a model writes can make a request an approver's. An
+//! MCP session belongs to the role that opened it: a request on it with another token is refused,
+//! so an agent that learns a host's session id cannot answer the host's confirmations.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use tool_providers::mcp::HostGrant;
+use tool_runtime::{ErrorCode, ToolError};
 use utoipa::Modify;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
@@ -20,6 +28,9 @@ use crate::options::Tokens;
 pub enum Role {
     /// List, check, call: what an agent or an application does.
     Agent,
+    /// What an agent may, and its MCP sessions confirm calls in-band (`elicitation/create`): an
+    /// MCP host that puts each confirmation to a person (`TOOLS_HOST_TOKEN`).
+    Host,
     /// Everything an agent may, and decide pending operations and read the activity feed: what a
     /// person does.
     Approver,
@@ -31,8 +42,13 @@ impl Role {
     pub(crate) fn of(tokens: &Tokens, presented: &str) -> Option<Role> {
         let approver = same(presented.as_bytes(), tokens.approver().as_bytes());
         let agent = same(presented.as_bytes(), tokens.agent().as_bytes());
+        let host = tokens
+            .host()
+            .is_some_and(|host| same(presented.as_bytes(), host.as_bytes()));
         if approver {
             Some(Role::Approver)
+        } else if host {
+            Some(Role::Host)
         } else if agent {
             Some(Role::Agent)
         } else {
@@ -63,14 +79,14 @@ fn role_of(tokens: &Tokens, headers: &HeaderMap) -> Result<Role, ApiError> {
         .ok_or_else(|| ApiError::unauthorized("the bearer token is not one of this server's"))
 }
 
-/// A handler parameter that admits the agent's or the approver's token.
-pub(crate) struct AgentAccess;
+/// A handler parameter that admits any of the server's tokens, and says whose it was.
+pub(crate) struct AgentAccess(pub(crate) Role);
 
 impl FromRequestParts<AppState> for AgentAccess {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        role_of(&state.tokens, &parts.headers).map(|_| AgentAccess)
+        role_of(&state.tokens, &parts.headers).map(AgentAccess)
     }
 }
 
@@ -83,7 +99,7 @@ impl FromRequestParts<AppState> for ApproverAccess {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         match role_of(&state.tokens, &parts.headers)? {
             Role::Approver => Ok(ApproverAccess),
-            Role::Agent => Err(ApiError::forbidden(
+            Role::Agent | Role::Host => Err(ApiError::forbidden(
                 "deciding pending operations and reading the activity feed take the approver's \
                  token; the agent's token cannot approve",
             )),
@@ -91,14 +107,118 @@ impl FromRequestParts<AppState> for ApproverAccess {
     }
 }
 
-/// Admits requests to a nested service (MCP at `/mcp`) with the agent's or approver's token.
-pub(crate) async fn agent_layer(
+/// The MCP session header of streamable HTTP.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Admits requests to MCP at `/mcp` with any of the server's tokens. A host's requests carry a
+/// [`HostGrant`], which is what lets the MCP server confirm their calls in-band; a request on a
+/// session opened with another token is refused.
+pub(crate) async fn mcp_layer(
     State(state): State<AppState>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    role_of(&state.tokens, request.headers())?;
-    Ok(next.run(request).await)
+    let role = role_of(&state.tokens, request.headers())?;
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match &session {
+        Some(id) => state.mcp_owners.admit(id, role)?,
+        None if request.method() == Method::POST => state.mcp_owners.reserve()?,
+        None => {}
+    }
+    if role == Role::Host {
+        request.extensions_mut().insert(HostGrant);
+    }
+    let deleting = request.method() == Method::DELETE;
+    let response = next.run(request).await;
+    match (&session, response.headers().get(SESSION_HEADER)) {
+        (None, Some(opened)) => {
+            if let Ok(id) = opened.to_str() {
+                state.mcp_owners.open(id, role);
+            }
+        }
+        (Some(id), _) if deleting && response.status().is_success() => {
+            state.mcp_owners.close(id);
+        }
+        _ => {}
+    }
+    Ok(response)
+}
+
+/// Which role opened each MCP session. Entries of sessions idle longer than the MCP session
+/// manager keeps them are pruned when the table is full, so it stays bounded.
+#[derive(Debug)]
+pub(crate) struct SessionOwners {
+    owners: Mutex<HashMap<String, (Role, Instant)>>,
+    capacity: usize,
+    idle: Duration,
+}
+
+impl SessionOwners {
+    pub(crate) fn new(capacity: usize, idle: Duration) -> Self {
+        SessionOwners {
+            owners: Mutex::new(HashMap::new()),
+            capacity,
+            idle,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Role, Instant)>> {
+        // the table holds no invariant a panicking holder could break halfway
+        self.owners.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Refuses a request on a session opened with another role's token. A session this table
+    /// does not know is left to the session manager, which answers 404 for one it does not
+    /// know either.
+    fn admit(&self, id: &str, role: Role) -> Result<(), ApiError> {
+        let mut owners = self.lock();
+        match owners.get_mut(id) {
+            Some((owner, _)) if *owner != role => Err(ApiError::forbidden(
+                "this MCP session was opened with another token; open your own session",
+            )),
+            Some((_, used)) => {
+                *used = Instant::now();
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Room for one more session: refused when every recorded session is still live, since a
+    /// session without an owner would take any token.
+    fn reserve(&self) -> Result<(), ApiError> {
+        let mut owners = self.lock();
+        if owners.len() >= self.capacity {
+            let idle = self.idle;
+            owners.retain(|_, (_, used)| used.elapsed() < idle);
+        }
+        if owners.len() >= self.capacity {
+            return Err(ApiError::new(
+                ToolError::new(
+                    ErrorCode::of("TOO_MANY_SESSIONS"),
+                    format!(
+                        "{} MCP sessions are open, the most this server keeps",
+                        self.capacity
+                    ),
+                )
+                .retryable(true)
+                .recover("close an MCP session you no longer use (DELETE /mcp), or retry later"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn open(&self, id: &str, role: Role) {
+        self.lock().insert(id.to_owned(), (role, Instant::now()));
+    }
+
+    fn close(&self, id: &str) {
+        self.lock().remove(id);
+    }
 }
 
 /// Declares the bearer scheme in the OpenAPI document.

@@ -20,10 +20,14 @@
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
-//! | `/mcp` | agent | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor, with confirmation asked in-band (`elicitation/create`) when the client can |
+//! | `/mcp` | agent, host | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor; calls that need a person wait for the page, or, on a session opened with the host token, are confirmed in-band (`elicitation/create`) |
 //!
-//! Approving is a person's act: two bearer tokens, one for agents and one for approvers
-//! ([`Tokens`]); the agent's token never reaches approve or deny. Every error, from any route,
+//! Approving is a person's act: bearer tokens for agents and for approvers ([`Tokens`]); the
+//! agent's token never reaches approve or deny, and never confirms anything over MCP. An MCP host
+//! that puts each confirmation to a person gets a third token (`TOOLS_HOST_TOKEN`): its sessions
+//! are asked in-band, and the audit record names the host and the route. The credential also
+//! says who started a call made over the API: the approver's token is a person
+//! (`initiator: user`), the agent's and the host's are a model's. Every error, from any route,
 //! is `{"error": {"code", "message", "retryable", "recover_action"?, "violations"?,
 //! "details"?}}` with a status that matches its code.
 //!
@@ -48,7 +52,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tool_providers::codec::DeclarationCache;
 use tool_providers::mcp::McpServer;
@@ -70,6 +74,8 @@ pub(crate) struct AppState {
     pub(crate) max_body_bytes: usize,
     /// The agent behind `/api/v1/chat`, when the server has one.
     pub(crate) chat: Option<Arc<routes::chat::Chat>>,
+    /// Which role opened each MCP session.
+    pub(crate) mcp_owners: Arc<auth::SessionOwners>,
 }
 
 #[derive(OpenApi)]
@@ -119,6 +125,10 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         chat: options
             .agent
             .map(|agent| Arc::new(routes::chat::Chat::new(agent))),
+        mcp_owners: Arc::new(auth::SessionOwners::new(
+            MAX_MCP_SESSIONS,
+            SessionConfig::DEFAULT_KEEP_ALIVE,
+        )),
     };
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
@@ -128,7 +138,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             .merge(api.with_state(state.clone()))
             .merge(page::router())
             .merge(Router::new().nest_service("/mcp", mcp).layer(
-                axum::middleware::from_fn_with_state(state.clone(), auth::agent_layer),
+                axum::middleware::from_fn_with_state(state.clone(), auth::mcp_layer),
             ))
             .route(
                 "/api/v1/openapi.json",
@@ -138,6 +148,9 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             .method_not_allowed_fallback(routes::method_not_allowed);
     (router, doc.as_ref().clone())
 }
+
+/// The most MCP sessions open at once; more are refused until one closes or idles out.
+const MAX_MCP_SESSIONS: usize = 10_000;
 
 /// MCP over streamable HTTP: one [`McpServer`] session per MCP session, all on the executor.
 fn mcp_service(

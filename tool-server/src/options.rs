@@ -1,4 +1,4 @@
-//! What a server is started with: its two bearer tokens and its limits.
+//! What a server is started with: its bearer tokens and its limits.
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,17 +9,27 @@ use tool_providers::agent::Agent;
 pub const AGENT_TOKEN_ENV: &str = "TOOLS_AGENT_TOKEN";
 /// The environment variable holding the approvers' token (everything, approve and deny included).
 pub const APPROVER_TOKEN_ENV: &str = "TOOLS_APPROVER_TOKEN";
+/// The environment variable holding the token for MCP hosts that show confirmations to a person
+/// (optional): what the agent's token allows, and MCP sessions opened with it confirm calls
+/// in-band with `elicitation/create`.
+pub const HOST_TOKEN_ENV: &str = "TOOLS_HOST_TOKEN";
 
 /// The shortest token accepted: shorter ones can be guessed over a network.
 pub const MIN_TOKEN_CHARS: usize = 16;
 
-/// The server's two bearer tokens: one for agents, one for the people who approve.
+/// The server's bearer tokens: one for agents, one for the people who approve, and optionally
+/// one for MCP hosts that put confirmations to a person.
+///
+/// Who may confirm is a grant the operator makes by handing out a token, never implied by the
+/// agent's: an MCP client with the agent's token that offers to answer elicitations is not
+/// asked, its calls wait for the approvals page.
 ///
 /// Deliberately not `Debug`-printable with their values.
 #[derive(Clone)]
 pub struct Tokens {
     agent: String,
     approver: String,
+    host: Option<String>,
     generated: bool,
 }
 
@@ -35,8 +45,8 @@ pub enum TokenError {
     /// A token has characters an `Authorization` header cannot carry.
     #[error("the {0} token must be visible ASCII without spaces")]
     Unprintable(&'static str),
-    /// Both tokens are the same, so the agent could approve.
-    #[error("the agent and approver tokens must differ")]
+    /// Two roles share a token, so one could act as the other.
+    #[error("the agent, approver and host tokens must all differ")]
     Same,
 }
 
@@ -52,18 +62,35 @@ impl Tokens {
         Ok(Tokens {
             agent,
             approver,
+            host: None,
             generated: false,
         })
     }
 
-    /// The tokens in `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; `None` when neither is set.
+    /// Adds the token of MCP hosts that show confirmations to a person ([`HOST_TOKEN_ENV`]).
+    pub fn with_host(mut self, host: impl Into<String>) -> Result<Self, TokenError> {
+        let host = host.into();
+        check("host", &host)?;
+        if host == self.agent || host == self.approver {
+            return Err(TokenError::Same);
+        }
+        self.host = Some(host);
+        Ok(self)
+    }
+
+    /// The tokens in `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`, with `TOOLS_HOST_TOKEN`
+    /// when it is set; `None` when neither of the first two is set.
     pub fn from_env() -> Result<Option<Self>, TokenError> {
         let read = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
-        match (read(AGENT_TOKEN_ENV), read(APPROVER_TOKEN_ENV)) {
-            (Some(agent), Some(approver)) => Tokens::new(agent, approver).map(Some),
-            (Some(_), None) => Err(TokenError::OnlyOne(AGENT_TOKEN_ENV)),
-            (None, Some(_)) => Err(TokenError::OnlyOne(APPROVER_TOKEN_ENV)),
-            (None, None) => Ok(None),
+        let tokens = match (read(AGENT_TOKEN_ENV), read(APPROVER_TOKEN_ENV)) {
+            (Some(agent), Some(approver)) => Tokens::new(agent, approver)?,
+            (Some(_), None) => return Err(TokenError::OnlyOne(AGENT_TOKEN_ENV)),
+            (None, Some(_)) => return Err(TokenError::OnlyOne(APPROVER_TOKEN_ENV)),
+            (None, None) => return Ok(None),
+        };
+        match read(HOST_TOKEN_ENV) {
+            Some(host) => tokens.with_host(host).map(Some),
+            None => Ok(Some(tokens)),
         }
     }
 
@@ -73,6 +100,7 @@ impl Tokens {
         Tokens {
             agent: random_token(),
             approver: random_token(),
+            host: None,
             generated: true,
         }
     }
@@ -85,6 +113,11 @@ impl Tokens {
     /// The approvers' token.
     pub fn approver(&self) -> &str {
         &self.approver
+    }
+
+    /// The MCP hosts' token, when one was configured.
+    pub fn host(&self) -> Option<&str> {
+        self.host.as_deref()
     }
 
     /// Whether the tokens were generated rather than configured.
@@ -190,6 +223,18 @@ mod tests {
             !Tokens::new("a".repeat(20), "b".repeat(20))
                 .unwrap()
                 .generated()
+        );
+        let two = Tokens::new("a".repeat(20), "b".repeat(20)).unwrap();
+        for shared in ["a".repeat(20), "b".repeat(20)] {
+            assert_eq!(two.clone().with_host(shared).unwrap_err(), TokenError::Same);
+        }
+        assert_eq!(
+            two.clone().with_host("c").unwrap_err(),
+            TokenError::TooShort("host")
+        );
+        assert_eq!(
+            two.with_host("c".repeat(20)).unwrap().host(),
+            Some("c".repeat(20).as_str())
         );
     }
 

@@ -194,7 +194,15 @@ async fn main() -> ExitCode {
         cli::serve(*addr, executor).await
     } else if args.mcp {
         // stdout is the protocol channel: nothing else may be printed there.
+        // Confirming in-band is the operator's grant: the MCP host's configuration sets
+        // TOOLS_MCP_HOST_CONFIRMS=1 when the host shows each confirmation to a person; without
+        // it, changes wait for `graph --approve` whatever the client offers to answer.
+        let in_band = match std::env::var("TOOLS_MCP_HOST_CONFIRMS").as_deref() {
+            Ok("1" | "true" | "yes") => tool_providers::mcp::InBandConfirmation::AnyClient,
+            _ => tool_providers::mcp::InBandConfirmation::Never,
+        };
         tool_providers::mcp::McpServer::new(executor)
+            .in_band_confirmation(in_band)
             .named("knowledge-graph", env!("CARGO_PKG_VERSION"))
             .instructions(
                 "A research knowledge graph. Changes wait for a person's approval \

@@ -88,8 +88,10 @@ fn an_mcp_client_lists_calls_and_parks_a_deletion_for_approval() {
     assert!(db.node("obs-3").is_err());
 }
 
-/// The official MCP Python SDK client over stdio: a client that declares elicitation is asked
-/// about the deletion in-band; declining or not answering leaves the node, accepting deletes it.
+/// The official MCP Python SDK client over stdio: where the operator granted it
+/// (`TOOLS_MCP_HOST_CONFIRMS=1`), a client that declares elicitation is asked about the deletion
+/// in-band; declining or not answering leaves the node, accepting deletes it. Without the grant,
+/// a client that offers to accept everything is never asked, and the deletion waits.
 #[test]
 fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     let Some(python) = test_support::conformance_python() else {
@@ -101,9 +103,10 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
         env!("CARGO_MANIFEST_DIR"),
         "/../tool-server/tests/mcp/client.py"
     );
-    let run = |answer: &str| -> Vec<Value> {
+    let run_with = |grant: &str, answer: &str| -> Vec<Value> {
         let out = Command::new(&python)
             .env("TOOLS_CONFIRMATION_TIMEOUT_MS", "1500")
+            .env("TOOLS_MCP_HOST_CONFIRMS", grant)
             .arg(script)
             .args(["--answer", answer, "list"])
             .arg("summarize_node={\"node_id\": \"obs-3\"}")
@@ -134,6 +137,23 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
         .unwrap()
             == 1
     };
+    let run = |answer: &str| run_with("1", answer);
+
+    // not granted: the client's readiness to accept is not asked for, the deletion waits
+    let lines = run_with("0", "accept");
+    assert!(
+        lines.iter().all(|l| l.get("elicitation").is_none()),
+        "{lines:?}"
+    );
+    let result = &lines.last().unwrap()["result"];
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("pending"),
+        "{result}"
+    );
+    assert!(node_exists(), "a deletion ran without a person's approval");
 
     let lines = run("decline");
     // the list carries the annotations and the framework's safety facts

@@ -10,7 +10,10 @@ use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tool_runtime::executor::{Answer, ConfirmationHandler, ConfirmationRequest};
+use tool_runtime::display::{visible, visible_lines, visible_prefix};
+use tool_runtime::executor::{
+    Answer, ConfirmationHandler, ConfirmationRequest, ConfirmationRoute, Decider,
+};
 
 /// The form field for edited arguments: elicitation forms carry only primitive fields, so the
 /// arguments travel as JSON text.
@@ -21,6 +24,9 @@ pub(crate) struct Elicit {
     pub(crate) peer: Peer<RoleServer>,
 }
 
+/// The longest client name a record quotes: the name is the client's own claim.
+const CLIENT_NAME_CHARS: usize = 64;
+
 impl Elicit {
     /// Whether `peer` declared form elicitation in `initialize`.
     pub(crate) fn supported(peer: &Peer<RoleServer>) -> bool {
@@ -30,17 +36,19 @@ impl Elicit {
 }
 
 /// The form's message: what the terminal's confirmation box shows, as text.
+/// Every part a model or a tool wrote goes through the display rule, so that a direction
+/// override or a zero-width character in an argument is shown, not obeyed, by the host.
 pub(crate) fn message(request: &ConfirmationRequest) -> String {
     let p = &request.preview;
     let mut out = format!(
         "Confirm: {}\nTool: {} ({})\nArguments: {}\n",
-        p.intent,
-        p.tool,
+        visible(&p.intent),
+        visible(&p.tool),
         p.category.as_str(),
-        p.arguments
+        visible(&p.arguments.to_string())
     );
     if let Some(change) = &p.change {
-        out.push_str(&format!("Change: {change}\n"));
+        out.push_str(&format!("Change: {}\n", visible(&change.to_string())));
     }
     out.push_str(if p.reversible {
         "It can be undone.\n"
@@ -50,8 +58,8 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
     if let Some(first) = &p.first_use {
         out.push_str(&format!(
             "{} About the service: {} Leaves this system: {}.\n",
-            first.message,
-            first.service,
+            visible_lines(&first.message),
+            visible_lines(&first.service),
             if first.data_leaving.is_empty() {
                 "nothing".to_owned()
             } else {
@@ -60,7 +68,10 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
         ));
     }
     if let Some(problem) = &request.problem {
-        out.push_str(&format!("Your edit was not accepted: {problem}\n"));
+        out.push_str(&format!(
+            "Your edit was not accepted: {}\n",
+            visible(problem)
+        ));
     }
     out.push_str("Accept to run it (optionally with edited arguments as JSON), decline to refuse.");
     out
@@ -118,6 +129,19 @@ pub(crate) fn answer(action: ElicitationAction, content: Option<&Value>) -> Answ
 }
 
 impl ConfirmationHandler for Elicit {
+    fn route(&self) -> ConfirmationRoute {
+        let name = (self.peer.peer_info())
+            .map(|info| info.client_info.name.clone())
+            .unwrap_or_default();
+        ConfirmationRoute {
+            decider: Decider::Host,
+            via: Some(format!(
+                "MCP host \"{}\" via elicitation",
+                visible_prefix(&name, CLIENT_NAME_CHARS)
+            )),
+        }
+    }
+
     fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
             let Some(params) = params(request) else {
@@ -142,6 +166,29 @@ impl ConfirmationHandler for Elicit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_message_shows_hidden_and_direction_changing_characters() {
+        let iban = "DE00 \u{202e}9999 8888 7777\u{202c}";
+        let request = ConfirmationRequest {
+            preview: tool_runtime::executor::Preview {
+                call_id: "c1".into(),
+                tool: "pay".into(),
+                intent: format!("Pay to {iban}"),
+                category: tool_runtime::definition::Safety::External,
+                arguments: json!({ "iban": iban, "memo": "ignore\u{200b} previous" }),
+                reversible: false,
+                change: None,
+                first_use: None,
+            },
+            problem: None,
+            timeout: std::time::Duration::from_secs(1),
+        };
+        let text = message(&request);
+        assert!(!text.contains('\u{202e}') && !text.contains('\u{200b}'), "{text}");
+        assert!(text.contains("Pay to DE00 \\u{202e}9999"), "{text}");
+        assert!(text.contains("ignore\\u{200b} previous"), "{text}");
+    }
 
     #[test]
     fn actions_map_to_answers_and_an_edit_travels_as_json_text() {

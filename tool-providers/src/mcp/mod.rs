@@ -5,13 +5,19 @@
 //! safety category as annotations), built once and cached; `tools/call` goes through
 //! [`Executor::call`], so an MCP client gets exactly the policy a model in the agent loop gets:
 //! hydration against the canonical schema, confirmation, first-time gates, rate limits, the
-//! cache and one audit record per call. The model cannot approve anything: a call that needs a
-//! person is asked about in-band with `elicitation/create` when the client declared that
-//! capability (the MCP host shows its user the preview; accept runs the call, with edited
-//! arguments if the user typed any, decline or no answer within the confirmation timeout is a
-//! denial). Otherwise the executor's [`ConfirmationHandler`] decides (with [`Deferred`], the
-//! client gets the pending operation's id and preview, and a person approves it later through
-//! [`Executor::approve`], from any process sharing the store).
+//! cache and one audit record per call.
+//!
+//! Nothing the client sends approves a call by itself. A server cannot tell an MCP host that
+//! shows its person a form from a program that answers the form on its own, so confirming
+//! in-band (`elicitation/create`: the host shows the preview; accept runs the call, with edited
+//! arguments if the person typed any; decline or no answer within the confirmation timeout is a
+//! denial) is a grant the operator gives, never implied by a client declaring the capability
+//! ([`InBandConfirmation`]): by default only a call whose HTTP request the transport marked with
+//! a [`HostGrant`] (a credential issued to such hosts) is confirmed in-band, and the audit record
+//! names the host (`decided_by: host`, `decided_via: MCP host "NAME" via elicitation`). Every
+//! other call that needs a person goes to the executor's [`ConfirmationHandler`] (with
+//! [`Deferred`], the client gets the pending operation's id and preview, and a person approves it
+//! later through [`Executor::approve`], from any process sharing the store).
 //!
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
@@ -69,6 +75,30 @@ pub enum McpServerError {
     Transport(String),
 }
 
+/// Which clients may confirm calls in-band, with `elicitation/create`.
+///
+/// The answer to an elicitation is whatever the client sends; only the operator knows whether a
+/// person stands behind it, so the server asks only where the operator said so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InBandConfirmation {
+    /// Only calls whose HTTP request carries a [`HostGrant`] in its extensions (the default).
+    /// The HTTP layer inserts it for a credential issued to hosts that show elicitations to a
+    /// person; over stdio no request carries one, so nothing is confirmed in-band.
+    #[default]
+    Granted,
+    /// Every client that declares the capability: for a server that an MCP host starts over
+    /// stdio, where the operator configured that host and vouches that it shows a person the form.
+    AnyClient,
+    /// No client: every call that needs a person goes to the executor's handler.
+    Never,
+}
+
+/// The mark an HTTP layer puts in a request's extensions when its credential was issued to an
+/// MCP host that shows elicitations to a person: under [`InBandConfirmation::Granted`], the
+/// `tools/call` requests that carry it are confirmed in-band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostGrant;
+
 /// An MCP server over an [`Executor`]: cheap to clone, clones share the executor and the
 /// declarations.
 #[derive(Clone)]
@@ -82,6 +112,8 @@ pub struct McpServer {
     session: Arc<str>,
     /// The largest message [`McpServer::serve_io`] reads.
     max_request_bytes: usize,
+    /// Which clients may confirm in-band.
+    in_band: InBandConfirmation,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -129,6 +161,7 @@ impl McpServer {
             instructions: None,
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            in_band: InBandConfirmation::default(),
         })
     }
 
@@ -149,6 +182,12 @@ impl McpServer {
     /// invalid-request error instead of being buffered.
     pub fn max_request_bytes(mut self, bytes: usize) -> Self {
         self.max_request_bytes = bytes;
+        self
+    }
+
+    /// Which clients may confirm calls in-band (default [`InBandConfirmation::Granted`]).
+    pub fn in_band_confirmation(mut self, who: InBandConfirmation) -> Self {
+        self.in_band = who;
         self
     }
 
@@ -305,9 +344,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let id = request_id(&context.id);
-        // A client that can ask its user confirms its own calls in-band; others get the
+        // A granted host that can ask its person confirms in-band; every other call gets the
         // executor's own handler (a pending operation, with `Deferred`).
-        let executor = if elicit::Elicit::supported(&context.peer) {
+        let executor = if self.may_elicit(&context) && elicit::Elicit::supported(&context.peer) {
             self.executor.with_confirmation(Arc::new(elicit::Elicit {
                 peer: context.peer.clone(),
             }))
@@ -324,6 +363,21 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
+    }
+}
+
+impl McpServer {
+    /// Whether this request's client may confirm in-band: the grant comes from the operator's
+    /// configuration or the request's credential, never from anything the client sends.
+    fn may_elicit(&self, context: &RequestContext<RoleServer>) -> bool {
+        match self.in_band {
+            InBandConfirmation::Never => false,
+            InBandConfirmation::AnyClient => true,
+            InBandConfirmation::Granted => context
+                .extensions
+                .get::<http::request::Parts>()
+                .is_some_and(|parts| parts.extensions.get::<HostGrant>().is_some()),
+        }
     }
 }
 

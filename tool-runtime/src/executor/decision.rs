@@ -50,6 +50,7 @@ impl Executor {
         };
         let mut instance = instance;
         let mut rounds = 0;
+        let route = self.confirmer.route();
         loop {
             if cfg.log_confirmations {
                 tracing::info!(
@@ -87,7 +88,7 @@ impl Executor {
             let outcome = match answer {
                 Answer::Yes => {
                     trail.decision = Decision::Confirmed;
-                    trail.by = Decider::User;
+                    (trail.by, trail.via) = (route.decider, route.via);
                     if first_use {
                         self.pass_gate(def, &cx).await;
                     }
@@ -102,7 +103,7 @@ impl Executor {
                     match self.inner.toolset.hydrate(&call) {
                         Ok(edited) => {
                             trail.decision = Decision::Edited;
-                            trail.by = Decider::User;
+                            (trail.by, trail.via) = (route.decider, route.via);
                             trail.note_arguments(
                                 self.audited(edited.arguments(), def),
                                 edited.arguments(),
@@ -124,7 +125,7 @@ impl Executor {
                                 continue;
                             }
                             trail.decision = Decision::Denied;
-                            trail.by = Decider::User;
+                            (trail.by, trail.via) = (route.decider, route.via.clone());
                             // the rejected edit may quote a secret the person typed
                             trail.secrets.add_arguments(&arguments);
                             denied(
@@ -132,22 +133,23 @@ impl Executor {
                                     "the user's edited arguments were not valid: {}",
                                     trail.secrets.scrub_error(&error).message
                                 ),
-                                Decider::User,
+                                route.decider,
                             )
                         }
                     }
                 }
                 Answer::No { reason } => {
                     trail.decision = Decision::Denied;
-                    trail.by = Decider::User;
+                    (trail.by, trail.via) = (route.decider, route.via.clone());
                     denied(
                         reason.unwrap_or_else(|| "the user declined this call".to_owned()),
-                        Decider::User,
+                        route.decider,
                     )
                 }
                 Answer::Timeout => {
                     trail.decision = Decision::Denied;
                     trail.by = Decider::Timeout;
+                    trail.via = route.via.clone();
                     denied(
                         format!(
                             "nobody confirmed this call within {} s, so it was not run",

@@ -63,7 +63,8 @@ pub use config::{
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub use config::{ConfigError, ENV_PREFIX};
 pub use confirm::{
-    Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, Deferred, DenyAll, FnConfirmer,
+    Answer, ApproveAll, ConfirmationHandler, ConfirmationRequest, ConfirmationRoute, Deferred,
+    DenyAll, FnConfirmer,
 };
 #[cfg(feature = "terminal")]
 #[cfg_attr(docsrs, doc(cfg(feature = "terminal")))]

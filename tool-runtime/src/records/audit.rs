@@ -31,6 +31,11 @@ pub struct AuditRecord {
     pub decision: Decision,
     /// Who decided.
     pub decided_by: Decider,
+    /// The route the decision came by, when the confirmation handler names one (e.g. `MCP host
+    /// "Claude Desktop" via elicitation`), so that a record never says only "user" for an answer
+    /// relayed by a client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_via: Option<String>,
     /// Wall time from the executor receiving the call to its outcome, in microseconds
     /// (confirmation time included).
     pub duration_us: u64,

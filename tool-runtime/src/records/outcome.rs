@@ -112,6 +112,11 @@ pub enum Decider {
     Policy,
     /// A person, through a confirmation handler, the pending-operation API or `--yes`.
     User,
+    /// Whoever answers through an MCP host's own confirmation (elicitation): the host says a
+    /// person answered, and the server takes it only from a host it was told to trust (see
+    /// [`ConfirmationRoute`](crate::executor::ConfirmationRoute)); the record's `decided_via`
+    /// names the host.
+    Host,
     /// Nobody answered before the confirmation timeout.
     Timeout,
 }

@@ -348,6 +348,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         initiator: who,
         decision: Decision::Allowed,
         decided_by: Decider::Policy,
+        decided_via: None,
         duration_us: 10,
         status: Status::Success,
         error_code: None,

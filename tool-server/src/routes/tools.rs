@@ -17,7 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::execution_json;
 use crate::AppState;
-use crate::auth::AgentAccess;
+use crate::auth::{AgentAccess, Role};
 use crate::body::JsonBody;
 use crate::error::{ApiError, ErrorBody};
 
@@ -149,7 +149,8 @@ pub(crate) async fn check(
     })))
 }
 
-/// Runs a call through the executor, started by a person (`initiator: user`).
+/// Runs a call through the executor. Who started it comes from the token: the approver's is a
+/// person (`initiator: user`), the agent's and the host's a model (`initiator: model`).
 #[utoipa::path(
     post,
     path = "/api/v1/tools/{name}/call",
@@ -176,7 +177,7 @@ pub(crate) async fn check(
     )
 )]
 pub(crate) async fn call(
-    _: AgentAccess,
+    AgentAccess(role): AgentAccess,
     State(state): State<AppState>,
     Path(name): Path<String>,
     JsonBody(request): JsonBody<CallRequest>,
@@ -184,7 +185,10 @@ pub(crate) async fn call(
     let (call, session) = request.into_call(name);
     let mut cx = CallContext::new(call.id.clone());
     cx.session = session;
-    cx.initiator = Initiator::User;
+    cx.initiator = match role {
+        Role::Approver => Initiator::User,
+        Role::Agent | Role::Host => Initiator::Model,
+    };
     let exec = state.executor.call(&call, cx).await;
     answer(&state, &exec)
 }

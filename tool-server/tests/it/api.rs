@@ -257,7 +257,8 @@ async fn a_read_only_call_answers_200_and_a_modifying_one_202_until_a_person_dec
     let (status, body) = s.get("/api/v1/pending", Some(APPROVER)).await;
     assert_eq!(status, 200);
     assert_eq!(body["pending"][0]["id"], op.as_str());
-    assert_eq!(body["pending"][0]["initiator"], "user");
+    // the agent's token started it: a model's call, not a person's
+    assert_eq!(body["pending"][0]["initiator"], "model");
 
     let (status, body) = s
         .post(
@@ -423,7 +424,7 @@ async fn the_feed_shows_who_started_each_call_with_filters_and_pages() {
     let page1 = body["records"].as_array().unwrap().clone();
     assert_eq!(page1.len(), 4);
     assert_eq!(page1[0]["tool"], "read_note", "newest first: {body}");
-    assert_eq!(page1[0]["initiator"], "user");
+    assert_eq!(page1[0]["initiator"], "model");
     assert_eq!(page1[0]["status"], "success");
     assert_eq!(body["next_offset"], 4);
     let (_, body) = s
@@ -441,15 +442,27 @@ async fn the_feed_shows_who_started_each_call_with_filters_and_pages() {
 
     let (_, body) = s
         .get(
-            "/api/v1/activity?tool=add_note&initiator=user",
+            "/api/v1/activity?tool=add_note&initiator=model",
             Some(APPROVER),
         )
         .await;
     assert_eq!(body["records"].as_array().unwrap().len(), 5);
     let (_, body) = s
-        .get("/api/v1/activity?initiator=model", Some(APPROVER))
+        .get("/api/v1/activity?initiator=user", Some(APPROVER))
         .await;
     assert_eq!(body["records"], json!([]));
+    // the approver's token is a person: the same call is recorded as the user's
+    s.post(
+        "/api/v1/tools/read_note/call",
+        Some(APPROVER),
+        json!({ "arguments": { "id": "n1" } }),
+    )
+    .await;
+    let (_, body) = s
+        .get("/api/v1/activity?initiator=user", Some(APPROVER))
+        .await;
+    assert_eq!(body["records"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(body["records"][0]["tool"], "read_note");
 }
 
 #[tokio::test]

@@ -1,8 +1,10 @@
 //! MCP over streamable HTTP at `/mcp`, driven by the official MCP Python SDK client
 //! (`tests/mcp/client.py`): the tools with their annotations, a read-only call, and a modifying
-//! call confirmed in-band with `elicitation/create`: accepted, accepted with an edit, declined,
-//! and unanswered past the confirmation timeout. A client without the capability gets the
-//! pending operation, and the bearer token guards the endpoint.
+//! call confirmed in-band with `elicitation/create` on a session opened with the host token:
+//! accepted, accepted with an edit, declined, and unanswered past the confirmation timeout. A
+//! client without the capability gets the pending operation; a client with the agent's token is
+//! never asked, whatever it declares, sends or answers; and the bearer token guards the
+//! endpoint.
 
 use crate::support;
 
@@ -16,13 +18,27 @@ fn python() -> Option<String> {
     test_support::conformance_python()
 }
 
-/// Runs the client against `server` with `answer` for confirmations; the JSON lines it printed.
+/// Runs the client against `server` as an MCP host that shows confirmations to a person (the
+/// host token), with `answer` for confirmations; the JSON lines it printed.
 fn client(python: &str, base: &str, answer: &str, steps: &[&str]) -> Vec<Value> {
+    client_as(python, base, HOST, &[], answer, steps)
+}
+
+/// [`client`] with `token` and extra `headers` (`NAME:VALUE`).
+fn client_as(
+    python: &str,
+    base: &str,
+    token: &str,
+    headers: &[&str],
+    answer: &str,
+    steps: &[&str],
+) -> Vec<Value> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
     let out = Command::new(python)
         .arg(script)
         .args(["--http", &format!("{base}/mcp")])
-        .args(["--token", AGENT, "--answer", answer])
+        .args(["--token", token, "--answer", answer])
+        .args(headers.iter().flat_map(|h| ["--header", h]))
         .args(steps)
         .output()
         .unwrap();
@@ -128,7 +144,7 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
     assert_eq!(text_of(&result)["deleted"], "n1", "{result}");
     assert_eq!(s.notes.get("n1"), None);
 
-    // every decision is in the audit trail, decided by the user
+    // every decision is in the audit trail, decided by the host and naming it
     let feed = s
         .executor
         .activity(&tool_runtime::executor::ActivityQuery {
@@ -142,9 +158,114 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
         .collect();
     assert_eq!(
         decisions,
-        ["Confirmed/User", "Edited/User", "Denied/User"],
+        ["Confirmed/Host", "Edited/Host", "Denied/Host"],
         "newest first"
     );
+    for record in &feed {
+        let via = record.decided_via.as_deref().unwrap_or_default();
+        assert!(
+            via.starts_with("MCP host \"") && via.ends_with("\" via elicitation"),
+            "{via:?}"
+        );
+    }
+}
+
+/// The review's attack: an MCP client holding the agent's token declares elicitation and
+/// answers accept. Nothing it declares, sends as a header or an argument, or answers runs a
+/// confirmed tool: the calls wait for the approvals page, and the record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_token_never_confirms_its_own_calls() {
+    let Some(py) = python() else { return };
+    let s = start().await;
+    s.notes.0.lock().unwrap().insert("n2".into(), "x".into());
+    let base = s.base.clone();
+    let attempts: [(&[&str], &str, &str); 4] = [
+        (&[], "accept", "delete_note={\"id\": \"n1\"}"),
+        (&[], "edit:{\"id\": \"n2\"}", "delete_note={\"id\": \"n1\"}"),
+        (
+            &["X-MCP-Host: 1", "X-Approved: true", "Mcp-Confirm: accept"],
+            "accept",
+            "delete_note={\"id\": \"n2\"}",
+        ),
+        (
+            &[],
+            "accept",
+            "delete_note={\"id\": \"n2\", \"confirmed\": true, \"approved_by\": \"user\"}",
+        ),
+    ];
+    for (headers, answer, step) in attempts {
+        let lines = tokio::task::spawn_blocking({
+            let (py, base) = (py.clone(), base.clone());
+            move || client_as(&py, &base, AGENT, headers, answer, &[step])
+        })
+        .await
+        .unwrap();
+        let (result, asked) = call_result(&lines);
+        assert!(asked.is_empty(), "the agent's session was asked: {asked:?}");
+        let text = text_of(&result);
+        assert!(
+            text["status"] == "pending" || result["isError"] == true,
+            "{step}: {result}"
+        );
+    }
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    assert_eq!(s.notes.get("n2").as_deref(), Some("x"));
+    let feed = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery::default())
+        .unwrap();
+    assert!(!feed.is_empty());
+    for record in &feed {
+        assert_ne!(format!("{:?}", record.status), "Success", "{record:?}");
+        assert!(
+            record.decided_by != tool_runtime::executor::Decider::User
+                && record.decided_by != tool_runtime::executor::Decider::Host,
+            "{record:?}"
+        );
+    }
+}
+
+/// An MCP session belongs to the token that opened it: the agent cannot use (and so cannot
+/// answer the confirmations of) a session a host opened.
+#[tokio::test]
+async fn a_session_opened_by_a_host_refuses_the_agents_token() {
+    let s = start().await;
+    let post = |token: &'static str, session: Option<String>, body: Value| {
+        let mut req = s
+            .http
+            .post(format!("{}/mcp", s.base))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(id) = session {
+            req = req
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "host", "version": "1"}}});
+    let res = post(HOST, None, init).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let res = post(AGENT, Some(session.clone()), list.clone())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let body: Value = res.json().await.unwrap();
+    assert_error(&body, "FORBIDDEN");
+    // an elicitation answer the agent would send on that session is refused the same way
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"action": "accept", "content": {}}});
+    let res = post(AGENT, Some(session.clone()), answer).await.unwrap();
+    assert_eq!(res.status(), 403);
+    // the host itself goes on
+    let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let res = post(HOST, Some(session.clone()), notified).await.unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

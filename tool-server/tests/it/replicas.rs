@@ -249,7 +249,7 @@ async fn fifty_approvals_from_two_replicas_run_the_operation_exactly_once() {
             .map(|r| r["status"].as_str().unwrap())
             .collect();
         assert_eq!(statuses, ["success", "pending"], "{feed}");
-        assert_eq!(feed["records"][0]["initiator"], "user");
+        assert_eq!(feed["records"][0]["initiator"], "model");
     }
 }
 

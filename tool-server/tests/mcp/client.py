@@ -1,6 +1,7 @@
 """Drives a tool-runtime MCP server with the official MCP Python SDK client.
 
-usage: client.py (--http URL --token TOKEN | --stdio COMMAND [ARG...]) --answer MODE CALL...
+usage: client.py (--http URL --token TOKEN [--header NAME:VALUE]... | --stdio COMMAND [ARG...])
+       --answer MODE CALL...
 
 Each CALL is NAME=JSON (a tool and its arguments); `list` lists the tools. MODE is how the
 client's user answers a confirmation: `none` (the client does not declare elicitation),
@@ -67,12 +68,16 @@ async def main():
     p = argparse.ArgumentParser()
     p.add_argument("--http")
     p.add_argument("--token")
+    p.add_argument("--header", action="append", default=[])
     p.add_argument("--stdio", nargs=argparse.REMAINDER)
     p.add_argument("--answer", default="none")
     p.add_argument("calls", nargs="*")
     a = p.parse_args()
     if a.http:
         headers = {"Authorization": f"Bearer {a.token}"}
+        for h in a.header:
+            name, _, value = h.partition(":")
+            headers[name.strip()] = value.strip()
         async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
             async with streamable_http_client(a.http, http_client=http) as (read, write):
                 await session_steps(read, write, a.answer, a.calls)

@@ -20,7 +20,7 @@ pub use lines::read_stdin_line;
 #[cfg(feature = "terminal")]
 pub use terminal::TerminalConfirmer;
 
-use crate::records::Preview;
+use crate::records::{Decider, Preview};
 
 /// What a person is asked to decide.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,32 @@ pub enum Answer {
 pub trait ConfirmationHandler: Send + Sync {
     /// Asks and waits for the answer.
     fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer>;
+
+    /// Who answers through this handler, as the audit record names them. A person at this
+    /// process's own terminal or UI by default; a handler that relays an answer from elsewhere
+    /// (an MCP host) says so, so that the record never claims more than the process knows.
+    fn route(&self) -> ConfirmationRoute {
+        ConfirmationRoute::default()
+    }
+}
+
+/// Who decided a call and by which way, for the audit record ([`ConfirmationHandler::route`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmationRoute {
+    /// Recorded as the record's `decided_by` when the handler answers yes, no or an edit.
+    pub decider: Decider,
+    /// Recorded as the record's `decided_via`: the route and the party, in a person's words
+    /// (e.g. `MCP host "Claude Desktop" via elicitation`).
+    pub via: Option<String>,
+}
+
+impl Default for ConfirmationRoute {
+    fn default() -> Self {
+        ConfirmationRoute {
+            decider: Decider::User,
+            via: None,
+        }
+    }
 }
 
 /// Says yes to everything: for `--yes` on the command line, where the person approved in advance,

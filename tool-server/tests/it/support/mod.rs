@@ -19,6 +19,8 @@ use tool_server::{ServerOptions, Tokens};
 
 pub const AGENT: &str = "agent-token-for-tests-0001";
 pub const APPROVER: &str = "approver-token-for-tests-0001";
+/// The token of MCP hosts that show confirmations to a person.
+pub const HOST: &str = "host-token-for-tests-00001";
 
 /// The notes, shared by the tools and the test.
 #[derive(Clone, Default)]
@@ -137,7 +139,12 @@ pub async fn start_full(
         .confirmation(Deferred)
         .build()
         .unwrap();
-    let mut opts = options(ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap()));
+    let mut opts = options(ServerOptions::new(
+        Tokens::new(AGENT, APPROVER)
+            .unwrap()
+            .with_host(HOST)
+            .unwrap(),
+    ));
     if let Some(base) = model {
         let cfg = ClientConfig::new(Provider::OpenAiChat, "scripted")
             .with_base_url(base)
