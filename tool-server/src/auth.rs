@@ -126,7 +126,7 @@ pub(crate) async fn mcp_layer(
         .map(str::to_owned);
     match &session {
         Some(id) => state.mcp_owners.admit(id, role)?,
-        None if request.method() == Method::POST => state.mcp_owners.reserve()?,
+        None if request.method() == Method::POST => state.mcp_owners.reserve(role)?,
         None => {}
     }
     if role == Role::Host {
@@ -148,20 +148,22 @@ pub(crate) async fn mcp_layer(
     Ok(response)
 }
 
-/// Which role opened each MCP session. Entries of sessions idle longer than the MCP session
-/// manager keeps them are pruned when the table is full, so it stays bounded.
+/// Which role opened each MCP session, and a bound on the sessions each role may hold, so
+/// that a flood of sessions opened with one token never locks out another's (the agent's cannot
+/// crowd out a host's or an approver's). Entries of sessions idle longer than the MCP session
+/// manager keeps them are pruned when a role reaches its bound.
 #[derive(Debug)]
 pub(crate) struct SessionOwners {
     owners: Mutex<HashMap<String, (Role, Instant)>>,
-    capacity: usize,
+    per_role: usize,
     idle: Duration,
 }
 
 impl SessionOwners {
-    pub(crate) fn new(capacity: usize, idle: Duration) -> Self {
+    pub(crate) fn new(per_role: usize, idle: Duration) -> Self {
         SessionOwners {
             owners: Mutex::new(HashMap::new()),
-            capacity,
+            per_role,
             idle,
         }
     }
@@ -188,21 +190,25 @@ impl SessionOwners {
         }
     }
 
-    /// Room for one more session: refused when every recorded session is still live, since a
-    /// session without an owner would take any token.
-    fn reserve(&self) -> Result<(), ApiError> {
+    /// Room for one more session of `role`: refused when the role's recorded sessions are all
+    /// still live, since a session without an owner would take any token.
+    fn reserve(&self, role: Role) -> Result<(), ApiError> {
         let mut owners = self.lock();
-        if owners.len() >= self.capacity {
+        let held = |owners: &HashMap<String, (Role, Instant)>| {
+            owners.values().filter(|(owner, _)| *owner == role).count()
+        };
+        if held(&owners) >= self.per_role {
             let idle = self.idle;
             owners.retain(|_, (_, used)| used.elapsed() < idle);
         }
-        if owners.len() >= self.capacity {
+        if held(&owners) >= self.per_role {
             return Err(ApiError::new(
                 ToolError::new(
                     ErrorCode::of("TOO_MANY_SESSIONS"),
                     format!(
-                        "{} MCP sessions are open, the most this server keeps",
-                        self.capacity
+                        "{} MCP sessions opened with this token are open, the most one token \
+                         may hold",
+                        self.per_role
                     ),
                 )
                 .retryable(true)
@@ -245,6 +251,33 @@ impl Modify for BearerScheme {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_holds_a_bounded_number_of_sessions_and_only_its_own() {
+        let owners = SessionOwners::new(2, Duration::from_secs(300));
+        for id in ["a1", "a2"] {
+            owners.reserve(Role::Agent).unwrap();
+            owners.open(id, Role::Agent);
+        }
+        let full = owners.reserve(Role::Agent).unwrap_err();
+        assert_eq!(full.status(), axum::http::StatusCode::TOO_MANY_REQUESTS);
+        // the agent's flood does not lock the host out
+        owners.reserve(Role::Host).unwrap();
+        owners.open("h1", Role::Host);
+        assert!(owners.admit("h1", Role::Agent).is_err());
+        assert!(owners.admit("a1", Role::Host).is_err());
+        owners.admit("h1", Role::Host).unwrap();
+        owners.close("a1");
+        owners.reserve(Role::Agent).unwrap();
+    }
+
+    #[test]
+    fn idle_sessions_make_room() {
+        let owners = SessionOwners::new(1, Duration::ZERO);
+        owners.reserve(Role::Agent).unwrap();
+        owners.open("a1", Role::Agent);
+        owners.reserve(Role::Agent).unwrap();
+    }
 
     #[test]
     fn each_token_grants_its_own_role_and_nothing_else_grants_any() {

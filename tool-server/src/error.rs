@@ -45,7 +45,7 @@ impl ApiError {
             "NOT_ALLOWED" | "FORBIDDEN" => StatusCode::FORBIDDEN,
             "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
             "ALREADY_RESOLVED" => StatusCode::CONFLICT,
-            "RATE_LIMITED" => StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED" | "TOO_MANY_SESSIONS" => StatusCode::TOO_MANY_REQUESTS,
             "UNAVAILABLE" | "STORE_UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
             "TIMEOUT" => StatusCode::GATEWAY_TIMEOUT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

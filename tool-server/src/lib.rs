@@ -126,7 +126,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             .agent
             .map(|agent| Arc::new(routes::chat::Chat::new(agent))),
         mcp_owners: Arc::new(auth::SessionOwners::new(
-            MAX_MCP_SESSIONS,
+            MAX_MCP_SESSIONS_PER_TOKEN,
             SessionConfig::DEFAULT_KEEP_ALIVE,
         )),
     };
@@ -149,8 +149,9 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     (router, doc.as_ref().clone())
 }
 
-/// The most MCP sessions open at once; more are refused until one closes or idles out.
-const MAX_MCP_SESSIONS: usize = 10_000;
+/// The most MCP sessions one token holds open at once; more are refused until one closes or
+/// idles out.
+const MAX_MCP_SESSIONS_PER_TOKEN: usize = 1_000;
 
 /// MCP over streamable HTTP: one [`McpServer`] session per MCP session, all on the executor.
 fn mcp_service(

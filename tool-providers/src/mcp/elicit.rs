@@ -185,7 +185,10 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
         };
         let text = message(&request);
-        assert!(!text.contains('\u{202e}') && !text.contains('\u{200b}'), "{text}");
+        assert!(
+            !text.contains('\u{202e}') && !text.contains('\u{200b}'),
+            "{text}"
+        );
         assert!(text.contains("Pay to DE00 \\u{202e}9999"), "{text}");
         assert!(text.contains("ignore\\u{200b} previous"), "{text}");
     }
