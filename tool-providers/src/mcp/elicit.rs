@@ -27,6 +27,10 @@ pub(crate) struct Elicit {
 /// The longest client name a record quotes: the name is the client's own claim.
 const CLIENT_NAME_CHARS: usize = 64;
 
+/// The most characters of the arguments or the change a form's message carries: a host shows
+/// the message whole, and a megabyte of arguments would bury the question.
+const MESSAGE_VALUE_CHARS: usize = 2_000;
+
 impl Elicit {
     /// Whether `peer` declared form elicitation in `initialize`.
     pub(crate) fn supported(peer: &Peer<RoleServer>) -> bool {
@@ -45,10 +49,13 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
         visible(&p.intent),
         visible(&p.tool),
         p.category.as_str(),
-        visible(&p.arguments.to_string())
+        visible_prefix(&p.arguments.to_string(), MESSAGE_VALUE_CHARS)
     );
     if let Some(change) = &p.change {
-        out.push_str(&format!("Change: {}\n", visible(&change.to_string())));
+        out.push_str(&format!(
+            "Change: {}\n",
+            visible_prefix(&change.to_string(), MESSAGE_VALUE_CHARS)
+        ));
     }
     out.push_str(if p.reversible {
         "It can be undone.\n"
@@ -191,6 +198,12 @@ mod tests {
         );
         assert!(text.contains("Pay to DE00 \\u{202e}9999"), "{text}");
         assert!(text.contains("ignore\\u{200b} previous"), "{text}");
+
+        let mut long = request;
+        long.preview.arguments = json!({ "text": "x".repeat(200_000) });
+        let text = message(&long);
+        assert!(text.len() < 4_000, "{} bytes", text.len());
+        assert!(text.contains("... (200011 bytes)"), "{text}");
     }
 
     #[test]
