@@ -140,7 +140,11 @@ pub(crate) async fn mcp_layer(
                 state.mcp_owners.open(id, role);
             }
         }
-        (Some(id), _) if deleting && response.status().is_success() => {
+        // closed by its client, or unknown to the session manager (expired): forgotten here too
+        (Some(id), _)
+            if (deleting && response.status().is_success())
+                || response.status() == axum::http::StatusCode::NOT_FOUND =>
+        {
             state.mcp_owners.close(id);
         }
         _ => {}

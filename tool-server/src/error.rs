@@ -14,6 +14,10 @@ pub(crate) const FORBIDDEN: ErrorCode = ErrorCode::of("FORBIDDEN");
 /// `UNAVAILABLE`: the store cannot be reached.
 pub(crate) const UNAVAILABLE: ErrorCode = ErrorCode::of("UNAVAILABLE");
 
+/// How long a client refused for having too many operations waiting is told to wait: a person
+/// decides in about this time.
+const PENDING_RETRY_SECS: u64 = 30;
+
 /// An error answered by the server: the executor's structured error and the HTTP status it maps
 /// to.
 #[derive(Debug, Clone)]
@@ -42,10 +46,13 @@ impl ApiError {
             }
             "INVALID_JSON" => StatusCode::BAD_REQUEST,
             "PAYLOAD_TOO_LARGE" => StatusCode::PAYLOAD_TOO_LARGE,
-            "NOT_ALLOWED" | "FORBIDDEN" => StatusCode::FORBIDDEN,
+            "UNSUPPORTED_MEDIA_TYPE" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "NOT_ALLOWED" | "FORBIDDEN" | "HOST_NOT_ALLOWED" => StatusCode::FORBIDDEN,
             "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
             "ALREADY_RESOLVED" => StatusCode::CONFLICT,
-            "RATE_LIMITED" | "TOO_MANY_SESSIONS" => StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED" | "TOO_MANY_PENDING" | "TOO_MANY_SESSIONS" => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             "UNAVAILABLE" | "STORE_UNAVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
             "TIMEOUT" => StatusCode::GATEWAY_TIMEOUT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -104,7 +111,8 @@ impl IntoResponse for ApiError {
             .details
             .get("retry_after_ms")
             .and_then(Value::as_u64)
-            .map(|ms| ms.div_ceil(1000).max(1));
+            .map(|ms| ms.div_ceil(1000).max(1))
+            .or((self.error.code.as_str() == "TOO_MANY_PENDING").then_some(PENDING_RETRY_SECS));
         let unauthorized = self.status == StatusCode::UNAUTHORIZED;
         let body = serde_json::json!({ "error": self.error });
         let mut response = (self.status, axum::Json(body)).into_response();
@@ -140,11 +148,31 @@ mod tests {
         );
         assert_eq!(of(ErrorCode::of("ALREADY_RESOLVED")), StatusCode::CONFLICT);
         assert_eq!(of(ErrorCode::RATE_LIMITED), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            of(ErrorCode::of("TOO_MANY_PENDING")),
+            StatusCode::TOO_MANY_REQUESTS
+        );
         assert_eq!(of(ErrorCode::INTERNAL), StatusCode::INTERNAL_SERVER_ERROR);
         // a store that is locked, down or slow: the client may come back
         assert_eq!(
             of(tool_runtime::store::STORE_UNAVAILABLE),
             StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    #[test]
+    fn too_many_pending_says_when_to_come_back() {
+        let e = ToolError::new(ErrorCode::of("TOO_MANY_PENDING"), "100 wait").retryable(true);
+        let response = ApiError::new(e).into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "30");
+        let limited =
+            ToolError::new(ErrorCode::RATE_LIMITED, "x").with_detail("retry_after_ms", 2500);
+        let response = ApiError::new(limited).into_response();
+        assert_eq!(
+            response.headers()[header::RETRY_AFTER],
+            "3",
+            "the limiter's own wait"
         );
     }
 }

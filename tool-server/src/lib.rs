@@ -43,16 +43,18 @@
 
 mod auth;
 mod body;
+mod conn;
 mod error;
+mod hygiene;
 mod options;
 mod page;
 mod routes;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tool_providers::codec::DeclarationCache;
 use tool_providers::mcp::McpServer;
@@ -63,6 +65,7 @@ use auth::BearerScheme;
 pub use auth::Role;
 pub use error::ApiError;
 pub use options::{ServerOptions, TokenError, Tokens};
+use sessions::McpSessions;
 
 /// Everything a handler needs; cloned per request (every field is shared).
 #[derive(Clone)]
@@ -116,7 +119,14 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let max_body_bytes = options
         .max_body_bytes
         .unwrap_or_else(|| body::default_limit(executor.toolset().limits()));
-    let mcp = mcp_service(&executor, &options.allowed_hosts, max_body_bytes);
+    let sessions = Arc::new(McpSessions::new(options.serving.sessions));
+    let mcp = mcp_service(
+        &executor,
+        &options.allowed_hosts,
+        max_body_bytes,
+        sessions.clone(),
+    );
+    let hosts: Arc<[String]> = options.allowed_hosts.clone().into();
     let state = AppState {
         executor,
         declarations: Arc::new(DeclarationCache::new()),
@@ -125,49 +135,57 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         chat: options
             .agent
             .map(|agent| Arc::new(routes::chat::Chat::new(agent))),
+        // no one token may fill the server's sessions: half of them at most, so an agent's
+        // flood leaves room for a host's and an approver's
         mcp_owners: Arc::new(auth::SessionOwners::new(
-            MAX_MCP_SESSIONS_PER_TOKEN,
-            SessionConfig::DEFAULT_KEEP_ALIVE,
+            (options.serving.sessions.max_sessions / 2).max(1),
+            options.serving.sessions.idle_timeout,
         )),
     };
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();
-    let router =
-        Router::new()
-            .merge(api.with_state(state.clone()))
-            .merge(page::router())
-            .merge(Router::new().nest_service("/mcp", mcp).layer(
-                axum::middleware::from_fn_with_state(state.clone(), auth::mcp_layer),
-            ))
-            .route(
-                "/api/v1/openapi.json",
-                axum::routing::get(move || async move { axum::Json(document.as_ref().clone()) }),
-            )
-            .fallback(routes::not_found)
-            .method_not_allowed_fallback(routes::method_not_allowed);
+    let mcp = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            sessions,
+            sessions::limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::mcp_layer,
+        ));
+    let router = Router::new()
+        .merge(api.with_state(state.clone()))
+        .route(
+            "/api/v1/openapi.json",
+            axum::routing::get(move || async move { axum::Json(document.as_ref().clone()) }),
+        )
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(axum::middleware::from_fn(hygiene::json_errors))
+        .merge(page::router())
+        .merge(mcp)
+        .layer(axum::middleware::from_fn(hygiene::headers))
+        .layer(axum::middleware::from_fn_with_state(
+            hosts,
+            hygiene::allowed_host,
+        ));
     (router, doc.as_ref().clone())
 }
-
-/// The most MCP sessions one token holds open at once; more are refused until one closes or
-/// idles out.
-const MAX_MCP_SESSIONS_PER_TOKEN: usize = 1_000;
 
 /// MCP over streamable HTTP: one [`McpServer`] session per MCP session, all on the executor.
 fn mcp_service(
     executor: &Executor,
     hosts: &[String],
     max_body_bytes: usize,
-) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    sessions: Arc<McpSessions>,
+) -> StreamableHttpService<McpServer, McpSessions> {
     let server = McpServer::new(executor.clone());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts.iter().cloned())
         .with_max_request_body_bytes(max_body_bytes);
-    StreamableHttpService::new(
-        move || Ok(server.new_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    StreamableHttpService::new(move || Ok(server.new_session()), sessions, config)
 }
 
 /// Why the server did not start or stopped.
@@ -227,14 +245,23 @@ pub async fn serve_on(
     executor: Executor,
     options: ServerOptions,
 ) -> Result<(), ServeError> {
-    let addr = listener
-        .local_addr()
-        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
+    serve_until(listener, executor, options, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}
+
+/// Serves [`router`] on a listener from [`bind`] until `shutdown` completes, then stops taking
+/// connections and gives the requests in flight a few seconds to finish. Every connection must
+/// send its request's headers within [`ServerOptions::header_read_timeout`].
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    executor: Executor,
+    options: ServerOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let header_read_timeout = options.serving.header_read_timeout;
     let app = router(executor, options);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|source| ServeError::Io { addr, source })
+    conn::serve(listener, app, header_read_timeout, shutdown).await;
+    Ok(())
 }

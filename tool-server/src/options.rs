@@ -158,6 +158,7 @@ pub struct ServerOptions {
     pub(crate) max_body_bytes: Option<usize>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
+    pub(crate) serving: crate::conn::Serving,
 }
 
 impl ServerOptions {
@@ -168,6 +169,7 @@ impl ServerOptions {
             max_body_bytes: None,
             agent: None,
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            serving: crate::conn::Serving::default(),
         }
     }
 
@@ -178,9 +180,10 @@ impl ServerOptions {
         self
     }
 
-    /// The `Host` names MCP requests at `/mcp` may carry (default `localhost`, `127.0.0.1`,
-    /// `::1`): the guard against DNS rebinding that the MCP specification asks of HTTP servers.
-    /// A server reached under another name lists it here.
+    /// The `Host` names requests may carry, on every route (default `localhost`, `127.0.0.1`,
+    /// `::1`; an entry with a port allows only that port): the guard against DNS rebinding that
+    /// the MCP specification asks of HTTP servers, which the API and the approvals page need as
+    /// much. A server reached under another name lists it here; an empty list allows any name.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
         self
@@ -197,6 +200,29 @@ impl ServerOptions {
     /// The tokens.
     pub fn tokens(&self) -> &Tokens {
         &self.tokens
+    }
+
+    /// How long a client has to send a request's line and headers once it starts one, or once
+    /// it has opened a connection (default 10 s); a slower one is disconnected, so that idle
+    /// or trickling connections cannot pile up. Applies to [`crate::serve`] and
+    /// [`crate::serve_until`], not to a [`crate::router`] served by other means.
+    pub fn header_read_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.serving.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long an MCP session at `/mcp` may go without a message before it is closed (default
+    /// 60 s); a client whose session was closed starts a new one.
+    pub fn mcp_session_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.serving.sessions.idle_timeout = timeout;
+        self
+    }
+
+    /// How many MCP sessions may be open at once (default 1,000, each some tens of KB); a
+    /// request for one more is answered `503` with `Retry-After` and a JSON-RPC error.
+    pub fn max_mcp_sessions(mut self, sessions: usize) -> Self {
+        self.serving.sessions.max_sessions = sessions;
+        self
     }
 }
 

@@ -182,6 +182,7 @@ impl Executor {
             no_schema_mode: trail.no_schema,
             operation_id: trail.operation_id,
             undo_id: exec.undo_id().map(str::to_owned),
+            seq: None,
         };
         for sink in &self.inner.sinks {
             sink.record(&record);

@@ -73,6 +73,12 @@ pub struct AuditRecord {
     /// if it was journaled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo_id: Option<String>,
+    /// The record's place in the store's trail: assigned by the store when the record is
+    /// written, strictly increasing in the order records are written, and filled in when the
+    /// record is read back (absent on a record not yet written). A reader continues from the last
+    /// one it saw with [`ActivityQuery::after`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// Filters for the activity feed; every field set must match.
@@ -88,13 +94,19 @@ pub struct ActivityQuery {
     pub session: Option<String>,
     /// Only records at or after this time (ms since the epoch).
     pub since_ms: Option<u64>,
-    /// At most this many, newest first (default 100).
+    /// At most this many (default 100), newest first, or oldest first with `after`.
     pub limit: Option<usize>,
-    /// Skip this many matching records, newest first, before taking `limit` (the next page).
-    /// Records added between two pages shift the later page: a reader sees a record twice,
-    /// never misses one.
+    /// Skip this many matching records, in the query's order, before taking `limit` (the next
+    /// page). Records added between two pages of a newest-first query shift the later page: a
+    /// reader sees a record twice, never misses one. Paging with `after` has neither effect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<usize>,
+    /// Only records written after the one with this sequence number ([`AuditRecord::seq`]),
+    /// oldest first: a reader that passes the last `seq` it was given gets every later record
+    /// exactly once and in the order they were written, however many were written meanwhile.
+    /// `Some(0)` reads from the first record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
 }
 
 impl ActivityQuery {
@@ -106,6 +118,12 @@ impl ActivityQuery {
     /// The effective offset.
     pub fn offset(&self) -> usize {
         self.offset.unwrap_or(0)
+    }
+
+    /// Whether records come oldest first (a query `after` a sequence number) rather than newest
+    /// first.
+    pub fn oldest_first(&self) -> bool {
+        self.after.is_some()
     }
 
     /// Whether a record passes the filters.

@@ -200,15 +200,29 @@ impl Store for MemoryStore {
     }
 
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
-        Ok(self
-            .lock()
+        let inner = self.lock();
+        // a record's sequence number is its place in the trail, counted from 1
+        let numbered = inner
             .audit
             .iter()
-            .rev()
-            .filter(|r| query.matches(r))
+            .enumerate()
+            .map(|(i, r)| (r, i as u64 + 1));
+        let in_order: Box<dyn Iterator<Item = _>> = match query.after {
+            Some(after) => Box::new(numbered.skip(usize::try_from(after).unwrap_or(usize::MAX))),
+            None => Box::new(numbered.rev()),
+        };
+        Ok(in_order
+            .filter(|(r, _)| query.matches(r))
             .skip(query.offset())
             .take(query.limit())
-            .cloned()
+            .map(|(r, seq)| AuditRecord {
+                seq: Some(seq),
+                ..r.clone()
+            })
             .collect())
+    }
+
+    fn kind(&self) -> &'static str {
+        "memory"
     }
 }

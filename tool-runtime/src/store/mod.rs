@@ -330,10 +330,18 @@ pub trait Store: Send + Sync + 'static {
         Ok(None)
     }
 
-    /// Appends an audit record.
+    /// Appends an audit record; the store gives it the next sequence number
+    /// ([`AuditRecord::seq`]) in the same write.
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError>;
-    /// The activity feed: matching records, newest first.
+    /// The activity feed: matching records with their sequence numbers, newest first, or oldest
+    /// first after a sequence number ([`ActivityQuery::after`]).
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;
+
+    /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or
+    /// a log line: it names no file and no server, so it can be shown to anyone.
+    fn kind(&self) -> &'static str {
+        "custom"
+    }
 }
 
 pub(crate) fn new_operation_id() -> String {

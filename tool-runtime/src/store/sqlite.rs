@@ -530,6 +530,10 @@ impl Store for SqliteStore {
         let _ = self.backlog.flush(&|r| self.write_audit(r));
         self.query_written(q)
     }
+
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
 }
 
 impl SqliteStore {
@@ -552,41 +556,60 @@ impl SqliteStore {
     }
 
     fn query_written(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
-        let mut sql = String::from("SELECT data FROM audit WHERE 1 = 1");
+        let mut sql = String::from("SELECT seq, data FROM audit WHERE 1 = 1");
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         let mut push = |clause: &str, v: rusqlite::types::Value| {
             args.push(v);
-            sql.push_str(&format!(" AND {clause} ?{}", args.len()));
+            sql.push_str(&format!(" {clause} ?{}", args.len()));
         };
         if let Some(t) = &q.tool {
-            push("tool =", t.clone().into());
+            push("AND tool =", t.clone().into());
         }
         if let Some(c) = &q.correlation_id {
-            push("correlation_id =", c.clone().into());
+            push("AND correlation_id =", c.clone().into());
         }
         if let Some(i) = q.initiator {
             let s = serde_json::to_value(i).map_err(json_err)?;
             push(
-                "initiator =",
+                "AND initiator =",
                 s.as_str().unwrap_or_default().to_owned().into(),
             );
         }
         if let Some(s) = &q.session {
-            push("session =", s.clone().into());
+            push("AND session =", s.clone().into());
         }
         if let Some(t) = q.since_ms {
-            push("ts >=", (t as i64).into());
+            push("AND ts >=", sql_int(t).into());
         }
-        sql.push_str(&format!(
-            " ORDER BY seq DESC LIMIT {} OFFSET {}",
-            q.limit(),
-            q.offset()
-        ));
+        if let Some(after) = q.after {
+            push("AND seq >", sql_int(after).into());
+        }
+        let order = if q.oldest_first() { "ASC" } else { "DESC" };
+        push(
+            &format!("ORDER BY seq {order} LIMIT"),
+            sql_int(q.limit()).into(),
+        );
+        push("OFFSET", sql_int(q.offset()).into());
         let conn = self.writer()?;
         let mut stmt = conn.prepare(&sql).map_err(err)?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(0))
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(err)?;
-        rows.map(|r| from_json(&r.map_err(err)?)).collect()
+        rows.map(|r| {
+            let (seq, data) = r.map_err(err)?;
+            let mut record: AuditRecord = from_json(&data)?;
+            record.seq = u64::try_from(seq).ok();
+            Ok(record)
+        })
+        .collect()
     }
+}
+
+/// A count or a time as SQLite's integer: SQLite has no unsigned 64-bit type, and a value past
+/// `i64::MAX` would be bound as a float, which `LIMIT` and `OFFSET` refuse. Beyond `i64::MAX`
+/// nothing is stored anyway.
+fn sql_int(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
 }

@@ -22,14 +22,16 @@ pub(crate) async fn healthz() -> Json<Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// The store answers a read, so calls can be recorded and approvals decided.
+/// The store answers a read, so calls can be recorded and approvals decided. The answer names
+/// the store's kind and nothing else about it: the route needs no token, and a file's path or a
+/// server's address in a failure message is for the operator's log, not for anyone who asks.
 #[utoipa::path(
     get,
     path = "/readyz",
     operation_id = "readyz",
     tag = "health",
     responses(
-        (status = 200, description = "`{\"status\": \"ready\", \"tools\": n}`", body = Object),
+        (status = 200, description = "`{\"status\": \"ready\", \"store\": kind, \"tools\": n}`", body = Object),
         (status = 503, description = "The store does not answer", body = ErrorBody),
     )
 )]
@@ -39,19 +41,20 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Value>,
         limit: Some(1),
         ..ActivityQuery::default()
     };
+    let store = state.executor.store().kind();
     blocking(move || executor.activity(&probe))
         .await
         .map_err(|e| {
+            tracing::warn!(error = %e.error().message, "readiness: the store does not answer");
             ApiError::new(
-                ToolError::new(
-                    UNAVAILABLE,
-                    format!("the store does not answer: {}", e.error().message),
-                )
-                .retryable(true),
+                ToolError::new(UNAVAILABLE, format!("the {store} store does not answer"))
+                    .retryable(true)
+                    .with_detail("store", store),
             )
         })?;
     Ok(Json(json!({
         "status": "ready",
+        "store": store,
         "tools": state.executor.toolset().len(),
     })))
 }

@@ -171,7 +171,8 @@ pub(crate) async fn check(
         (status = 404, description = "No such tool; `details.suggestions` has the nearest names", body = ErrorBody),
         (status = 413, description = "The body or the arguments are too large", body = ErrorBody),
         (status = 422, description = "Invalid arguments: `violations` has each one's pointer", body = ErrorBody),
-        (status = 429, description = "Rate limited; `Retry-After` says when to come back", body = ErrorBody),
+        (status = 429, description = "Rate limited, or too many operations wait for a person \
+          (`TOO_MANY_PENDING`); `Retry-After` says when to come back", body = ErrorBody),
         (status = 500, description = "The call ran but its audit record could not be written \
           (`details.execution` has what happened)", body = ErrorBody),
     )
@@ -232,6 +233,7 @@ fn before_running(code: &ErrorCode) -> bool {
         ErrorCode::SCHEMA_REQUIRED,
         ErrorCode::NOT_ALLOWED,
         ErrorCode::RATE_LIMITED,
+        ErrorCode::of("TOO_MANY_PENDING"),
     ]
     .contains(code)
 }

@@ -148,3 +148,60 @@ async fn hostile_bodies_are_answered_with_structured_client_errors() {
         assert_eq!(status, 400, "{checked}");
     }
 }
+
+/// 4,000 calls over HTTP, 64 at a time, while an approver's stream is open: the stream delivers
+/// every record written, once. Prints `delivered/written`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_of_calls_reaches_an_open_activity_stream_whole() {
+    use futures::StreamExt;
+    const CALLS: usize = 4_000;
+    let s = start().await;
+    let mut stream = crate::feed::Events::open(&s, "/api/v1/activity/stream", None).await;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let calls = futures::stream::iter(0..CALLS).map(|i| {
+        let (http, base) = (http.clone(), s.base.clone());
+        async move {
+            http.post(format!("{base}/api/v1/tools/read_note/call"))
+                .bearer_auth(AGENT)
+                .json(&json!({ "arguments": { "id": format!("n{}", i % 2) } }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    let statuses: Vec<_> = calls.buffer_unordered(64).collect().await;
+    assert!(
+        statuses.iter().all(|s| s.as_u16() == 200),
+        "every call answered"
+    );
+    let written = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery {
+            limit: Some(CALLS * 2),
+            ..Default::default()
+        })
+        .unwrap()
+        .len();
+    let mut delivered = std::collections::HashSet::new();
+    while let Some((_, r)) = stream.next(std::time::Duration::from_secs(5)).await {
+        assert!(
+            delivered.insert(r["call_id"].as_str().unwrap().to_owned()),
+            "twice: {r}"
+        );
+        if delivered.len() == written {
+            break;
+        }
+    }
+    println!(
+        "activity stream: {}/{written} records delivered ({CALLS} calls in {:?})",
+        delivered.len(),
+        started.elapsed()
+    );
+    assert_eq!(written, CALLS);
+    assert_eq!(delivered.len(), written);
+}

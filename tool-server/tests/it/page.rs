@@ -222,7 +222,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     assert!(
         text_of(&c, &format!("{card} .meta"))
             .await
-            .contains("started by user")
+            .contains("started by model")
     );
     if let Some(path) = std::env::var_os("TOOLS_PAGE_SCREENSHOT") {
         s.notes

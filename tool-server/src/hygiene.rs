@@ -1,0 +1,177 @@
+//! What every response and request goes through, whatever route serves it: the `Host` it names
+//! must be one the server answers to, errors that axum's extractors produce get the same JSON
+//! shape as the API's own, and responses say how they may be cached and sniffed.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tool_runtime::{ErrorCode, ToolError};
+
+use crate::error::ApiError;
+
+/// `HOST_NOT_ALLOWED`: the request names a host the server was not told it answers to.
+pub(crate) const HOST_NOT_ALLOWED: ErrorCode = ErrorCode::of("HOST_NOT_ALLOWED");
+
+/// How much of an extractor's plain-text rejection is read to become the error's message.
+const REJECTION_BYTES: usize = 16 * 1024;
+
+/// Refuses a request whose `Host` (or HTTP/2 authority) is not in the allowed list, as `/mcp`
+/// does: a page on another site whose name was rebound to this address must not reach the API
+/// or the approvals page with the browser's credentials. An empty list allows every host.
+pub(crate) async fn allowed_host(
+    State(allowed): State<Arc<[String]>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if allowed.is_empty()
+        || host_of(request.uri(), request.headers()).is_some_and(|h| h.is_in(&allowed))
+    {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        ToolError::new(
+            HOST_NOT_ALLOWED,
+            "this server does not answer to the host this request names",
+        )
+        .recover("reach the server under a name it is configured to allow (`allowed_hosts`)"),
+    )
+    .into_response()
+}
+
+/// A host and port, compared as rmcp compares them at `/mcp`: the name without brackets and in
+/// lower case; an allowed entry without a port allows any port.
+#[derive(Debug, PartialEq)]
+struct Authority {
+    host: String,
+    port: Option<u16>,
+}
+
+impl Authority {
+    fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        Some(match text.parse::<axum::http::uri::Authority>() {
+            Ok(a) => Authority::new(a.host(), a.port_u16()),
+            // a bare IPv6 address (`::1`) is no authority, but is a name to allow
+            Err(_) => Authority::new(text, None),
+        })
+    }
+
+    fn new(host: &str, port: Option<u16>) -> Self {
+        Authority {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_ascii_lowercase(),
+            port,
+        }
+    }
+
+    fn is_in(&self, allowed: &[String]) -> bool {
+        allowed
+            .iter()
+            .filter_map(|a| Authority::parse(a))
+            .any(|a| a.host == self.host && a.port.is_none_or(|p| self.port == Some(p)))
+    }
+}
+
+fn host_of(uri: &Uri, headers: &HeaderMap) -> Option<Authority> {
+    match headers.get(header::HOST) {
+        Some(host) => {
+            let a: axum::http::uri::Authority = host.to_str().ok()?.parse().ok()?;
+            Some(Authority::new(a.host(), a.port_u16()))
+        }
+        None => uri
+            .authority()
+            .map(|a| Authority::new(a.host(), a.port_u16())),
+    }
+}
+
+/// Gives an error that is not already JSON (the plain-text rejections of axum's query, path and
+/// JSON extractors) the API's error shape, keeping its text as the message.
+pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), REJECTION_BYTES)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text
+    };
+    let (code, keep_status) = match status {
+        // a query string, a path segment or a body field of the wrong type or out of range
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => {
+            (ErrorCode::INVALID_ARGUMENTS, false)
+        }
+        StatusCode::NOT_FOUND => (ErrorCode::NOT_FOUND, false),
+        StatusCode::PAYLOAD_TOO_LARGE => (ErrorCode::PAYLOAD_TOO_LARGE, false),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (ErrorCode::of("UNSUPPORTED_MEDIA_TYPE"), false),
+        s if s.is_server_error() => (ErrorCode::INTERNAL, true),
+        _ => (ErrorCode::of("BAD_REQUEST"), true),
+    };
+    let mut e = ApiError::new(
+        ToolError::new(code, message)
+            .recover("see /api/v1/openapi.json for the parameters and body each route takes"),
+    );
+    if keep_status {
+        e.set_status(status);
+    }
+    e.into_response()
+}
+
+/// Every response says it must not be sniffed as another type, and, unless it says otherwise
+/// (the page's assets do), that it must not be stored: API answers carry operations, arguments
+/// and audit records that a shared cache or the browser's disk must not keep.
+pub(crate) async fn headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allowed(host: &str, list: &[&str]) -> bool {
+        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+        host_of(&Uri::from_static("/"), &headers).is_some_and(|h| h.is_in(&list))
+    }
+
+    #[test]
+    fn hosts_are_compared_by_name_and_port_where_one_is_given() {
+        let loopback = ["localhost", "127.0.0.1", "::1"];
+        assert!(allowed("localhost:8080", &loopback));
+        assert!(allowed("LOCALHOST", &loopback));
+        assert!(allowed("[::1]:3000", &loopback));
+        assert!(allowed("127.0.0.1:1", &loopback));
+        assert!(!allowed("evil.example:8080", &loopback));
+        assert!(!allowed("localhost.evil.example", &loopback));
+        assert!(allowed("tools.example:443", &["tools.example:443"]));
+        assert!(!allowed("tools.example:8443", &["tools.example:443"]));
+        assert!(!allowed("bad host", &loopback));
+    }
+}

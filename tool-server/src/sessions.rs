@@ -1,0 +1,189 @@
+//! MCP sessions at `/mcp`: each costs memory for as long as it lives, so sessions end after a
+//! spell of inactivity and at most a fixed number live at once. A client that would open one
+//! more is told so (`503`, `Retry-After`, a JSON-RPC error) instead of growing the process.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
+use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
+
+/// The header that names an MCP session; a request without it asks for a new session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How long an MCP session may stay idle before it is closed, and how many may live at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionLimits {
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_sessions: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            idle_timeout: Duration::from_secs(60),
+            max_sessions: 1_000,
+        }
+    }
+}
+
+/// rmcp's in-process session manager with an idle timeout and a cap on live sessions.
+pub(crate) struct McpSessions {
+    local: LocalSessionManager,
+    limits: SessionLimits,
+    /// Held while a session is made, so that the count checked is the count that holds.
+    creating: tokio::sync::Mutex<()>,
+}
+
+/// Why a session could not be made or used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionError {
+    /// The cap on live sessions is reached.
+    #[error("the server already has {0} MCP sessions open, its limit")]
+    Full(usize),
+    /// rmcp's own failure.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+impl McpSessions {
+    pub(crate) fn new(limits: SessionLimits) -> Self {
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(limits.idle_timeout);
+        McpSessions {
+            local,
+            limits,
+            creating: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// How many sessions are open.
+    pub(crate) async fn live(&self) -> usize {
+        self.local.sessions.read().await.len()
+    }
+
+    async fn full(&self) -> bool {
+        self.live().await >= self.limits.max_sessions
+    }
+}
+
+impl SessionManager for McpSessions {
+    type Error = SessionError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), SessionError> {
+        let _one_at_a_time = self.creating.lock().await;
+        if self.full().await {
+            return Err(SessionError::Full(self.limits.max_sessions));
+        }
+        Ok(self.local.create_session().await?)
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, SessionError> {
+        Ok(self.local.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, SessionError> {
+        Ok(self.local.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), SessionError> {
+        Ok(self.local.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionError> {
+        Ok(SessionManager::create_stream(&self.local, id, message).await?)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), SessionError> {
+        Ok(self.local.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionError> {
+        Ok(SessionManager::create_standalone_stream(&self.local, id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionError> {
+        Ok(SessionManager::resume(&self.local, id, last_event_id).await?)
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, SessionError> {
+        Ok(self.local.restore_session(id).await?)
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.local.event_store()
+    }
+}
+
+/// In front of `/mcp`: a request for a new session while the cap is reached is answered `503`
+/// with a JSON-RPC error, before rmcp reads it. Two requests racing for the last place are still
+/// held to the cap by [`McpSessions::create_session`]; the loser's failure is answered the same.
+pub(crate) async fn limit(
+    State(sessions): State<Arc<McpSessions>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opens = request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
+    if opens && sessions.full().await {
+        return full(&sessions.limits);
+    }
+    let response = next.run(request).await;
+    if opens && response.status() == StatusCode::INTERNAL_SERVER_ERROR && sessions.full().await {
+        return full(&sessions.limits);
+    }
+    response
+}
+
+fn full(limits: &SessionLimits) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32000,
+            "message": format!(
+                "the server already has {} MCP sessions open, its limit; sessions idle for {} s \
+                 are closed, try again later",
+                limits.max_sessions,
+                limits.idle_timeout.as_secs()
+            ),
+        },
+    });
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+    let wait = limits.idle_timeout.as_secs().clamp(1, 60);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+    response
+}
