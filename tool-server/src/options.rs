@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use tool_providers::agent::Agent;
 
+use crate::link::SignInLinks;
+
 /// The environment variable holding the agents' token (list, check, call).
 pub const AGENT_TOKEN_ENV: &str = "TOOLS_AGENT_TOKEN";
 /// The environment variable holding the approvers' token (everything, approve and deny included).
@@ -125,6 +127,7 @@ pub struct ServerOptions {
     pub(crate) max_body_bytes: Option<usize>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
+    pub(crate) links: SignInLinks,
 }
 
 impl ServerOptions {
@@ -134,6 +137,7 @@ impl ServerOptions {
             tokens,
             max_body_bytes: None,
             agent: None,
+            links: SignInLinks::default(),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
         }
     }
@@ -164,6 +168,13 @@ impl ServerOptions {
     /// The tokens.
     pub fn tokens(&self) -> &Tokens {
         &self.tokens
+    }
+
+    /// The sign-in links of the server these options build: a handle that mints one-time
+    /// links to the approvals page (`http://ADDR/#code=…`) which the router accepts, however
+    /// often the options are cloned.
+    pub fn sign_in_links(&self) -> SignInLinks {
+        self.links.clone()
     }
 }
 
