@@ -548,13 +548,12 @@ fn profile_holds(dir: &std::path::Path, needle: &str) -> Vec<PathBuf> {
             let path = entry.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                if forms
+            } else if let Ok(bytes) = std::fs::read(&path)
+                && forms
                     .iter()
                     .any(|f| bytes.windows(f.len()).any(|w| w == f.as_slice()))
-                {
-                    found.push(path);
-                }
+            {
+                found.push(path);
             }
         }
     }
