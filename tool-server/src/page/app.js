@@ -9,6 +9,9 @@ const PAGE = 20;        // cards per page
 const CUT = 2000;       // characters of a value shown before "Show all"
 const LINE_CUT = 300;   // characters of a one-line value (a feed line, a name)
 const MAX_FEED = 200;   // feed lines kept
+// The feed's stream announces every new or decided operation; the timer only catches what a
+// broken stream missed, since each listing makes the store read every waiting operation.
+const POLL_MS = 10000;
 const $ = (sel, root = document) => root.querySelector(sel);
 const show = (el, yes) => { el.hidden = !yes; };
 const pretty = (v) => JSON.stringify(v, null, 2);
@@ -177,12 +180,20 @@ function followLink() {
 
 const cards = new Map();
 let offset = 0;
-let refreshing = false;
+let refreshing = null;
+let again = false;
 
+// One listing at a time; a change announced meanwhile is listed once the current one is done.
 async function refreshPending() {
-  if (refreshing) return;
-  refreshing = true;
-  try { await loadPage(); } finally { refreshing = false; }
+  if (refreshing) { again = true; return refreshing; }
+  refreshing = (async () => {
+    do {
+      again = false;
+      try { await loadPage(); } catch (e) { /* listed again on the next change or tick */ }
+    } while (again);
+    refreshing = null;
+  })();
+  return refreshing;
 }
 
 async function loadPage() {
@@ -495,7 +506,7 @@ async function open() {
   if (!token()) return;
   if (timer === null) {
     followFeed();
-    timer = setInterval(refreshPending, 3000);
+    timer = setInterval(refreshPending, POLL_MS);
   }
 }
 
