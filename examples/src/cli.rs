@@ -144,8 +144,9 @@ pub async fn run_tools(
 
 /// Serves `executor` on `addr` (the JSON API, the approvals page and MCP over HTTP) until
 /// Ctrl-C. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
-/// them, on a loopback address, fresh ones are made and printed with the page's link. The
-/// addresses are printed on stderr (`API: http://ADDR/api/v1/tools ...`).
+/// them, on a loopback address, fresh ones are made, the agent's is printed, and so is a one-time
+/// sign-in link to the approvals page. The addresses are printed on stderr (`API:
+/// http://ADDR/api/v1/tools ...`).
 pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
     let tokens = match Tokens::from_env() {
         Ok(Some(t)) => t,
@@ -162,9 +163,10 @@ pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
     });
     let local = listener.local_addr().unwrap_or(addr);
     if tokens.generated() {
+        // a one-time code, so the browser keeps no token of the server in its history
         eprintln!(
-            "approvals page: http://{local}/#token={}",
-            tokens.approver()
+            "approvals page: {} (the link signs in once, within 10 minutes)",
+            options.sign_in_links().link(local)
         );
         eprintln!("agent token (TOOLS_AGENT_TOKEN): {}", tokens.agent());
     } else {

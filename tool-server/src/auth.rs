@@ -57,14 +57,14 @@ impl Role {
     }
 }
 
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn role_of(tokens: &Tokens, headers: &HeaderMap) -> Result<Role, ApiError> {
+fn role_of(state: &AppState, headers: &HeaderMap) -> Result<Role, ApiError> {
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or_else(|| ApiError::unauthorized("this route needs a bearer token"))?;
@@ -75,7 +75,9 @@ fn role_of(tokens: &Tokens, headers: &HeaderMap) -> Result<Role, ApiError> {
         .ok_or_else(|| {
             ApiError::unauthorized("the Authorization header is not `Bearer <token>`")
         })?;
-    Role::of(tokens, presented.trim())
+    let presented = presented.trim();
+    Role::of(&state.tokens, presented)
+        .or_else(|| state.links.role_of(presented))
         .ok_or_else(|| ApiError::unauthorized("the bearer token is not one of this server's"))
 }
 
@@ -86,7 +88,7 @@ impl FromRequestParts<AppState> for AgentAccess {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        role_of(&state.tokens, &parts.headers).map(AgentAccess)
+        role_of(state, &parts.headers).map(AgentAccess)
     }
 }
 
@@ -97,7 +99,7 @@ impl FromRequestParts<AppState> for ApproverAccess {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        match role_of(&state.tokens, &parts.headers)? {
+        match role_of(state, &parts.headers)? {
             Role::Approver => Ok(ApproverAccess),
             Role::Agent | Role::Host => Err(ApiError::forbidden(
                 "deciding pending operations and reading the activity feed take the approver's \
@@ -118,7 +120,7 @@ pub(crate) async fn mcp_layer(
     mut request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let role = role_of(&state.tokens, request.headers())?;
+    let role = role_of(&state, request.headers())?;
     let session = request
         .headers()
         .get(SESSION_HEADER)

@@ -14,7 +14,8 @@
 //! | `GET /api/v1/tools` | agent | canonical definitions, or a provider's declarations (`?provider=`) |
 //! | `POST /api/v1/tools/{name}/check` | agent | hydrate only: the validated arguments or the errors |
 //! | `POST /api/v1/tools/{name}/call` | agent | run through the executor (200, 202 pending, 404, 422) |
-//! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations |
+//! | `POST /api/v1/session` | none (a sign-in code) | trade a one-time code from [`SignInLinks`] for a short approver session |
+//! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations: paged summaries, and one whole |
 //! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
 //! | `POST /api/v1/chat`, `GET /api/v1/chat/{run_id}` | agent | the agent loop run server-side (with [`ServerOptions::chat`]), as JSON or server-sent events; a run waiting for a person resumes once every operation is decided |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
@@ -46,6 +47,7 @@ mod body;
 mod conn;
 mod error;
 mod hygiene;
+mod link;
 mod options;
 mod page;
 mod routes;
@@ -64,6 +66,7 @@ use utoipa::OpenApi;
 use auth::BearerScheme;
 pub use auth::Role;
 pub use error::ApiError;
+pub use link::{Session, SignInLinks};
 pub use options::{ServerOptions, TokenError, Tokens};
 use sessions::McpSessions;
 
@@ -79,6 +82,8 @@ pub(crate) struct AppState {
     pub(crate) chat: Option<Arc<routes::chat::Chat>>,
     /// Which role opened each MCP session.
     pub(crate) mcp_owners: Arc<auth::SessionOwners>,
+    /// One-time sign-in codes and the approver sessions they opened.
+    pub(crate) links: SignInLinks,
 }
 
 #[derive(OpenApi)]
@@ -141,6 +146,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             (options.serving.sessions.max_sessions / 2).max(1),
             options.serving.sessions.idle_timeout,
         )),
+        links: options.links,
     };
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();

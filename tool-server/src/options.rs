@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use tool_providers::agent::Agent;
 
+use crate::link::SignInLinks;
+
 /// The environment variable holding the agents' token (list, check, call).
 pub const AGENT_TOKEN_ENV: &str = "TOOLS_AGENT_TOKEN";
 /// The environment variable holding the approvers' token (everything, approve and deny included).
@@ -159,6 +161,7 @@ pub struct ServerOptions {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
     pub(crate) serving: crate::conn::Serving,
+    pub(crate) links: SignInLinks,
 }
 
 impl ServerOptions {
@@ -168,6 +171,7 @@ impl ServerOptions {
             tokens,
             max_body_bytes: None,
             agent: None,
+            links: SignInLinks::default(),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
             serving: crate::conn::Serving::default(),
         }
@@ -223,6 +227,13 @@ impl ServerOptions {
     pub fn max_mcp_sessions(mut self, sessions: usize) -> Self {
         self.serving.sessions.max_sessions = sessions;
         self
+    }
+
+    /// The sign-in links of the server these options build: a handle that mints one-time
+    /// links to the approvals page (`http://ADDR/#code=…`) which the router accepts, however
+    /// often the options are cloned.
+    pub fn sign_in_links(&self) -> SignInLinks {
+        self.links.clone()
     }
 }
 

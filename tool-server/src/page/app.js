@@ -1,23 +1,125 @@
 // The approvals page: pending operations as cards, the live activity feed, the tool palette.
-// Everything shown comes from the JSON API with the approver's token; every value is written as
-// text (never as HTML), since arguments are whatever a model sent.
+// Everything shown comes from the JSON API with an approver's session; every value is written
+// as text (never as HTML), since arguments are whatever a model sent, and every character that
+// would hide or reorder text is shown as a marked escape, so what the person reads is what runs.
 "use strict";
 
 const KEY = "tool-server-token";
+const PAGE = 20;        // cards per page
+const CUT = 2000;       // characters of a value shown before "Show all"
+const LINE_CUT = 300;   // characters of a one-line value (a feed line, a name)
+const MAX_FEED = 200;   // feed lines kept
+// The feed's stream announces every new or decided operation; the timer only catches what a
+// broken stream missed, since each listing makes the store read every waiting operation.
+const POLL_MS = 10000;
 const $ = (sel, root = document) => root.querySelector(sel);
 const show = (el, yes) => { el.hidden = !yes; };
 const pretty = (v) => JSON.stringify(v, null, 2);
 
+// Controls, format characters (zero-width, direction marks, embeddings, overrides, isolates,
+// the byte-order mark, tags) and line or paragraph separators: the terminal escapes the same
+// (tool-runtime's display::visible), in the same notation. A line break or a tab is layout,
+// not concealment: it is shown as an escape on one-line values but does not flag a card.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const HIDDEN_KEEP_LINES = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const HIDES = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+function escapeChar(c) {
+  if (c === "\n") return "\\n";
+  if (c === "\r") return "\\r";
+  if (c === "\t") return "\\t";
+  return "\\u{" + c.codePointAt(0).toString(16) + "}";
+}
+
+// Whether a string, or any key or string inside a JSON value, hides or reorders text.
+function hides(v) {
+  if (typeof v === "string") return HIDES.test(v);
+  if (Array.isArray(v)) return v.some(hides);
+  if (v && typeof v === "object") return Object.entries(v).some(([k, x]) => hides(k) || hides(x));
+  return false;
+}
+
+function chars(text) { let n = 0; for (const _ of text) n++; return n; }
+const number = (n) => n.toLocaleString("en");
+
+// Appends `text` to `el` as text nodes, each hidden character as a marked escape.
+function appendMarked(el, text, keepLines) {
+  const pattern = keepLines ? HIDDEN_KEEP_LINES : HIDDEN;
+  let last = 0;
+  for (const m of text.matchAll(pattern)) {
+    if (m.index > last) el.append(text.slice(last, m.index));
+    const mark = document.createElement("span");
+    mark.className = "hidden-char";
+    mark.textContent = escapeChar(m[0]);
+    mark.title = "U+" + m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, "0")
+      + ": a character that is invisible or changes the direction of text";
+    el.append(mark);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) el.append(text.slice(last));
+}
+
+// Writes `text` into `el`: marked, cut after `limit` characters with its full length shown and
+// a button that shows the rest. `total` is the whole length when `text` is already a prefix.
+function writeText(el, text, { limit = CUT, total, lines = false } = {}) {
+  text = String(text ?? "");
+  el.replaceChildren();
+  el.classList.remove("expanded");
+  let end = text.length;
+  if (end > limit) {
+    end = limit;
+    const code = text.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  }
+  appendMarked(el, text.slice(0, end), lines);
+  const held = chars(text);
+  const whole = total ?? held;
+  if (end === text.length && whole <= held) return;
+  const note = document.createElement("span");
+  note.className = "cut";
+  note.textContent = " … (" + number(chars(text.slice(0, end))) + " of " + number(whole)
+    + " characters shown)";
+  el.append(note);
+  if (end < text.length) {
+    const all = document.createElement("button");
+    all.type = "button";
+    all.className = "show-all";
+    all.textContent = "Show all";
+    all.addEventListener("click", () => {
+      writeText(el, text, { limit: Infinity, lines });
+      el.classList.add("expanded");
+    });
+    el.append(" ", all);
+  }
+}
+
+// A JSON text for a textarea, which cannot mark characters: those that hide or reorder text
+// are written as JSON escapes (they only occur inside strings), so the edit holds the same
+// value and shows it.
+function editableJson(v) {
+  return pretty(v).replace(HIDDEN_KEEP_LINES, (c) => {
+    let out = "";
+    for (let i = 0; i < c.length; i++) out += "\\u" + c.charCodeAt(i).toString(16).padStart(4, "0");
+    return out;
+  });
+}
+
 function token() { return sessionStorage.getItem(KEY); }
 
-async function api(method, path, body) {
-  const headers = { Authorization: "Bearer " + token() };
+async function api(method, path, body, bearer = token()) {
+  const headers = {};
+  if (bearer) headers.Authorization = "Bearer " + bearer;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    return { status: 0, data: { error: { message: "The server cannot be reached." } } };
+  }
   const data = await res.json().catch(() => ({}));
-  if (res.status === 401) { signOut("The token was refused."); }
+  if (res.status === 401 && bearer) { signOut("The session ended or was refused: sign in again."); }
   return { status: res.status, data };
 }
 
@@ -32,71 +134,145 @@ function signOut(message) {
   status(message || "");
 }
 
+// ---- signing in ------------------------------------------------------------------------
+
+// A link carries a one-time code in its fragment (never sent to a server); it is removed from
+// the address at once, then traded for a session. `#token=` is read the same way.
+function fromLink() {
+  const m = location.hash.match(/^#(?:.*&)?(code|token)=([^&]*)/);
+  if (!m) return null;
+  history.replaceState(null, "", location.pathname + location.search);
+  const what = m[1] === "code" ? "sign-in code" : "token";
+  let value;
+  try { value = decodeURIComponent(m[2]); } catch (e) { value = null; }
+  if (!value || !/^[\x21-\x7e]+$/.test(value)) {
+    return { error: "The link's " + what + " is damaged and cannot be read: enter the "
+      + "approver's token, or ask for a new link." };
+  }
+  return { [m[1]]: value };
+}
+
+async function signIn(proof) {
+  status("Signing in…");
+  const { status: code, data } = await api("POST", "/api/v1/session", proof, null);
+  if (code === 200 && data.token) {
+    sessionStorage.setItem(KEY, data.token);
+    open();
+    return;
+  }
+  if (code === 403) { signOut("That token cannot approve: enter the approver's token."); return; }
+  if (code === 401 && proof.code) {
+    signOut("This sign-in link was already used or has expired: enter the approver's token, "
+      + "or ask for a new link.");
+    return;
+  }
+  signOut((data.error && data.error.message) || "Signing in failed.");
+}
+
+function followLink() {
+  const link = fromLink();
+  if (!link) return false;
+  if (link.error) signOut(link.error); else signIn(link);
+  return true;
+}
+
 // ---- pending operations ----------------------------------------------------------------
 
 const cards = new Map();
+let offset = 0;
+let refreshing = null;
+let again = false;
 
+// One listing at a time; a change announced meanwhile is listed once the current one is done.
 async function refreshPending() {
-  const { status: code, data } = await api("GET", "/api/v1/pending");
+  if (refreshing) { again = true; return refreshing; }
+  refreshing = (async () => {
+    do {
+      again = false;
+      try { await loadPage(); } catch (e) { /* listed again on the next change or tick */ }
+    } while (again);
+    refreshing = null;
+  })();
+  return refreshing;
+}
+
+async function loadPage() {
+  const { status: code, data } = await api("GET",
+    "/api/v1/pending?limit=" + PAGE + "&offset=" + offset);
   if (code === 403) { signOut("That token cannot approve: enter the approver's token."); return; }
   if (code !== 200) return;
+  if (offset > 0 && offset >= data.total) {
+    offset = Math.max(0, Math.floor((data.total - 1) / PAGE) * PAGE);
+    return loadPage();
+  }
   const ids = new Set(data.pending.map((op) => op.id));
   for (const [id, card] of cards) {
     if (!ids.has(id) && !card.classList.contains("decided")) { card.remove(); cards.delete(id); }
   }
+  const box = $("#pending");
   for (const op of data.pending) {
-    if (!cards.has(op.id)) {
-      const card = renderCard(op);
-      cards.set(op.id, card);
-      $("#pending").prepend(card);
-    }
+    if (!cards.has(op.id)) cards.set(op.id, renderCard(op));
+    box.append(cards.get(op.id));
   }
-  $("#pending-count").textContent = String(data.pending.length);
-  show($("#pending-empty"), data.pending.length === 0);
+  $("#pending-count").textContent = number(data.total);
+  show($("#pending-empty"), data.total === 0);
+  const last = Math.min(offset + data.pending.length, data.total);
+  $("#page-info").textContent = (offset + 1) + "–" + last + " of " + number(data.total);
+  $("#page-prev").disabled = offset === 0;
+  $("#page-next").disabled = last >= data.total;
+  show($("#pager"), data.total > PAGE || offset > 0);
+  renderInDoubt(data.in_doubt, data.in_doubt_total);
+}
+
+function turnPage(by) {
+  offset = Math.max(0, offset + by * PAGE);
+  for (const [id, card] of cards) {
+    if (card.classList.contains("decided")) { card.remove(); cards.delete(id); }
+  }
+  refreshPending();
+}
+
+function renderInDoubt(ops, total) {
   const doubt = $("#in-doubt");
   doubt.replaceChildren();
-  for (const op of data.in_doubt) {
+  for (const op of ops) {
     const p = document.createElement("p");
     p.className = "meta";
-    p.textContent = "In doubt (approved, outcome never recorded; never run again): "
-      + op.tool + " " + op.id;
+    writeText(p, "In doubt (approved, outcome never recorded; never run again): "
+      + op.tool + " " + op.id, { limit: LINE_CUT });
+    doubt.append(p);
+  }
+  if (total > ops.length) {
+    const p = document.createElement("p");
+    p.className = "meta";
+    p.textContent = "and " + number(total - ops.length) + " more in doubt";
     doubt.append(p);
   }
 }
 
+function flag(card, yes) {
+  if (yes) show($(".flag", card), true);
+}
+
 function renderCard(op) {
   const card = $("#card-template").content.firstElementChild.cloneNode(true);
-  const pv = op.preview;
   card.dataset.op = op.id;
-  $(".tool", card).textContent = op.tool;
-  $(".category", card).textContent = pv.category;
+  writeText($(".tool", card), op.tool, { limit: LINE_CUT });
+  $(".category", card).textContent = op.category;
   const undo = $(".undo", card);
-  undo.textContent = pv.reversible ? "can be undone" : "cannot be undone";
-  undo.classList.add(pv.reversible ? "reversible" : "irreversible");
-  $(".intent", card).textContent = pv.intent;
-  if (pv.first_use) {
-    const f = $(".first-use", card);
-    f.textContent = pv.first_use.message + " Leaves this system: "
-      + (pv.first_use.data_leaving.join(", ") || "nothing") + ".";
-    const more = document.createElement("details");
-    more.className = "learn-more";
-    const label = document.createElement("summary");
-    label.textContent = "Learn more about the service";
-    const about = document.createElement("p");
-    about.textContent = pv.first_use.service;
-    more.append(label, about);
-    f.append(more);
-    show(f, true);
-  }
-  if (pv.change !== undefined) {
-    $(".change", card).textContent = typeof pv.change === "string" ? pv.change : pretty(pv.change);
-    show($(".change-box", card), true);
-  }
-  $(".arguments", card).textContent = pretty(op.arguments);
-  $(".meta", card).textContent = "started by " + op.initiator + " · "
-    + new Date(op.created_ms).toLocaleString() + " · " + op.id;
-  const edit = $(".edit", card);
-  edit.value = pretty(op.arguments);
+  undo.textContent = op.reversible ? "can be undone" : "cannot be undone";
+  undo.classList.add(op.reversible ? "reversible" : "irreversible");
+  show($(".first-use-badge", card), op.first_use);
+  $(".size", card).textContent = "arguments: " + number(op.arguments_bytes) + " bytes";
+  writeText($(".intent", card), op.intent, { total: op.intent_chars });
+  writeText($(".meta", card), "started by " + op.initiator
+    + (op.session ? " · session " + op.session : "") + " · "
+    + new Date(op.created_ms).toLocaleString() + " · " + op.id, { limit: LINE_CUT });
+  flag(card, op.hidden || hides(op.intent) || hides(op.tool) || hides(op.session || ""));
+  const body = $(".body", card);
+  body.addEventListener("toggle", () => {
+    if (body.open && !card.dataset.loaded) loadDetails(card, op);
+  });
   $(".edit-toggle", card).addEventListener("click", () => {
     show($(".edit-box", card), $(".edit-box", card).hidden);
   });
@@ -105,15 +281,54 @@ function renderCard(op) {
   return card;
 }
 
+// The operation whole, fetched when its card is opened: approving runs what was shown.
+async function loadDetails(card, op) {
+  show($(".loading", card), true);
+  const { status: code, data } = await api("GET", "/api/v1/pending/" + encodeURIComponent(op.id));
+  show($(".loading", card), false);
+  if (code !== 200) { finish(card, (data.error && data.error.message) || "Not loaded.", true); return; }
+  card.dataset.loaded = "1";
+  const pv = data.preview;
+  writeText($(".intent", card), pv.intent);
+  if (pv.first_use) renderFirstUse($(".first-use", card), pv.first_use);
+  if (pv.change !== undefined) {
+    const prose = typeof pv.change === "string";
+    writeText($(".change", card), prose ? pv.change : pretty(pv.change), { lines: true });
+    show($(".change-box", card), true);
+  }
+  writeText($(".arguments", card), pretty(data.arguments), { lines: true });
+  $(".edit", card).value = editableJson(data.arguments);
+  flag(card, hides(pv.intent) || hides(data.arguments) || hides(pv.change));
+  const approveButton = $(".approve", card);
+  approveButton.disabled = card.classList.contains("decided");
+  approveButton.title = "";
+}
+
+function renderFirstUse(f, first) {
+  writeText(f, first.message + " Leaves this system: "
+    + (first.data_leaving.join(", ") || "nothing") + ".");
+  const more = document.createElement("details");
+  more.className = "learn-more";
+  const label = document.createElement("summary");
+  label.textContent = "Learn more about the service";
+  const about = document.createElement("p");
+  writeText(about, first.service);
+  more.append(label, about);
+  f.append(more);
+  show(f, true);
+}
+
 function finish(card, text, failed) {
   const r = $(".result", card);
-  r.textContent = text;
+  writeText(r, text);
   r.classList.toggle("error", !!failed);
 }
 
 function decided(card) {
   card.classList.add("decided");
-  for (const b of card.querySelectorAll("button, input, textarea")) b.disabled = true;
+  for (const b of card.querySelectorAll("button, input, textarea")) {
+    if (!b.classList.contains("show-all")) b.disabled = true;
+  }
 }
 
 async function approve(card, op) {
@@ -122,9 +337,10 @@ async function approve(card, op) {
     try { body = { arguments: JSON.parse($(".edit", card).value) }; }
     catch (e) { showErrors(card, [{ pointer: "", message: "not JSON: " + e.message }]); return; }
   }
-  const { status: code, data } = await api("POST", "/api/v1/pending/" + op.id + "/approve", body);
+  const { status: code, data } = await api("POST",
+    "/api/v1/pending/" + encodeURIComponent(op.id) + "/approve", body);
   if (code === 422) { showErrors(card, data.error.violations || [data.error]); return; }
-  if (code >= 400) { finish(card, data.error.message, true); if (code === 409) decided(card); return; }
+  if (code >= 400 || code === 0) { failed(card, code, data); return; }
   showErrors(card, []);
   decided(card);
   finish(card, "Approved: " + outcomeText(data), data.status === "error");
@@ -133,12 +349,17 @@ async function approve(card, op) {
 
 async function deny(card, op) {
   const reason = $(".reason", card).value.trim();
-  const { status: code, data } = await api("POST", "/api/v1/pending/" + op.id + "/deny",
-    reason ? { reason } : {});
-  if (code >= 400) { finish(card, data.error.message, true); if (code === 409) decided(card); return; }
+  const { status: code, data } = await api("POST",
+    "/api/v1/pending/" + encodeURIComponent(op.id) + "/deny", reason ? { reason } : {});
+  if (code >= 400 || code === 0) { failed(card, code, data); return; }
   decided(card);
   finish(card, "Denied: " + data.reason, false);
   refreshPending();
+}
+
+function failed(card, code, data) {
+  finish(card, (data.error && data.error.message) || "Failed (" + code + ").", true);
+  if (code === 409) decided(card);
 }
 
 function showErrors(card, violations) {
@@ -146,10 +367,13 @@ function showErrors(card, violations) {
   list.replaceChildren();
   for (const v of violations) {
     const li = document.createElement("li");
-    li.textContent = (v.pointer ? v.pointer + ": " : "") + v.message;
+    writeText(li, (v.pointer ? v.pointer + ": " : "") + v.message);
     list.append(li);
   }
-  if (violations.length) show($(".edit-box", card), true);
+  if (violations.length) {
+    show($(".edit-box", card), true);
+    $(".body", card).open = true;
+  }
 }
 
 function outcomeText(exec) {
@@ -171,11 +395,13 @@ function addActivity(r) {
   s.className = "status-" + r.status;
   s.textContent = r.status;
   const rest = document.createElement("span");
-  rest.textContent = " " + r.tool + " · started by " + r.initiator + " · decided by "
+  writeText(rest, " " + r.tool + " · started by " + r.initiator + " · decided by "
     + r.decided_by + " (" + r.decision + ") · " + new Date(r.timestamp_ms).toLocaleTimeString()
-    + (r.result_summary ? " · " + r.result_summary : "");
+    + (r.result_summary ? " · " + r.result_summary : ""), { limit: LINE_CUT });
   li.append(s, rest);
-  $("#feed").prepend(li);
+  const feed = $("#feed");
+  feed.prepend(li);
+  while (feed.children.length > MAX_FEED) feed.lastElementChild.remove();
 }
 
 async function loadFeed() {
@@ -213,6 +439,7 @@ async function followFeed() {
         }
       }
     } catch (e) { /* reconnect below */ }
+    if (!token()) return;
     status("Reconnecting…");
     await sleep(2000);
   }
@@ -232,11 +459,11 @@ async function loadTools() {
     d.className = "tool-entry";
     d.dataset.tool = t.name;
     const s = document.createElement("summary");
-    s.textContent = t.name + " — " + t.safety;
+    writeText(s, t.name + " — " + t.safety, { limit: LINE_CUT });
     const p = document.createElement("p");
-    p.textContent = t.description;
+    writeText(p, t.description);
     const schema = document.createElement("pre");
-    schema.textContent = pretty(t.parameters);
+    writeText(schema, pretty(t.parameters), { lines: true });
     d.append(s, p, schema);
     if (t.safety === "read_only") d.append(runForm(t));
     box.append(d);
@@ -258,10 +485,10 @@ function runForm(t) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     let parsed;
-    try { parsed = JSON.parse(args.value); } catch (err) { out.textContent = err.message; return; }
+    try { parsed = JSON.parse(args.value); } catch (err) { writeText(out, err.message); return; }
     const { data } = await api("POST", "/api/v1/tools/" + encodeURIComponent(t.name) + "/call",
       { arguments: parsed });
-    out.textContent = pretty(data);
+    writeText(out, pretty(data), { lines: true });
   });
   return form;
 }
@@ -279,28 +506,25 @@ async function open() {
   if (!token()) return;
   if (timer === null) {
     followFeed();
-    timer = setInterval(refreshPending, 3000);
+    timer = setInterval(refreshPending, POLL_MS);
   }
 }
 
-// a link printed by the server carries the token in the fragment, which is never sent
-function tokenFromLink() {
-  const m = location.hash.match(/token=([^&]+)/);
-  if (!m) return false;
-  sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
-  history.replaceState(null, "", location.pathname);
-  return true;
-}
-
 document.addEventListener("DOMContentLoaded", () => {
-  tokenFromLink();
   $("#token-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    sessionStorage.setItem(KEY, $("#token").value.trim());
+    const typed = $("#token").value.trim();
     $("#token").value = "";
-    open();
+    if (!/^[\x21-\x7e]+$/.test(typed)) {
+      signOut("A token is visible ASCII without spaces.");
+      return;
+    }
+    signIn({ token: typed });
   });
-  $("#sign-out").addEventListener("click", () => signOut("Token forgotten."));
-  window.addEventListener("hashchange", () => { if (tokenFromLink()) open(); });
+  $("#sign-out").addEventListener("click", () => signOut("Signed out."));
+  $("#page-prev").addEventListener("click", () => turnPage(-1));
+  $("#page-next").addEventListener("click", () => turnPage(1));
+  window.addEventListener("hashchange", followLink);
+  if (followLink()) return;
   if (token()) open(); else signOut();
 });

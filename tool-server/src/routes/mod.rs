@@ -5,6 +5,8 @@ mod activity;
 pub(crate) mod chat;
 mod health;
 mod pending;
+mod session;
+mod summary;
 mod tools;
 
 use axum::http::{Method, Uri};
@@ -22,6 +24,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(tools::list))
         .routes(routes!(tools::check))
         .routes(routes!(tools::call))
+        .routes(routes!(session::open))
         .routes(routes!(pending::list))
         .routes(routes!(pending::get))
         .routes(routes!(pending::approve))

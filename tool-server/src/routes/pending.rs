@@ -2,31 +2,56 @@
 //! decisions. Every route here takes the approver's token.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_runtime::store::PendingOperation;
 use tool_runtime::{ErrorCode, ToolError};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
+use super::summary::summary;
 use super::{blocking, tools::answer};
 use crate::AppState;
 use crate::auth::ApproverAccess;
 use crate::body::JsonBody;
 use crate::error::{ApiError, ErrorBody};
 
+/// How many summaries a listing gives unless asked otherwise.
+const DEFAULT_LIMIT: usize = 50;
+/// The most summaries one listing gives.
+const MAX_LIMIT: usize = 200;
+
+/// Paging of the pending listing.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct PendingQuery {
+    /// At most this many of each list (default 50, at most 200).
+    limit: Option<usize>,
+    /// Skip this many, oldest first (the next page starts at `offset + limit`).
+    offset: Option<usize>,
+}
+
 /// The operations waiting for a decision, and those approved whose outcome was never recorded
-/// (in doubt: they are never run again; a person checks what happened).
+/// (in doubt: they are never run again; a person checks what happened), as summaries, oldest
+/// first and a page at a time. An operation's arguments, change and first-use notice are in
+/// `GET /api/v1/pending/{id}`.
 #[utoipa::path(
     get,
     path = "/api/v1/pending",
     operation_id = "list_pending",
     tag = "approvals",
+    params(PendingQuery),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "`{\"pending\": [...], \"in_doubt\": [...]}`: each \
-          operation's id, tool, arguments, preview (intent, category, change, whether it can be \
-          undone), initiator and creation time", body = Object),
+        (status = 200, description = "`{\"pending\": [...], \"in_doubt\": [...], \"total\", \
+          \"in_doubt_total\", \"offset\", \"limit\"}`: a page of each list, and how many \
+          there are in all. Each summary has the operation's `id`, `tool`, `intent` (its first \
+          500 characters) and `intent_chars`, `category`, `reversible`, `first_use` (whether \
+          it is an external tool's first use), `initiator`, `session`, `created_ms`, \
+          `arguments_bytes` (the arguments' size as JSON) and `hidden` (whether its intent, \
+          arguments, change or session hold control, zero-width or direction-changing \
+          characters)", body = Object),
         (status = 401, description = "No or an unknown token", body = ErrorBody),
         (status = 403, description = "The agent's token", body = ErrorBody),
     )
@@ -34,11 +59,29 @@ use crate::error::{ApiError, ErrorBody};
 pub(crate) async fn list(
     _: ApproverAccess,
     State(state): State<AppState>,
+    Query(query): Query<PendingQuery>,
 ) -> Result<Json<Value>, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
+    let offset = query.offset.unwrap_or(0);
     let executor = state.executor.clone();
-    let (pending, in_doubt) =
-        blocking(move || Ok((executor.pending()?, executor.in_doubt()?))).await?;
-    Ok(Json(json!({ "pending": pending, "in_doubt": in_doubt })))
+    let page = move |ops: Vec<PendingOperation>| -> (Vec<Value>, usize) {
+        let total = ops.len();
+        let page = ops.iter().skip(offset).take(limit).map(summary).collect();
+        (page, total)
+    };
+    let ((pending, total), (in_doubt, in_doubt_total)) = blocking(move || {
+        let pending = page(executor.pending()?);
+        Ok((pending, page(executor.in_doubt()?)))
+    })
+    .await?;
+    Ok(Json(json!({
+        "pending": pending,
+        "total": total,
+        "in_doubt": in_doubt,
+        "in_doubt_total": in_doubt_total,
+        "offset": offset,
+        "limit": limit,
+    })))
 }
 
 /// One operation in any state; a decided one carries its outcome.
@@ -50,7 +93,10 @@ pub(crate) async fn list(
     params(("id" = String, Path, description = "The operation id (`op-…`)")),
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "The operation and its `state`", body = Object),
+        (status = 200, description = "The whole operation and its `state`: `id`, `call_id`, \
+          `tool`, `arguments` (as the tool will receive them), `preview` (`intent`, `category`, \
+          `reversible`, `change`, `first_use`), `correlation_id`, `session`, `initiator`, \
+          `created_ms`", body = Object),
         (status = 401, description = "No or an unknown token", body = ErrorBody),
         (status = 403, description = "The agent's token", body = ErrorBody),
         (status = 404, description = "No such operation", body = ErrorBody),

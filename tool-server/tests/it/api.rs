@@ -259,6 +259,8 @@ async fn a_read_only_call_answers_200_and_a_modifying_one_202_until_a_person_dec
     assert_eq!(body["pending"][0]["id"], op.as_str());
     // the agent's token started it: a model's call, not a person's
     assert_eq!(body["pending"][0]["initiator"], "model");
+    assert_eq!(body["pending"][0]["intent"], "Delete the note n1");
+    assert_eq!(body["total"], 1);
 
     let (status, body) = s
         .post(
@@ -539,6 +541,7 @@ async fn health_readiness_and_the_openapi_document_need_no_token() {
         ("/api/v1/tools", "get"),
         ("/api/v1/tools/{name}/check", "post"),
         ("/api/v1/tools/{name}/call", "post"),
+        ("/api/v1/session", "post"),
         ("/api/v1/pending", "get"),
         ("/api/v1/pending/{id}", "get"),
         ("/api/v1/pending/{id}/approve", "post"),

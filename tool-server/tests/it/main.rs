@@ -5,6 +5,7 @@ mod support;
 
 mod api;
 mod api_load;
+mod approver_api;
 mod chat;
 mod feed;
 mod hygiene;

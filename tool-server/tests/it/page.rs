@@ -17,6 +17,7 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use support::*;
+use tool_server::SignInLinks;
 
 fn find(var: &str, names: &[&str]) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os(var) {
@@ -79,7 +80,8 @@ fn driver() -> Option<(Driver, PathBuf)> {
     ))
 }
 
-async fn browser(driver: &Driver, chromium: &PathBuf) -> Client {
+/// A browser session with a fresh profile; the profile's folder is returned for inspection.
+async fn browser(driver: &Driver, chromium: &PathBuf) -> (Client, PathBuf) {
     let profile = tempfile::tempdir().unwrap().keep();
     let caps = json!({
         "goog:chromeOptions": {
@@ -103,7 +105,7 @@ async fn browser(driver: &Driver, chromium: &PathBuf) -> Client {
             .connect(&driver.url)
             .await
         {
-            Ok(c) => return c,
+            Ok(c) => return (c, profile),
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -150,6 +152,61 @@ async fn wait_text(c: &Client, css: &str, want: &str) -> String {
     }
 }
 
+async fn displayed(c: &Client, css: &str) -> bool {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
+        .is_displayed()
+        .await
+        .unwrap()
+}
+
+async fn enabled(c: &Client, css: &str) -> bool {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
+        .is_enabled()
+        .await
+        .unwrap()
+}
+
+/// Opens a card's details, which fetches the operation whole, and waits for the approval to be
+/// possible.
+async fn open_card(c: &Client, card: &str) {
+    click(c, &format!("{card} .body summary")).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !enabled(c, &format!("{card} .approve")).await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{card} never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The notes server and a handle that mints its sign-in links.
+async fn start_with_links(model: Option<&str>) -> (Server, SignInLinks) {
+    let mut links = None;
+    let s = start_full(
+        model,
+        |_| {},
+        |o| {
+            links = Some(o.sign_in_links());
+            o
+        },
+    )
+    .await;
+    (s, links.unwrap())
+}
+
+/// A browser signed in to `s` through a fresh one-time link.
+async fn signed_in(driver: &Driver, chromium: &PathBuf, s: &Server, links: &SignInLinks) -> Client {
+    let (c, _) = browser(driver, chromium).await;
+    c.goto(&links.link(s.addr)).await.unwrap();
+    wait_text(&c, "#status", "Live").await;
+    c
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approver_decides_pending_calls_from_the_page() {
     let Some((driver, chromium)) = driver() else {
@@ -160,8 +217,8 @@ async fn an_approver_decides_pending_calls_from_the_page() {
         answer("I kept note n3."),
     ])
     .await;
-    let s = start_with_model(&model).await;
-    let c = browser(&driver, &chromium).await;
+    let (s, links) = start_with_links(Some(&model)).await;
+    let (c, _) = browser(&driver, &chromium).await;
 
     // without a token the page asks for one; the wrong one is refused and asked for again
     c.goto(&format!("{}/", s.base)).await.unwrap();
@@ -169,34 +226,17 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     field.send_keys(AGENT).await.unwrap();
     click(&c, "#token-form button").await;
     wait_text(&c, "#status", "cannot approve").await;
-    assert!(
-        c.find(Locator::Css("#token"))
-            .await
-            .unwrap()
-            .is_displayed()
-            .await
-            .unwrap()
-    );
-    assert!(
-        !c.find(Locator::Css("#app"))
-            .await
-            .unwrap()
-            .is_displayed()
-            .await
-            .unwrap()
-    );
+    assert!(displayed(&c, "#token").await);
+    assert!(!displayed(&c, "#app").await);
 
-    // the approver's token from the link's fragment, kept for the tab only
-    c.goto(&format!("{}/#token={APPROVER}", s.base))
-        .await
-        .unwrap();
+    // a one-time sign-in link opens the page
+    c.goto(&links.link(s.addr)).await.unwrap();
     wait_text(&c, "#status", "Live").await;
-    let form = c.find(Locator::Css("#token-form")).await.unwrap();
     assert!(
-        !form.is_displayed().await.unwrap(),
+        !displayed(&c, "#token-form").await,
         "the token form hides once signed in"
     );
-    assert!(!c.current_url().await.unwrap().as_str().contains(APPROVER));
+    assert!(!c.current_url().await.unwrap().as_str().contains("code="));
     wait_text(&c, "#tools", "delete_note").await;
 
     // an agent's call appears as a card with the terminal's preview
@@ -209,11 +249,12 @@ async fn an_approver_decides_pending_calls_from_the_page() {
         text_of(&c, &format!("{card} .undo")).await,
         "cannot be undone"
     );
-    assert!(
-        text_of(&c, &format!("{card} .arguments"))
-            .await
-            .contains("\"n1\"")
-    );
+    assert!(!displayed(&c, &format!("{card} .flag")).await);
+    // the listing carries no arguments: they are fetched when the card is opened, and approving
+    // waits for them to be shown
+    assert!(!enabled(&c, &format!("{card} .approve")).await);
+    open_card(&c, &card).await;
+    wait_text(&c, &format!("{card} .arguments"), "\"n1\"").await;
     let change = text_of(&c, &format!("{card} .change")).await;
     assert!(
         change.contains("buy milk"),
@@ -299,6 +340,8 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     let op = s.park_delete("n3").await;
     let card = format!(".card[data-op=\"{op}\"]");
     text_of(&c, &format!("{card} .intent")).await;
+    open_card(&c, &card).await;
+    wait_text(&c, &format!("{card} .arguments"), "\"n3\"").await;
     click(&c, &format!("{card} .edit-toggle")).await;
     let edit = c
         .find(Locator::Css(&format!("{card} .edit")))
@@ -322,4 +365,271 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     wait_text(&c, "details[data-tool=\"read_note\"] .run-result", "keep").await;
 
     c.close().await.unwrap();
+}
+
+/// `document.documentElement.scrollWidth` and the window's width.
+async fn widths(c: &Client) -> (u64, u64) {
+    let v = c
+        .execute(
+            "return [document.documentElement.scrollWidth, window.innerWidth];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    (v[0].as_u64().unwrap(), v[1].as_u64().unwrap())
+}
+
+/// Characters that hide or reorder text are shown, marked, wherever the page shows a value,
+/// and the card says it holds some: the account number that runs is the one the person reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hidden_and_direction_changing_characters_are_shown_and_flagged() {
+    let Some((driver, chromium)) = driver() else {
+        return;
+    };
+    let (s, links) = start_with_links(None).await;
+    let c = signed_in(&driver, &chromium, &s, &links).await;
+
+    let iban = s.park_delete("DE00 \u{202e}9999 8888 7777\u{202c}").await;
+    let card = format!(".card[data-op=\"{iban}\"]");
+    let intent = text_of(&c, &format!("{card} .intent")).await;
+    assert_eq!(
+        intent,
+        "Delete the note DE00 \\u{202e}9999 8888 7777\\u{202c}"
+    );
+    let marks = c
+        .find_all(Locator::Css(&format!("{card} .intent .hidden-char")))
+        .await
+        .unwrap();
+    assert_eq!(marks.len(), 2, "each hidden character is a marked element");
+    assert!(displayed(&c, &format!("{card} .flag")).await);
+    assert!(
+        text_of(&c, &format!("{card} .flag"))
+            .await
+            .contains("hidden or direction-changing characters")
+    );
+    open_card(&c, &card).await;
+    let args = text_of(&c, &format!("{card} .arguments")).await;
+    assert!(
+        args.contains("\"DE00 \\u{202e}9999 8888 7777\\u{202c}\""),
+        "{args:?}"
+    );
+    // the edit box holds the same value, with the characters written as JSON escapes
+    let edit = c
+        .find(Locator::Css(&format!("{card} .edit")))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(edit.contains("\\u202e9999 8888 7777\\u202c"), "{edit:?}");
+
+    // a zero-width character inside a word, and a reversed DOI
+    let doi = s.park_delete("10.1000/\u{202e}lanigiro").await;
+    let zw = s.park_delete("pay\u{200b}ment").await;
+    assert_eq!(
+        text_of(&c, &format!(".card[data-op=\"{doi}\"] .intent")).await,
+        "Delete the note 10.1000/\\u{202e}lanigiro"
+    );
+    assert_eq!(
+        text_of(&c, &format!(".card[data-op=\"{zw}\"] .intent")).await,
+        "Delete the note pay\\u{200b}ment"
+    );
+    assert!(displayed(&c, &format!(".card[data-op=\"{zw}\"] .flag")).await);
+
+    // a plain call is not flagged
+    let plain = s.park_delete("n1").await;
+    text_of(&c, &format!(".card[data-op=\"{plain}\"] .intent")).await;
+    assert!(!displayed(&c, &format!(".card[data-op=\"{plain}\"] .flag")).await);
+
+    // the feed's lines too: a denial's reason with an override
+    c.find(Locator::Css(&format!("{card} .reason")))
+        .await
+        .unwrap()
+        .send_keys("wrong \u{202e}tnuocca")
+        .await
+        .unwrap();
+    click(&c, &format!("{card} .deny")).await;
+    let line = wait_text(&c, "#feed li[data-status=\"denied\"]", "tnuocca").await;
+    assert!(line.contains("wrong \\u{202e}tnuocca"), "{line:?}");
+    c.close().await.unwrap();
+}
+
+/// A value of any length wraps inside the page and is cut, with its full length shown and a
+/// button that shows the rest; the page stays as wide as the window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_value_wraps_and_is_cut_and_the_page_keeps_the_window_width() {
+    let Some((driver, chromium)) = driver() else {
+        return;
+    };
+    let (s, links) = start_with_links(None).await;
+    let c = signed_in(&driver, &chromium, &s, &links).await;
+
+    let op = s.park_delete(&"x".repeat(200_000)).await;
+    let card = format!(".card[data-op=\"{op}\"]");
+    let intent = wait_text(&c, &format!("{card} .intent"), "characters shown").await;
+    assert!(
+        intent.contains("of 200,016 characters shown"),
+        "{}",
+        &intent[intent.len() - 80..]
+    );
+    assert!(
+        intent.len() < 1_000,
+        "the listing's intent is cut: {}",
+        intent.len()
+    );
+    let (page, window) = widths(&c).await;
+    assert!(
+        page <= window,
+        "the page is {page} px wide in a {window} px window"
+    );
+
+    open_card(&c, &card).await;
+    let args = wait_text(&c, &format!("{card} .arguments"), "characters shown").await;
+    assert!(
+        args.contains("of 200,014 characters shown"),
+        "{}",
+        &args[args.len() - 80..]
+    );
+    assert!(args.len() < 3_000);
+    click(&c, &format!("{card} .arguments .show-all")).await;
+    let all = wait_text(&c, &format!("{card} .arguments"), "xxx\"\n}").await;
+    assert!(all.len() > 200_000);
+    let (page, window) = widths(&c).await;
+    assert!(
+        page <= window,
+        "expanded: the page is {page} px wide in a {window} px window"
+    );
+    c.close().await.unwrap();
+}
+
+/// Many waiting operations are shown a page of cards at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_cards_come_a_page_at_a_time() {
+    let Some((driver, chromium)) = driver() else {
+        return;
+    };
+    let (s, links) = start_with_links(None).await;
+    for i in 0..45 {
+        s.park_delete(&format!("note-{i}")).await;
+    }
+    let c = signed_in(&driver, &chromium, &s, &links).await;
+    wait_text(&c, "#page-info", "1–20 of 45").await;
+    let count = |c: &Client| {
+        let c = c.clone();
+        async move { c.find_all(Locator::Css(".card")).await.unwrap().len() }
+    };
+    assert_eq!(count(&c).await, 20);
+    assert_eq!(text_of(&c, "#pending-count").await, "45");
+    assert!(!enabled(&c, "#page-prev").await);
+    click(&c, "#page-next").await;
+    wait_text(&c, "#page-info", "21–40 of 45").await;
+    assert_eq!(count(&c).await, 20);
+    click(&c, "#page-next").await;
+    wait_text(&c, "#page-info", "41–45 of 45").await;
+    assert_eq!(count(&c).await, 5);
+    assert!(!enabled(&c, "#page-next").await);
+    wait_text(&c, ".card:last-child .intent", "note-44").await;
+    c.close().await.unwrap();
+}
+
+/// Whether `needle`'s bytes, as UTF-8 or UTF-16 (how browsers store some strings), are in any
+/// file under `dir`.
+fn profile_holds(dir: &std::path::Path, needle: &str) -> Vec<PathBuf> {
+    let utf16: Vec<u8> = needle.encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let forms = [needle.as_bytes().to_vec(), utf16];
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path)
+                && forms
+                    .iter()
+                    .any(|f| bytes.windows(f.len()).any(|w| w == f.as_slice()))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The link the server prints carries a one-time code, not a token: it signs in once, leaves
+/// the address, and the browser's profile keeps neither the code's session nor the approver's
+/// token once the browser is closed. A damaged link asks for the token instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_link_works_once_and_the_browser_keeps_no_token() {
+    let Some((driver, chromium)) = driver() else {
+        return;
+    };
+    let (s, links) = start_with_links(None).await;
+    let (c, profile) = browser(&driver, &chromium).await;
+
+    // a damaged fragment shows the form with a message, not a blank page
+    for damaged in ["#token=%E0%A4%A", "#code=%E0%A4%A", "#code=%FF"] {
+        c.goto(&format!("{}/{damaged}", s.base)).await.unwrap();
+        wait_text(&c, "#status", "damaged").await;
+        assert!(displayed(&c, "#token").await, "{damaged}");
+        assert!(!c.current_url().await.unwrap().as_str().contains('%'));
+        c.goto("about:blank").await.unwrap();
+    }
+
+    let link = links.link(s.addr);
+    let code = link.rsplit('=').next().unwrap().to_owned();
+    c.goto(&link).await.unwrap();
+    wait_text(&c, "#status", "Live").await;
+    assert!(!c.current_url().await.unwrap().as_str().contains(&code));
+    let op = s.park_delete("n1").await;
+    text_of(&c, &format!(".card[data-op=\"{op}\"] .intent")).await;
+
+    // the same link again is refused, and the page asks for the token
+    c.goto("about:blank").await.unwrap();
+    c.goto(&link).await.unwrap();
+    wait_text(&c, "#status", "already used").await;
+    assert!(displayed(&c, "#token").await);
+    let (status, body) = s
+        .post("/api/v1/session", None, json!({ "code": code }))
+        .await;
+    assert_eq!(status, 401, "{body}");
+    assert_error(&body, "UNAUTHORIZED");
+
+    // a typed token still signs in, traded for a session like the code
+    let field = c.find(Locator::Css("#token")).await.unwrap();
+    field.send_keys(APPROVER).await.unwrap();
+    click(&c, "#token-form button").await;
+    wait_text(&c, "#status", "Live").await;
+    text_of(&c, &format!(".card[data-op=\"{op}\"] .intent")).await;
+    let stored: String = c
+        .execute(
+            "return sessionStorage.getItem('tool-server-token');",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(stored.starts_with("session-") && stored != APPROVER);
+
+    c.close().await.unwrap();
+    // the browser writes its profile as it quits
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // the search finds what a link leaves: the spent code is in the history and session files,
+    // where a link with the token would have left the token
+    assert!(
+        !profile_holds(&profile, &code).is_empty(),
+        "the profile search finds nothing, so it proves nothing"
+    );
+    let leaks = profile_holds(&profile, APPROVER);
+    assert!(
+        leaks.is_empty(),
+        "the approver's token is kept in {leaks:?}"
+    );
+    let _ = std::fs::remove_dir_all(&profile);
 }
