@@ -55,7 +55,7 @@ async fn park(exec: &Executor) -> String {
             operation_id,
             preview,
         } => {
-            assert_eq!(preview.intent, "Delete the node obs-123");
+            assert_eq!(preview.intent, "Delete the node \u{201c}obs-123\u{201d}");
             assert_eq!(preview.tool, "delete_node");
             assert!(operation_id.starts_with("op-"));
             operation_id
