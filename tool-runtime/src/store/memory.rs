@@ -4,10 +4,8 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use serde_json::Value;
-
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
@@ -100,12 +98,12 @@ impl Store for MemoryStore {
         Ok(ops)
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
         let mut inner = self.lock();
         let Some(op) = inner.pending.get(id).cloned() else {
             return Ok(false);
         };
-        let Some(op) = scrubbed(op, arguments) else {
+        let Some(op) = scrubbed(op, with) else {
             return Ok(false);
         };
         inner.pending.insert(id.to_owned(), op);

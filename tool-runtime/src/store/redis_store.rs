@@ -7,13 +7,11 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::persisted::{
     AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
 };
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
@@ -397,11 +395,11 @@ impl Store for RedisStore {
         self.list_index("approved_index")
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
         let Some(op) = self.get_pending(id)? else {
             return Ok(false);
         };
-        let Some(op) = scrubbed(op, arguments) else {
+        let Some(op) = scrubbed(op, with) else {
             return Ok(false);
         };
         // a decided operation changes no more, so nothing can be lost between the read and

@@ -5,13 +5,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde_json::Value;
 
 use super::persisted::{
     AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
 };
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed, Store, StoreError,
     UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
@@ -375,9 +374,29 @@ impl Store for SqliteStore {
         self.list_in_state("approved")
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        self.rewrite_op(id, |op| scrubbed(op.clone(), arguments))
-            .map(|r| matches!(r, Resolve::Won(_)))
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        let won = matches!(
+            self.rewrite_op(id, |op| scrubbed(op.clone(), with))?,
+            Resolve::Won(_)
+        );
+        if won {
+            // the versions of the row written before the scrub (parked, decided) are still in
+            // the write-ahead log: copy the scrubbed one into the file and empty the log. A
+            // reader of another connection can hold the log's end for a while; the next scrub
+            // empties it then.
+            let busy: i64 = self
+                .conn()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .map_err(err)?;
+            if busy != 0 {
+                tracing::warn!(
+                    operation_id = id,
+                    "the write-ahead log could not be emptied after redacting a decided \
+                     operation (another connection is reading); it is emptied at a later one"
+                );
+            }
+        }
+        Ok(won)
     }
 
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {

@@ -9,6 +9,7 @@ mod executor_support;
 mod agree_registration;
 mod cli;
 mod crash;
+mod decided_secrets;
 mod differential;
 mod differential_serde;
 mod dynamic;
