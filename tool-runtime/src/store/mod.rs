@@ -175,6 +175,15 @@ pub struct JournalEntry {
     pub undone: bool,
 }
 
+/// How many operations wait for a decision ([`Store::count_pending`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PendingCount {
+    /// In the whole store.
+    pub total: usize,
+    /// Of the session asked about.
+    pub session: usize,
+}
+
 /// What a decided operation keeps of its call once the decision no longer needs the real
 /// arguments ([`Store::scrub_decided`]): the same parts, with secrets redacted.
 #[derive(Debug, Clone, PartialEq)]
@@ -292,6 +301,20 @@ pub trait Store: Send + Sync + 'static {
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError>;
     /// Operations still waiting for a decision, oldest first.
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// How many operations wait for a decision: in the whole store, and of `session` (`None`:
+    /// of calls without a session). The executor asks before parking each deferred call, so a
+    /// store answers from an index or a counter, at a cost that does not grow with how many
+    /// wait; this default lists them all and suits only a store that keeps few.
+    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+        let ops = self.list_pending()?;
+        Ok(PendingCount {
+            total: ops.len(),
+            session: ops
+                .iter()
+                .filter(|o| o.session.as_deref() == session)
+                .count(),
+        })
+    }
     /// Moves an operation from `Pending` to `to` (approved or denied) if and only if it is still
     /// pending: exactly one of any number of concurrent callers wins.
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError>;

@@ -30,6 +30,7 @@ mod faults_sqlite;
 mod hostile;
 mod hydrate;
 mod hydrate_reader;
+mod pending_limits;
 mod prepare;
 mod property_approval;
 mod property_secrets;
