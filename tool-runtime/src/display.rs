@@ -15,10 +15,13 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use unicode_general_category::{GeneralCategory, get_general_category};
+
 /// `text` with every character that a terminal would act on, or that would hide or reorder
 /// text, written as an escape instead: C0 and C1 controls (newline and tab included), DEL,
-/// Unicode direction overrides and isolates, zero-width characters and the line and paragraph
-/// separators. Text without any is returned as it is, without copying.
+/// every format character (direction overrides and isolates, zero-width characters, the
+/// byte-order mark, tag characters) and the line and paragraph separators. Text without any is
+/// returned as it is, without copying.
 pub fn visible(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
@@ -62,16 +65,18 @@ fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Whether a terminal would act on `c`, or `c` would hide or reorder the text around it.
+/// Whether a terminal would act on `c`, or `c` would hide or reorder the text around it: the
+/// controls (general category Cc), every format character (Cf: direction marks, embeddings,
+/// overrides and isolates, zero-width characters, the byte-order mark, the soft hyphen, tag
+/// characters), and the line and paragraph separators.
 fn is_hidden(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
-        // direction marks, embeddings, overrides and isolates
-        | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        // zero-width characters, the byte-order mark, soft hyphen
-        | '\u{ad}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
-        // line and paragraph separators
-        | '\u{2028}' | '\u{2029}')
+    c.is_control() || is_format(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Whether `c` is a format character (general category Cf): invisible, yet it changes how the
+/// text around it reads (direction, joining) or hides a break between letters.
+pub(crate) fn is_format(c: char) -> bool {
+    !c.is_ascii() && get_general_category(c) == GeneralCategory::Format
 }
 
 /// How many terminal columns `text` takes once made [`visible`]: two for East Asian wide and
@@ -131,6 +136,12 @@ mod tests {
         assert_eq!(
             visible("\u{9b}2J \u{202e}exe.txt \u{200b}"),
             "\\u{9b}2J \\u{202e}exe.txt \\u{200b}"
+        );
+        // format characters beyond the usual few: a Mongolian vowel separator, an interlinear
+        // annotation anchor, a tag letter (invisible text that a model reads)
+        assert_eq!(
+            visible("a\u{180e}b\u{fff9}c\u{e0041}"),
+            "a\\u{180e}b\\u{fff9}c\\u{e0041}"
         );
     }
 

@@ -16,7 +16,7 @@ pub struct DoiService {
 }
 
 /// Searches the bibliography by words in the title, authors, citation key or year.
-#[tool(read_only, intent = "Search the bibliography for \"{query}\"")]
+#[tool(read_only, intent = "Search the bibliography for {query}")]
 pub fn search_bibliography(
     /// Words to look for; empty lists every entry.
     query: String,
@@ -26,7 +26,7 @@ pub fn search_bibliography(
 }
 
 /// Searches the user's notes by words in their title or text.
-#[tool(read_only, intent = "Search notes for \"{query}\"")]
+#[tool(read_only, intent = "Search notes for {query}")]
 pub fn search_notes(
     /// Words to look for; empty lists every note.
     query: String,
@@ -36,7 +36,7 @@ pub fn search_notes(
 }
 
 /// Creates a new note with a title and a text. Use it to record findings.
-#[tool(create, reversible, intent = "Create a note titled \"{title}\"")]
+#[tool(create, reversible, intent = "Create a note titled {title}")]
 pub fn create_note(
     /// A short title.
     title: String,
@@ -98,7 +98,7 @@ pub fn restore_note(
 }
 
 /// Merges several notes into one new note and deletes the originals.
-#[tool(modify, intent = "Merge notes {ids} into \"{title}\"")]
+#[tool(modify, intent = "Merge notes {ids} into {title}")]
 pub fn merge_notes(
     /// The ids of the notes to merge (at least two).
     ids: Vec<i64>,

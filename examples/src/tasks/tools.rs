@@ -128,7 +128,7 @@ fn check_date(d: &str, field: &str) -> Result<(), ToolError> {
 
 /// Creates a new task. Use it when the user asks to add a task or capture an action item. New
 /// tasks are pending, with medium priority unless given.
-#[tool(create, intent = "Create the task \"{title}\"")]
+#[tool(create, intent = "Create the task {title}")]
 pub fn create_task(
     /// The title, 1 to 255 characters.
     title: String,

@@ -229,7 +229,7 @@ async fn a_note_waiting_in_research_serve_is_approved_by_research_tools_from_ano
         .unwrap_or_else(|| panic!("{op} in {stdout}"));
     assert!(line.contains("create_note"), "{line}");
     assert!(
-        line.contains("Create a note titled \"From the API\""),
+        line.contains("Create a note titled \u{201c}From the API\u{201d}"),
         "{line}"
     );
     // through the variable instead of the flag: the same store

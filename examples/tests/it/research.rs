@@ -179,7 +179,7 @@ async fn creating_asks_and_a_denial_creates_nothing() {
     assert_eq!(asked.len(), 2);
     assert_eq!(
         asked[1].preview.intent,
-        "Create a note titled \"  Llamas \""
+        "Create a note titled \u{201c}  Llamas \u{201d}"
     );
     assert!(asked[1].preview.reversible);
     let note = f.db.note(created["id"].as_i64().unwrap()).unwrap();
@@ -558,7 +558,7 @@ async fn the_terminal_confirmation_and_the_prompt_share_one_input() {
     assert!(!titles.contains(&"Unanswered".to_owned()));
     let shown = std::fs::read_to_string(screen.path()).unwrap();
     assert!(
-        shown.contains("Create a note titled \"Typed yes\""),
+        shown.contains("Create a note titled \u{201c}Typed yes\u{201d}"),
         "{shown}"
     );
     assert!(shown.contains("Proceed? [Y/n/e]"), "{shown}");

@@ -260,7 +260,7 @@ fn a_question_on_stdin_with_the_confirmation_answered_on_the_next_line() {
     assert!(out.status.success(), "{stderr}");
     // The confirmation box was drawn, with the intent, and the typed "y" answered it.
     assert!(
-        stderr.contains("Create a note titled \"Llamas\""),
+        stderr.contains("Create a note titled \u{201c}Llamas\u{201d}"),
         "{stderr}"
     );
     assert!(stderr.contains("Proceed? [Y/n/e]"), "{stderr}");

@@ -90,7 +90,7 @@ async fn a_note_created_over_http_waits_for_the_approver_then_exists_once() {
     let pending: Value = res.json().await.unwrap();
     assert_eq!(
         pending["preview"]["intent"],
-        "Create a note titled \"Served\""
+        "Create a note titled \u{201c}Served\u{201d}"
     );
     assert_eq!(pending["preview"]["reversible"], true);
     let op = pending["operation_id"].as_str().unwrap();

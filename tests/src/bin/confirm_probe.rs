@@ -31,7 +31,7 @@ fn tools(log: Option<PathBuf>) -> ToolSet {
         &json!({"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}),
     );
     def.safety = Safety::Modify;
-    def.intent = Some("Delete your note \"{title}\"".into());
+    def.intent = Some("Delete your note {title}".into());
     let mut set = ToolSet::new();
     set.register_dynamic(
         def,

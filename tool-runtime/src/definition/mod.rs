@@ -270,40 +270,6 @@ impl ToolDefinition {
             _ => None,
         }
     }
-
-    /// Fills the intent template with the given arguments: `{query}` becomes the argument's value
-    /// (strings without quotes, anything else as compact JSON). Unknown placeholders are left as
-    /// they are so nothing is silently hidden from the user.
-    pub fn render_intent(&self, args: &Value) -> Option<String> {
-        let template = self.intent.as_deref()?;
-        let mut out = String::with_capacity(template.len() + 16);
-        let mut rest = template;
-        while let Some(start) = rest.find('{') {
-            out.push_str(&rest[..start]);
-            let after = &rest[start + 1..];
-            match after.find('}') {
-                Some(end) => {
-                    let key = &after[..end];
-                    match args.get(key) {
-                        Some(Value::String(s)) => out.push_str(s),
-                        Some(v) => out.push_str(&v.to_string()),
-                        None => {
-                            out.push('{');
-                            out.push_str(key);
-                            out.push('}');
-                        }
-                    }
-                    rest = &after[end + 1..];
-                }
-                None => {
-                    out.push_str(&rest[start..]);
-                    rest = "";
-                }
-            }
-        }
-        out.push_str(rest);
-        Some(out)
-    }
 }
 
 /// Builds a [`ToolDefinition`] step by step; what `#[tool]` expands to, and the easiest way to
@@ -663,6 +629,9 @@ mod duration_ms {
         Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
     }
 }
+
+mod intent;
+pub use intent::INTENT_VALUE_CHARS;
 
 #[cfg(test)]
 mod tests;

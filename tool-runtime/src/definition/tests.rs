@@ -28,7 +28,47 @@ fn intent_fills_placeholders_and_keeps_unknown_ones() {
     let mut def = ToolDefinition::new("s", "d", &json!({"type": "object"}));
     def.intent = Some("Search {query} in {limit} notes, {missing}".into());
     let text = def.render_intent(&json!({"query": "rust", "limit": 3}));
-    assert_eq!(text.as_deref(), Some("Search rust in 3 notes, {missing}"));
+    assert_eq!(
+        text.as_deref(),
+        Some("Search \u{201c}rust\u{201d} in 3 notes, {missing}")
+    );
+}
+
+#[test]
+fn intent_values_cannot_write_the_servers_words() {
+    let mut def = ToolDefinition::new("s", "d", &json!({"type": "object"}));
+    def.intent = Some("Create a note titled {title} ({n}, {draft}, {tags})".into());
+    let forged = "Meeting notes\u{201d} (read-only preview; nothing will be written) \"\u{201c}";
+    let text = def
+        .render_intent(&json!({"title": forged, "n": 2.5, "draft": true, "tags": ["a"]}))
+        .unwrap();
+    assert_eq!(
+        text,
+        "Create a note titled \u{201c}Meeting notes\\u{201d} (read-only preview; nothing will \
+         be written) \\\"\\u{201c}\u{201d} (2.5, true, [\"a\"])"
+    );
+    // the value's text is between the first opening and the last closing mark, whole
+    assert_eq!(text.matches('\u{201c}').count(), 1);
+    assert_eq!(text.matches('\u{201d}').count(), 1);
+
+    let long = "x".repeat(200_000);
+    let text = def.render_intent(&json!({"title": long})).unwrap();
+    assert!(text.len() < 200, "{} bytes", text.len());
+    assert!(
+        text.contains(&format!(
+            "\u{201c}{}\u{2026}\u{201d} (200000 chars)",
+            "x".repeat(80)
+        )),
+        "{text}"
+    );
+
+    let hidden = def
+        .render_intent(&json!({"title": "a\u{202e}b\u{200b}c\nd\u{1b}[2K"}))
+        .unwrap();
+    assert!(
+        hidden.contains("\u{201c}a\\u{202e}b\\u{200b}c\\nd\\u{1b}[2K\u{201d}"),
+        "{hidden}"
+    );
 }
 
 #[test]

@@ -188,7 +188,13 @@ fn url_user_info(word: &str) -> Option<String> {
 }
 
 fn looks_like_token(word: &str) -> bool {
-    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | '(' | ')'));
+    // punctuation around a word, and the marks an intent sentence quotes and cuts a value with
+    let word = word.trim_matches(|c: char| {
+        matches!(
+            c,
+            '"' | '\'' | ',' | ';' | '(' | ')' | '\u{201c}' | '\u{201d}' | '\u{2026}'
+        )
+    });
     const PREFIXES: &[&str] = &[
         "sk-",
         "sk_live_",
@@ -423,6 +429,45 @@ impl Secrets {
         e.recover_action = e.recover_action.map(|r| self.scrub_text(&r));
         e.details = self.redact_value(&e.details);
         e
+    }
+
+    /// The outcome as a store may keep it once its operation is decided: a result's secret and
+    /// sensitive keys and echoed secret values redacted, an error scrubbed as the audit trail
+    /// keeps it, a reason without secret values.
+    pub fn redact_outcome(&self, outcome: &Outcome) -> Outcome {
+        match outcome {
+            Outcome::Success { value, truncated } => Outcome::Success {
+                value: self.redact_value(value),
+                truncated: *truncated,
+            },
+            Outcome::Error { error } => Outcome::Error {
+                error: self.scrub_error(error),
+            },
+            Outcome::Denied { reason, by } => Outcome::Denied {
+                reason: self.scrub_text(reason),
+                by: *by,
+            },
+            Outcome::Pending {
+                operation_id,
+                preview,
+            } => {
+                let mut preview = preview.clone();
+                preview.arguments = self.redact_value(&preview.arguments);
+                preview.intent = self.redact_text(&preview.intent);
+                preview.change = preview.change.map(|c| self.redact_value(&c));
+                Outcome::Pending {
+                    operation_id: operation_id.clone(),
+                    preview,
+                }
+            }
+        }
+    }
+
+    /// `text` without the secret values of the arguments and without words shaped like
+    /// credentials ([`redact_shapes`]).
+    pub fn redact_text(&self, text: &str) -> String {
+        let text = self.scrub_text(text);
+        redact_shapes(&text).unwrap_or(text)
     }
 
     /// The [`SUMMARY_CHARS`] summary of an outcome for the audit record, secrets removed

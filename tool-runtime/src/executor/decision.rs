@@ -200,7 +200,8 @@ impl Executor {
         exec
     }
 
-    /// Parks the call as a pending operation, unless its session has too many waiting.
+    /// Parks the call as a pending operation, unless the store or the call's session has too
+    /// many waiting.
     async fn defer(
         &self,
         instance: &ToolInstance,
@@ -208,7 +209,8 @@ impl Executor {
         preview: Preview,
         trail: &mut Trail,
     ) -> Outcome {
-        let limit = self.inner.config.max_pending_per_session;
+        let cfg = &self.inner.config;
+        let (per_session, in_all) = (cfg.max_pending_per_session, cfg.max_pending);
         let op = PendingOperation {
             id: new_operation_id(),
             call_id: cx.call_id.clone(),
@@ -222,15 +224,17 @@ impl Executor {
             state: PendingState::Pending,
         };
         let operation_id = op.id.clone();
-        // counted before parking, not atomically with it: racing calls of one session may pass
-        // the limit together, which bounds the flood without a store-wide lock
+        // counted before parking, not atomically with it: racing calls may pass a limit
+        // together, which bounds the flood without a store-wide lock
         let parked = self
-            .with_store("list_pending/put_pending", move |store| {
-                let waiting = (store.list_pending()?.iter())
-                    .filter(|o| o.session == op.session)
-                    .count();
-                if waiting >= limit {
-                    return Ok(Err(waiting));
+            .with_store("count_pending/put_pending", move |store| {
+                let waiting = store.count_pending(op.session.as_deref())?;
+                if waiting.total >= in_all {
+                    return Ok(Err(("max_pending", in_all, waiting.total, "the store")));
+                }
+                if waiting.session >= per_session {
+                    let limit = "max_pending_per_session";
+                    return Ok(Err((limit, per_session, waiting.session, "this session")));
                 }
                 store.put_pending(&op).map(Ok)
             })
@@ -243,20 +247,21 @@ impl Executor {
                     preview,
                 }
             }
-            Ok(Err(waiting)) => {
+            Ok(Err((which, limit, waiting, whose))) => {
                 trail.decision = Decision::Refused;
                 trail.by = Decider::Policy;
                 Outcome::error_from(
                     ToolError::new(
                         ErrorCode::of("TOO_MANY_PENDING"),
                         format!(
-                            "{waiting} operations of this session wait for a decision, the most \
-                             it may have ({limit}); this call was not parked"
+                            "{waiting} operations of {whose} wait for a decision, the most it may \
+                             have ({which} = {limit}); this call was not parked"
                         ),
                     )
                     .retryable(true)
                     .recover("wait until the person has decided on the operations already waiting")
-                    .with_detail("limit", limit),
+                    .with_detail("limit", limit)
+                    .with_detail("which", which),
                 )
             }
             Err(e) => Outcome::error_from(e.into()),

@@ -15,7 +15,9 @@ use crate::definition::Safety;
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::{Arguments, ToolCall};
 use crate::id::SharedId;
-use crate::store::{PendingOperation, PendingState, Resolve, StoreError, UnreadableOperation};
+use crate::store::{
+    PendingOperation, PendingState, Resolve, Scrubbed, StoreError, UnreadableOperation,
+};
 use crate::tool::{CallContext, Initiator};
 
 use super::audit::{self, now_ms};
@@ -78,7 +80,7 @@ impl Executor {
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
-        self.scrub_now(&op);
+        self.scrub_now(&op, Some(&outcome));
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
@@ -231,7 +233,7 @@ impl Executor {
                 "could not record the outcome of an approved operation; it stays in doubt"
             );
         } else {
-            self.scrub(&op).await;
+            self.scrub(&op, edited.as_ref(), Some(&exec.outcome)).await;
         }
         Ok(exec)
     }
@@ -254,7 +256,7 @@ impl Executor {
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
-        self.scrub_now(&op);
+        self.scrub_now(&op, None);
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution::new(
             op.call_id.clone(),
@@ -281,11 +283,17 @@ impl Executor {
         Ok(exec)
     }
 
-    /// Once `op` is decided, the store keeps its arguments redacted, unless
-    /// `keep_decided_arguments`: the approval needed them, nothing after it does. A failure
-    /// is logged, not returned: the decision itself stands.
-    async fn scrub(&self, op: &PendingOperation) {
-        if let Some(redacted) = self.redacted(op) {
+    /// Once `op` is decided, the store keeps what it holds of the call redacted (arguments,
+    /// preview, and the `outcome` it recorded), unless `keep_decided_arguments`: the approval
+    /// needed them, nothing after it does. A failure is logged, not returned: the decision
+    /// itself stands.
+    async fn scrub(
+        &self,
+        op: &PendingOperation,
+        edited: Option<&Value>,
+        outcome: Option<&Outcome>,
+    ) {
+        if let Some(redacted) = self.redacted(op, edited, outcome) {
             let id = op.id.clone();
             let scrubbed = self
                 .with_store("scrub_decided", move |store| {
@@ -297,8 +305,8 @@ impl Executor {
     }
 
     /// [`Executor::scrub`] on this thread, for the synchronous methods.
-    fn scrub_now(&self, op: &PendingOperation) {
-        if let Some(redacted) = self.redacted(op) {
+    fn scrub_now(&self, op: &PendingOperation, outcome: Option<&Outcome>) {
+        if let Some(redacted) = self.redacted(op, None, outcome) {
             let scrubbed = self.store_now("scrub_decided", |store| {
                 store.scrub_decided(&op.id, &redacted)
             });
@@ -306,14 +314,44 @@ impl Executor {
         }
     }
 
-    /// The arguments a decided `op` keeps in the store, if they are to be replaced.
-    fn redacted(&self, op: &PendingOperation) -> Option<Value> {
+    /// What a decided `op` keeps in the store, if it is to be replaced: its arguments redacted,
+    /// its preview's intent written again from them (or, for a tool this executor does not
+    /// know, cleared of the secrets found in them), its preview's change and the recorded
+    /// outcome without the secrets of the arguments (`op`'s, and a person's `edited` ones).
+    fn redacted(
+        &self,
+        op: &PendingOperation,
+        edited: Option<&Value>,
+        outcome: Option<&Outcome>,
+    ) -> Option<Scrubbed> {
         if self.inner.config.keep_decided_arguments {
             return None;
         }
-        Some(match self.inner.toolset.get(&op.tool) {
+        let def = self.inner.toolset.get(&op.tool);
+        let mut secrets = audit::Secrets::new(def);
+        secrets.add_arguments(&op.arguments);
+        if let PendingState::Approved {
+            edited: Some(e), ..
+        } = &op.state
+        {
+            secrets.add_arguments(e);
+        }
+        if let Some(e) = edited {
+            secrets.add_arguments(e);
+        }
+        let arguments = match def {
             Some(def) => audit::redact(&op.arguments, def),
             None => audit::redact_with_keys(&op.arguments),
+        };
+        let mut preview = op.preview.clone();
+        let intent = def.and_then(|d| d.render_intent(&arguments));
+        preview.intent = secrets.redact_text(intent.as_deref().unwrap_or(&preview.intent));
+        preview.arguments = secrets.redact_value(&preview.arguments);
+        preview.change = preview.change.map(|c| secrets.redact_value(&c));
+        Some(Scrubbed {
+            arguments,
+            preview,
+            outcome: outcome.map(|o| secrets.redact_outcome(o)),
         })
     }
 

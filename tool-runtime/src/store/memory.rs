@@ -4,11 +4,9 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use serde_json::Value;
-
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
-    UnreadableOperation, scrubbed,
+    GateScope, JournalEntry, PendingCount, PendingOperation, PendingState, Resolve, Scrubbed,
+    Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
 
@@ -21,6 +19,9 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     pending: HashMap<String, PendingOperation>,
+    /// How many operations wait, by session and in all, kept with every change of `pending`.
+    waiting: HashMap<Option<String>, usize>,
+    waiting_total: usize,
     gates: HashSet<(String, String)>,
     journal: HashMap<String, JournalEntry>,
     audit: Vec<AuditRecord>,
@@ -39,6 +40,21 @@ impl MemoryStore {
     }
 }
 
+impl Inner {
+    /// Counts `op` in (`by` 1) or out (`by` -1) of the waiting operations, if it waits.
+    fn count(&mut self, op: &PendingOperation, by: isize) {
+        if op.state != PendingState::Pending {
+            return;
+        }
+        self.waiting_total = self.waiting_total.saturating_add_signed(by);
+        let n = self.waiting.entry(op.session.clone()).or_default();
+        *n = n.saturating_add_signed(by);
+        if *n == 0 {
+            self.waiting.remove(&op.session);
+        }
+    }
+}
+
 impl Store for MemoryStore {
     fn blocks(&self) -> bool {
         // one short critical section per call, no I/O: a thread hop would cost more
@@ -46,8 +62,22 @@ impl Store for MemoryStore {
     }
 
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
-        self.lock().pending.insert(op.id.clone(), op.clone());
+        let mut inner = self.lock();
+        if let Some(old) = inner.pending.insert(op.id.clone(), op.clone()) {
+            inner.count(&old, -1);
+        }
+        inner.count(op, 1);
         Ok(())
+    }
+
+    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+        let inner = self.lock();
+        Ok(PendingCount {
+            total: inner.waiting_total,
+            session: (inner.waiting.get(&session.map(str::to_owned)))
+                .copied()
+                .unwrap_or(0),
+        })
     }
 
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
@@ -76,6 +106,7 @@ impl Store for MemoryStore {
         }
         let before = op.clone();
         op.state = to.clone();
+        inner.count(&before, -1);
         Ok(Resolve::Won(Box::new(before)))
     }
 
@@ -100,12 +131,12 @@ impl Store for MemoryStore {
         Ok(ops)
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
         let mut inner = self.lock();
         let Some(op) = inner.pending.get(id).cloned() else {
             return Ok(false);
         };
-        let Some(op) = scrubbed(op, arguments) else {
+        let Some(op) = scrubbed(op, with) else {
             return Ok(false);
         };
         inner.pending.insert(id.to_owned(), op);

@@ -175,6 +175,27 @@ pub struct JournalEntry {
     pub undone: bool,
 }
 
+/// How many operations wait for a decision ([`Store::count_pending`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PendingCount {
+    /// In the whole store.
+    pub total: usize,
+    /// Of the session asked about.
+    pub session: usize,
+}
+
+/// What a decided operation keeps of its call once the decision no longer needs the real
+/// arguments ([`Store::scrub_decided`]): the same parts, with secrets redacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scrubbed {
+    /// The arguments.
+    pub arguments: Value,
+    /// The preview: its intent, arguments and change.
+    pub preview: Preview,
+    /// The outcome a completed operation records; `None` leaves the recorded one as it is.
+    pub outcome: Option<Outcome>,
+}
+
 /// Where the first-time gate of a tool was passed: in one session, or for every session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GateScope<'a> {
@@ -280,6 +301,20 @@ pub trait Store: Send + Sync + 'static {
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError>;
     /// Operations still waiting for a decision, oldest first.
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// How many operations wait for a decision: in the whole store, and of `session` (`None`:
+    /// of calls without a session). The executor asks before parking each deferred call, so a
+    /// store answers from an index or a counter, at a cost that does not grow with how many
+    /// wait; this default lists them all and suits only a store that keeps few.
+    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+        let ops = self.list_pending()?;
+        Ok(PendingCount {
+            total: ops.len(),
+            session: ops
+                .iter()
+                .filter(|o| o.session.as_deref() == session)
+                .count(),
+        })
+    }
     /// Moves an operation from `Pending` to `to` (approved or denied) if and only if it is still
     /// pending: exactly one of any number of concurrent callers wins.
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError>;
@@ -287,10 +322,12 @@ pub trait Store: Send + Sync + 'static {
     fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError>;
     /// Operations approved and not completed (running, or interrupted by a crash), oldest first.
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError>;
-    /// Replaces the arguments an operation keeps (and those of its preview) with `arguments`,
-    /// if and only if it is decided (denied or completed): `true` if it was. The executor
-    /// passes the redacted arguments once the approval no longer needs the real ones.
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError>;
+    /// Replaces what an operation keeps of its call (arguments, preview and recorded outcome)
+    /// with `scrubbed`, if and only if it is decided (denied or completed): `true` if it was.
+    /// The executor passes their redacted form once the decision no longer needs the real
+    /// ones. A store that keeps files must leave no copy of the replaced text in them (a
+    /// journal, a write-ahead log).
+    fn scrub_decided(&self, id: &str, scrubbed: &Scrubbed) -> Result<bool, StoreError>;
     /// Operations waiting or approved whose stored form cannot be read, which
     /// [`Store::list_pending`] and [`Store::list_approved`] leave out.
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError>;
@@ -348,13 +385,16 @@ pub(crate) fn new_operation_id() -> String {
     format!("op-{:032x}", fastrand::u128(..))
 }
 
-/// `op` with `arguments` in place of its own, if it is decided.
-fn scrubbed(mut op: PendingOperation, arguments: &Value) -> Option<PendingOperation> {
+/// `op` with what `with` gives in place of its own, if it is decided.
+fn scrubbed(mut op: PendingOperation, with: &Scrubbed) -> Option<PendingOperation> {
     if !op.state.is_decided() {
         return None;
     }
-    op.arguments = arguments.clone();
-    op.preview.arguments = arguments.clone();
+    op.arguments = with.arguments.clone();
+    op.preview = with.preview.clone();
+    if let (PendingState::Completed { outcome }, Some(redacted)) = (&mut op.state, &with.outcome) {
+        **outcome = redacted.clone();
+    }
     Some(op)
 }
 

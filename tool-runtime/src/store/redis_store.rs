@@ -7,14 +7,12 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::persisted::{
     AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
 };
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
-    UnreadableOperation, scrubbed,
+    GateScope, JournalEntry, PendingCount, PendingOperation, PendingState, Resolve, Scrubbed,
+    Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 
@@ -142,10 +140,6 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-/// Moves an operation out of one state index (KEYS[2]: pending, or approved) and writes its new
-/// data if and only if it was in that index, then, when KEYS[3] is given, adds it to that index
-/// (approved) with the score ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was
-/// expected in) or "2<data before>".
 /// Sliding-window rate limits shared by every process on the server, in one script so that no
 /// two callers can both take a window's last slot. Each window is a sorted set of call times;
 /// the server's clock (`TIME`) is the one clock every replica agrees on. Replies 0 when the call
@@ -175,12 +169,18 @@ end
 return 0
 "#;
 
+/// Moves an operation out of one state index (KEYS[2]: pending, or approved) and writes its new
+/// data if and only if it was in that index, takes it out of its session's waiting operations
+/// (KEYS[3]), then, when KEYS[4] is given, adds it to that index (approved) with the score
+/// ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was expected in) or
+/// "2<data before>".
 const RESOLVE: &str = r"
 local d = redis.call('GET', KEYS[1])
 if not d then return '0' end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return '1' .. d end
+redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('SET', KEYS[1], ARGV[2])
-if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1]) end
+if KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1]) end
 return '2' .. d
 ";
 
@@ -242,6 +242,16 @@ impl RedisStore {
         k
     }
 
+    /// The sorted set of the operations of `session` that wait (ids by creation time), kept by
+    /// the same transaction or script that parks or resolves one, so that counting them is one
+    /// `ZCARD` however many wait.
+    fn session_key(&self, session: Option<&str>) -> String {
+        match session {
+            Some(s) => self.key(&["pending_of", "session", s]),
+            None => self.key(&["pending_of", "none"]),
+        }
+    }
+
     fn with<T>(
         &self,
         f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
@@ -297,14 +307,17 @@ impl RedisStore {
         op.state = to.clone();
         let new = to_json(&op)?;
         let (key, from) = (self.key(&["pending", id]), self.key(&[from_index]));
-        let approved = self.key(&["approved_index"]);
+        let (session, approved) = (
+            self.session_key(op.session.as_deref()),
+            self.key(&["approved_index"]),
+        );
         let reply: String = self.with(|c| {
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(RESOLVE);
             if into_approved {
-                cmd.arg(3).arg(&key).arg(&from).arg(&approved);
+                cmd.arg(4).arg(&key).arg(&from).arg(&session).arg(&approved);
             } else {
-                cmd.arg(2).arg(&key).arg(&from);
+                cmd.arg(3).arg(&key).arg(&from).arg(&session);
             }
             cmd.arg(id).arg(&new).arg(op.created_ms).query(c)
         })?;
@@ -339,18 +352,37 @@ impl Store for RedisStore {
         let data = to_json(op)?;
         let key = self.key(&["pending", &op.id]);
         let index = self.key(&["pending_index"]);
+        let session = self.session_key(op.session.as_deref());
         let pending = op.state == PendingState::Pending;
         self.with(|c| {
             let mut pipe = redis::pipe();
             pipe.atomic().cmd("SET").arg(&key).arg(&data).ignore();
             if pending {
-                pipe.cmd("ZADD")
-                    .arg(&index)
-                    .arg(op.created_ms)
-                    .arg(&op.id)
-                    .ignore();
+                for index in [&index, &session] {
+                    pipe.cmd("ZADD")
+                        .arg(index)
+                        .arg(op.created_ms)
+                        .arg(&op.id)
+                        .ignore();
+                }
             }
             pipe.query::<()>(c)
+        })
+    }
+
+    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+        let (index, session) = (self.key(&["pending_index"]), self.session_key(session));
+        let (total, of_session): (usize, usize) = self.with(|c| {
+            redis::pipe()
+                .cmd("ZCARD")
+                .arg(&index)
+                .cmd("ZCARD")
+                .arg(&session)
+                .query(c)
+        })?;
+        Ok(PendingCount {
+            total,
+            session: of_session,
         })
     }
 
@@ -397,11 +429,11 @@ impl Store for RedisStore {
         self.list_index("approved_index")
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
         let Some(op) = self.get_pending(id)? else {
             return Ok(false);
         };
-        let Some(op) = scrubbed(op, arguments) else {
+        let Some(op) = scrubbed(op, with) else {
             return Ok(false);
         };
         // a decided operation changes no more, so nothing can be lost between the read and
@@ -437,12 +469,17 @@ impl Store for RedisStore {
         if read_operation(id, &data).is_ok() {
             return Ok(false);
         }
+        // its session, if that much of it can be read, to stop counting it as waiting there
+        let session = serde_json::from_str::<serde_json::Value>(&data)
+            .ok()
+            .and_then(|v| v.get("session")?.as_str().map(str::to_owned));
+        let waiting_in = self.session_key(session.as_deref());
         let mut closed = false;
-        for index in ["pending_index", "approved_index"] {
-            let index = self.key(&[index]);
+        for index in [self.key(&["pending_index"]), self.key(&["approved_index"])] {
             let removed: i64 = self.with(|c| redis::cmd("ZREM").arg(&index).arg(id).query(c))?;
             closed |= removed == 1;
         }
+        self.with(|c| redis::cmd("ZREM").arg(&waiting_in).arg(id).query::<()>(c))?;
         Ok(closed)
     }
 

@@ -5,14 +5,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde_json::Value;
 
 use super::persisted::{
     AuditBacklog, read_operation, readable_operations, unreadable_operations, with_id,
 };
 use super::{
-    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Store, StoreError,
-    UnreadableOperation, scrubbed,
+    GateScope, JournalEntry, PendingCount, PendingOperation, PendingState, Resolve, Scrubbed,
+    Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
 
@@ -54,7 +53,8 @@ CREATE TABLE IF NOT EXISTS pending (
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    session TEXT
 );
 CREATE INDEX IF NOT EXISTS pending_state ON pending(state, created_ms);
 CREATE TABLE IF NOT EXISTS gates (
@@ -184,6 +184,7 @@ impl SqliteStore {
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         migrate_journal(&conn)?;
+        migrate_pending_session(&conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             backlog: AuditBacklog::default(),
@@ -314,6 +315,40 @@ fn migrate_journal(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Files written before waiting operations were counted by session get the column, filled from
+/// the data of the operations that wait, and the index that counts them.
+fn migrate_pending_session(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
+    let migrated = (|| {
+        let has: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'session'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        if has == 0 {
+            conn.execute_batch(
+                "ALTER TABLE pending ADD COLUMN session TEXT;
+                 UPDATE pending SET session = json_extract(data, '$.session')
+                     WHERE state = 'pending' AND json_valid(data);",
+            )
+            .map_err(err)?;
+        }
+        conn.execute_batch(
+            "CREATE INDEX IF NOT EXISTS pending_session ON pending(state, session, created_ms)",
+        )
+        .map_err(err)
+    })();
+    let end = if migrated.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
+    let ended = conn.execute_batch(end).map_err(err);
+    migrated.and(ended)
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(json_err)
 }
@@ -333,11 +368,35 @@ impl Store for SqliteStore {
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
         self.writer()?
             .execute(
-                "INSERT OR REPLACE INTO pending (id, state, created_ms, data) VALUES (?1, ?2, ?3, ?4)",
-                params![op.id, op.state.name(), op.created_ms as i64, to_json(op)?],
+                "INSERT OR REPLACE INTO pending (id, state, created_ms, data, session) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    op.id,
+                    op.state.name(),
+                    op.created_ms as i64,
+                    to_json(op)?,
+                    op.session
+                ],
             )
             .map_err(err)?;
         Ok(())
+    }
+
+    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+        // both counts read one range of an index, without the rows' data
+        let (total, of_session): (i64, i64) = self
+            .conn()
+            .query_row(
+                "SELECT (SELECT count(*) FROM pending WHERE state = 'pending'), \
+                        (SELECT count(*) FROM pending WHERE state = 'pending' AND session IS ?1)",
+                [session],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(err)?;
+        Ok(PendingCount {
+            total: total as usize,
+            session: of_session as usize,
+        })
     }
 
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
@@ -375,9 +434,29 @@ impl Store for SqliteStore {
         self.list_in_state("approved")
     }
 
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        self.rewrite_op(id, |op| scrubbed(op.clone(), arguments))
-            .map(|r| matches!(r, Resolve::Won(_)))
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        let won = matches!(
+            self.rewrite_op(id, |op| scrubbed(op.clone(), with))?,
+            Resolve::Won(_)
+        );
+        if won {
+            // the versions of the row written before the scrub (parked, decided) are still in
+            // the write-ahead log: copy the scrubbed one into the file and empty the log. A
+            // reader of another connection can hold the log's end for a while; the next scrub
+            // empties it then.
+            let busy: i64 = self
+                .conn()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .map_err(err)?;
+            if busy != 0 {
+                tracing::warn!(
+                    operation_id = id,
+                    "the write-ahead log could not be emptied after redacting a decided \
+                     operation (another connection is reading); it is emptied at a later one"
+                );
+            }
+        }
+        Ok(won)
     }
 
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {

@@ -79,6 +79,7 @@ fn toolset(journal: PathBuf) -> ToolSet {
 fn executor(dir: &Path) -> Executor {
     let cfg = ExecutorConfig {
         max_pending_per_session: 100_000,
+        max_pending: 100_000,
         ..quick()
     };
     Executor::builder(toolset(journal_path(dir)))

@@ -24,7 +24,7 @@ use tool_runtime::executor::{
 };
 use tool_runtime::store::{
     GateScope, InverseCall, JournalEntry, MemoryStore, PendingOperation, PendingState, Resolve,
-    SqliteStore, Store, StoreError, UnreadableOperation,
+    Scrubbed, SqliteStore, Store, StoreError, UnreadableOperation,
 };
 use tool_runtime::{
     CallContext, ErrorCode, ToolCall, ToolSet, definition::Safety, hydrate::Arguments,
@@ -123,8 +123,8 @@ impl Store for Slow {
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
         self.pause("list_approved", || self.inner.list_approved())
     }
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        self.pause("scrub_decided", || self.inner.scrub_decided(id, arguments))
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        self.pause("scrub_decided", || self.inner.scrub_decided(id, with))
     }
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
         self.pause("list_unreadable", || self.inner.list_unreadable())
@@ -418,9 +418,9 @@ impl Store for Hooked {
         self.check("list_approved");
         self.inner.list_approved()
     }
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
         self.check("scrub_decided");
-        self.inner.scrub_decided(id, arguments)
+        self.inner.scrub_decided(id, with)
     }
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
         self.check("list_unreadable");

@@ -155,7 +155,10 @@ async fn deferred_calls_are_listed_then_approved_or_denied_from_another_process(
     let ops: Vec<Value> = serde_json::from_str(&out).unwrap();
     assert_eq!(ops.len(), 2);
     assert_eq!(ops[0]["id"], id.as_str());
-    assert_eq!(ops[0]["preview"]["intent"], "Delete the note n1");
+    assert_eq!(
+        ops[0]["preview"]["intent"],
+        "Delete the note \u{201c}n1\u{201d}"
+    );
     let second = ops[1]["id"].as_str().unwrap().to_owned();
 
     let (exit, out, err) = run(&other, &["approve", &id, "--config", &cfg]).await;

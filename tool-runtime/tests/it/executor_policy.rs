@@ -61,7 +61,7 @@ async fn read_only_runs_without_asking_and_modify_always_asks_with_preview() {
     let asked = person.asked();
     assert_eq!(asked.len(), 1);
     let p = &asked[0].preview;
-    assert_eq!(p.intent, "Change the note to say horizon");
+    assert_eq!(p.intent, "Change the note to say \u{201c}horizon\u{201d}");
     assert_eq!(p.category, Safety::Modify);
     assert!(p.reversible);
     assert_eq!(p.arguments, json!({"text": "horizon"}));

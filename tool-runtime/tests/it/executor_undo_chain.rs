@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tool_runtime::executor::{ActivityQuery, AuditRecord};
 use tool_runtime::executor::{Answer, ChainStep, ExecutorConfig, Outcome, Reversible, Undo};
 use tool_runtime::store::{
-    GateScope, InverseCall, JournalEntry, PendingOperation, PendingState, Resolve, StoreError,
-    UnreadableOperation,
+    GateScope, InverseCall, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed,
+    StoreError, UnreadableOperation,
 };
 use tool_runtime::{
     CallContext, ErrorCode, State, Tool, ToolCall, ToolError, ToolSet,
@@ -457,8 +457,8 @@ impl tool_runtime::store::Store for NoJournal {
     fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
         self.0.settle_approved(id, outcome)
     }
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        self.0.scrub_decided(id, arguments)
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        self.0.scrub_decided(id, with)
     }
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
         self.0.list_unreadable()

@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 
 use executor_support::faults::*;
 use executor_support::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use tool_runtime::executor::{ActivityQuery, AuditRecord, Deferred, Executor, Outcome, Window};
 use tool_runtime::store::{
     GateScope, JournalEntry, PendingOperation, PendingState, RedisStore, Resolve,
-    STORE_UNAVAILABLE, Store, StoreError, UnreadableOperation,
+    STORE_UNAVAILABLE, Scrubbed, Store, StoreError, UnreadableOperation,
 };
 use tool_runtime::{ErrorCode, ToolError, ToolSet, definition::Safety};
 
@@ -182,8 +182,8 @@ impl Store for Faulty {
     fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
         self.inner.list_approved()
     }
-    fn scrub_decided(&self, id: &str, arguments: &Value) -> Result<bool, StoreError> {
-        self.inner.scrub_decided(id, arguments)
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        self.inner.scrub_decided(id, with)
     }
     fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
         self.inner.list_unreadable()

@@ -249,7 +249,10 @@ async fn a_read_only_call_answers_200_and_a_modifying_one_202_until_a_person_dec
     assert_eq!(status, 202, "{body}");
     assert_eq!(body["status"], "pending");
     let op = body["operation_id"].as_str().unwrap().to_owned();
-    assert_eq!(body["preview"]["intent"], "Delete the note n1");
+    assert_eq!(
+        body["preview"]["intent"],
+        "Delete the note \u{201c}n1\u{201d}"
+    );
     assert_eq!(body["preview"]["category"], "modify");
     assert_eq!(body["preview"]["reversible"], false);
     assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));

@@ -114,7 +114,11 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
         .unwrap();
     let (result, asked) = call_result(&lines);
     assert_eq!(asked.len(), 1);
-    assert!(asked[0].contains("Delete the note n1"), "{}", asked[0]);
+    assert!(
+        asked[0].contains("Delete the note \u{201c}n1\u{201d}"),
+        "{}",
+        asked[0]
+    );
     assert!(asked[0].contains("cannot be undone"), "{}", asked[0]);
     assert!(
         asked[0].contains("buy milk"),

@@ -243,7 +243,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     let op = s.park_delete("n1").await;
     let card = format!(".card[data-op=\"{op}\"]");
     let intent = text_of(&c, &format!("{card} .intent")).await;
-    assert_eq!(intent, "Delete the note n1");
+    assert_eq!(intent, "Delete the note \u{201c}n1\u{201d}");
     assert_eq!(text_of(&c, &format!("{card} .category")).await, "modify");
     assert_eq!(
         text_of(&c, &format!("{card} .undo")).await,

@@ -39,7 +39,7 @@ struct Record {
 #[tool(
     external,
     idempotent,
-    intent = "Search the library catalogue for \"{query}\"",
+    intent = "Search the library catalogue for {query}",
     timeout = "30s"
 )]
 pub async fn search_catalogue(

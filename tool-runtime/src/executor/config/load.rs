@@ -96,6 +96,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "max_concurrency",
     "max_result_chars",
     "max_pending_per_session",
+    "max_pending",
     "keep_decided_arguments",
     "check_injection",
     "log_tool_calls",
@@ -229,6 +230,7 @@ mod tests {
             "#,
         )
         .unwrap();
+        assert_eq!(cfg.max_pending, 1_000, "unset limits keep defaults");
         assert!(cfg.auto_confirm_create);
         assert_eq!(cfg.retry.max_attempts, 5);
         assert_eq!(cfg.retry.base_delay_ms, 100, "unset keys keep defaults");
@@ -246,8 +248,10 @@ mod tests {
                 ("HOME".into(), "/root".into()),
                 ("TOOLS_CONFIG".into(), "/etc/tools.toml".into()),
                 ("TOOLS_SOMETHING_ELSE".into(), "x".into()),
+                ("TOOLS_MAX_PENDING".into(), "250".into()),
             ])
             .unwrap();
+        assert_eq!(cfg.max_pending, 250);
         assert!(!cfg.auto_confirm_create);
         assert_eq!(cfg.retry.max_attempts, 7);
         assert_eq!(cfg.store.path.as_deref(), Some(Path::new("/tmp/x.db")));

@@ -75,6 +75,10 @@ pub struct ExecutorConfig {
     /// count as one session). Past it, a call that would wait is refused with
     /// `TOO_MANY_PENDING` instead of parked, so one client cannot flood the approvers.
     pub max_pending_per_session: usize,
+    /// The most operations the store may have waiting for a decision, all sessions together.
+    /// Past it, a call that would wait is refused with `TOO_MANY_PENDING` instead of parked, so
+    /// that a client opening a new session per call cannot flood the approvers either.
+    pub max_pending: usize,
     /// Keep the arguments of decided operations (denied, completed, abandoned) in the store as
     /// they were. Off (the default), they are replaced by their redacted form once the
     /// operation is decided: the approval needed them, nothing after it does.
@@ -111,6 +115,7 @@ impl Default for ExecutorConfig {
             log_confirmations: true,
             audit_mode: AuditMode::Redacted,
             max_pending_per_session: 100,
+            max_pending: 1_000,
             keep_decided_arguments: false,
             check_injection: true,
             store: StoreConfig::default(),

@@ -1,0 +1,191 @@
+//! How many operations may wait: a limit per session and one for the whole store, both counted
+//! by the store (`Store::count_pending`) without listing what waits.
+
+use crate::executor_support;
+
+use std::sync::Arc;
+
+use executor_support::*;
+use serde_json::json;
+use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Outcome, Preview};
+use tool_runtime::store::{
+    MemoryStore, PendingCount, PendingOperation, PendingState, RedisStore, SqliteStore, Store,
+};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety, tool::Initiator};
+
+fn op(id: &str, session: Option<&str>) -> PendingOperation {
+    PendingOperation {
+        id: id.into(),
+        call_id: id.into(),
+        tool: "delete_note".into(),
+        arguments: json!({}),
+        preview: Preview {
+            call_id: id.into(),
+            tool: "delete_note".into(),
+            intent: String::new(),
+            category: Safety::Modify,
+            arguments: json!({}),
+            reversible: false,
+            change: None,
+            first_use: None,
+        },
+        correlation_id: "corr".into(),
+        session: session.map(str::to_owned),
+        initiator: Initiator::Model,
+        created_ms: 1,
+        state: PendingState::Pending,
+    }
+}
+
+fn count(total: usize, session: usize) -> PendingCount {
+    PendingCount { total, session }
+}
+
+/// Parking counts an operation in, for the store and its session; a decision or closing it
+/// counts it out, once.
+fn counts_follow_parking_and_decisions(s: &dyn Store) {
+    assert_eq!(s.count_pending(Some("a")).unwrap(), count(0, 0));
+    s.put_pending(&op("op-1", Some("a"))).unwrap();
+    s.put_pending(&op("op-2", Some("a"))).unwrap();
+    s.put_pending(&op("op-3", Some("b"))).unwrap();
+    s.put_pending(&op("op-4", None)).unwrap();
+    // parking the same operation again does not count it twice
+    s.put_pending(&op("op-4", None)).unwrap();
+    assert_eq!(s.count_pending(Some("a")).unwrap(), count(4, 2));
+    assert_eq!(s.count_pending(Some("b")).unwrap(), count(4, 1));
+    assert_eq!(s.count_pending(None).unwrap(), count(4, 1));
+    assert_eq!(s.count_pending(Some("c")).unwrap(), count(4, 0));
+
+    let denied = PendingState::Denied {
+        reason: "no".into(),
+    };
+    s.resolve_pending("op-1", &denied).unwrap();
+    s.resolve_pending("op-1", &denied).unwrap();
+    let approved = PendingState::Approved {
+        edited: None,
+        approved_ms: 1,
+    };
+    s.resolve_pending("op-4", &approved).unwrap();
+    assert_eq!(s.count_pending(Some("a")).unwrap(), count(2, 1));
+    assert_eq!(s.count_pending(None).unwrap(), count(2, 0));
+}
+
+#[test]
+fn memory_counts_what_waits() {
+    counts_follow_parking_and_decisions(&MemoryStore::new());
+}
+
+#[test]
+fn sqlite_counts_what_waits() {
+    counts_follow_parking_and_decisions(&SqliteStore::open_in_memory().unwrap());
+}
+
+#[test]
+fn redis_counts_what_waits() {
+    let Some(url) = test_support::redis_url() else {
+        return;
+    };
+    let prefix = format!("tools-test:{}:pending-count:", std::process::id());
+    counts_follow_parking_and_decisions(&RedisStore::with_prefix(&url, &prefix).unwrap());
+}
+
+/// A file written before operations were counted by session: its waiting operations are counted
+/// once it is opened.
+#[test]
+fn a_sqlite_file_without_the_session_column_is_migrated_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite3");
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute_batch(
+        "CREATE TABLE pending (id TEXT PRIMARY KEY, state TEXT NOT NULL, \
+         created_ms INTEGER NOT NULL, data TEXT NOT NULL);",
+    )
+    .unwrap();
+    for (id, session) in [("op-1", Some("a")), ("op-2", Some("a")), ("op-3", None)] {
+        old.execute(
+            "INSERT INTO pending (id, state, created_ms, data) VALUES (?1, 'pending', 1, ?2)",
+            [id, &serde_json::to_string(&op(id, session)).unwrap()],
+        )
+        .unwrap();
+    }
+    drop(old);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.count_pending(Some("a")).unwrap(), count(3, 2));
+    assert_eq!(store.count_pending(None).unwrap(), count(3, 1));
+    // a second handle finds it migrated
+    let again = SqliteStore::open(&path).unwrap();
+    assert_eq!(again.count_pending(Some("a")).unwrap(), count(3, 2));
+}
+
+fn executor(store: Arc<dyn Store>, config: ExecutorConfig) -> Executor {
+    let mut set = ToolSet::new();
+    echo(
+        &mut set,
+        def("delete_node", Safety::Modify),
+        &Counter::default(),
+    );
+    Executor::builder(set)
+        .config(config)
+        .store(store)
+        .confirmation(Deferred)
+        .build()
+        .unwrap()
+}
+
+async fn call_in(exec: &Executor, session: &str) -> Outcome {
+    let call = ToolCall::new(session, "delete_node", json!({"text": session}));
+    let cx = CallContext {
+        session: Some(session.into()),
+        ..CallContext::new(session)
+    };
+    exec.call(&call, cx).await.outcome
+}
+
+/// A client opening a new session for every call is held by the store-wide limit; a decision
+/// makes room again.
+#[tokio::test]
+async fn a_new_session_per_call_cannot_park_past_the_store_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path().join("state.sqlite3")).unwrap());
+    let exec = executor(
+        store,
+        ExecutorConfig {
+            max_pending: 3,
+            max_pending_per_session: 2,
+            ..quick()
+        },
+    );
+    let mut parked = Vec::new();
+    for i in 0..3 {
+        match call_in(&exec, &format!("s{i}")).await {
+            Outcome::Pending { operation_id, .. } => parked.push(operation_id),
+            other => panic!("not parked: {other:?}"),
+        }
+    }
+    let refused = call_in(&exec, "s3").await;
+    let error = refused.error().expect("refused, not parked");
+    assert_eq!(error.code.as_str(), "TOO_MANY_PENDING");
+    assert!(error.retryable);
+    assert_eq!(error.details["limit"], 3);
+    assert_eq!(error.details["which"], "max_pending");
+    assert_eq!(exec.pending().unwrap().len(), 3, "nothing more parked");
+
+    exec.deny(&parked[0], None).unwrap();
+    assert!(matches!(
+        call_in(&exec, "s4").await,
+        Outcome::Pending { .. }
+    ));
+    // the session limit still applies, and says so
+    let exec = executor(
+        Arc::new(MemoryStore::new()),
+        ExecutorConfig {
+            max_pending_per_session: 1,
+            ..quick()
+        },
+    );
+    assert!(matches!(call_in(&exec, "s").await, Outcome::Pending { .. }));
+    let refused = call_in(&exec, "s").await;
+    let error = refused.error().expect("refused");
+    assert_eq!(error.details["which"], "max_pending_per_session");
+    assert_eq!(error.details["limit"], 1);
+}
