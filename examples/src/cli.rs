@@ -173,6 +173,14 @@ pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
         eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
     }
     eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
+    if tokens.host().is_some() {
+        eprintln!("MCP: http://{local}/mcp  (TOOLS_HOST_TOKEN sessions confirm in-band)");
+    } else {
+        eprintln!(
+            "MCP: http://{local}/mcp  (changes wait for the page; an MCP host that shows each \
+             confirmation to a person gets its own TOOLS_HOST_TOKEN)"
+        );
+    }
     match tool_server::serve_on(listener, executor, options).await {
         Ok(()) => std::process::exit(0),
         Err(e) => {

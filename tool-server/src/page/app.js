@@ -395,8 +395,10 @@ function addActivity(r) {
   s.className = "status-" + r.status;
   s.textContent = r.status;
   const rest = document.createElement("span");
+  // a decision relayed by an MCP host names the host and the route, never a plain "user"
+  const decider = r.decided_via ? r.decided_by + ": " + r.decided_via : r.decided_by;
   writeText(rest, " " + r.tool + " · started by " + r.initiator + " · decided by "
-    + r.decided_by + " (" + r.decision + ") · " + new Date(r.timestamp_ms).toLocaleTimeString()
+    + decider + " (" + r.decision + ") · " + new Date(r.timestamp_ms).toLocaleTimeString()
     + (r.result_summary ? " · " + r.result_summary : ""), { limit: LINE_CUT });
   li.append(s, rest);
   const feed = $("#feed");
@@ -411,13 +413,16 @@ async function loadFeed() {
   for (const r of data.records.slice().reverse()) addActivity(r);
 }
 
-// Server-sent events over fetch: EventSource cannot send the Authorization header.
+// Server-sent events over fetch: EventSource cannot send the Authorization header. A
+// reconnect sends the last event id it saw, so a broken stream misses no record.
 async function followFeed() {
+  let lastId = null;
   for (;;) {
     if (!token()) return;
     try {
-      const res = await fetch("/api/v1/activity/stream",
-        { headers: { Authorization: "Bearer " + token() } });
+      const headers = { Authorization: "Bearer " + token() };
+      if (lastId !== null) headers["Last-Event-ID"] = lastId;
+      const res = await fetch("/api/v1/activity/stream", { headers });
       if (!res.ok) { await sleep(3000); continue; }
       status("Live");
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -432,6 +437,8 @@ async function followFeed() {
           buffer = buffer.slice(end + 2);
           const data = block.split("\n").filter((l) => l.startsWith("data:"))
             .map((l) => l.slice(5).trimStart()).join("\n");
+          const id = block.split("\n").find((l) => l.startsWith("id:"));
+          if (id) lastId = id.slice(3).trim();
           if (block.includes("event: activity") && data) {
             addActivity(JSON.parse(data));
             refreshPending();
