@@ -136,7 +136,7 @@ fn reanalyze_is_a_system_batch_waiting_for_one_approval() {
     let pending = graph_bin(&db_path, &["--pending"]);
     let first = pending.lines().next().unwrap();
     assert!(
-        first.contains("Apply recalculate_node_confidence to nodes"),
+        first.contains("Apply “recalculate_node_confidence” to nodes"),
         "{pending}"
     );
     // The one operation lists all six nodes.

@@ -176,7 +176,7 @@ fn yes_runs_the_call_after_showing_the_box() {
     assert!(screen.contains("Tool: delete_note"), "{screen}");
     assert!(screen.contains("Category: MODIFY"), "{screen}");
     assert!(
-        screen.contains("Delete your note \"Ricoeur outline\""),
+        screen.contains("Delete your note “Ricoeur outline”"),
         "{screen}"
     );
     assert!(screen.contains("│   title: Ricoeur outline"), "{screen}");
@@ -300,7 +300,7 @@ fn tools_call_yes_runs_the_tool_prints_the_result_and_exits() {
     let screen = c.tmux.wait_for("Proceed? [Y/n/e]");
     assert!(screen.contains("Category: MODIFY"), "{screen}");
     assert!(
-        screen.contains("Delete your note \"Ricoeur outline\""),
+        screen.contains("Delete your note “Ricoeur outline”"),
         "{screen}"
     );
     assert_eq!(c.deleted(), "", "nothing runs before the answer");

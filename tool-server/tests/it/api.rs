@@ -262,7 +262,7 @@ async fn a_read_only_call_answers_200_and_a_modifying_one_202_until_a_person_dec
     assert_eq!(body["pending"][0]["id"], op.as_str());
     // the agent's token started it: a model's call, not a person's
     assert_eq!(body["pending"][0]["initiator"], "model");
-    assert_eq!(body["pending"][0]["intent"], "Delete the note n1");
+    assert_eq!(body["pending"][0]["intent"], "Delete the note “n1”");
     assert_eq!(body["total"], 1);
 
     let (status, body) = s

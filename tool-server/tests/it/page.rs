@@ -394,13 +394,8 @@ async fn hidden_and_direction_changing_characters_are_shown_and_flagged() {
     let intent = text_of(&c, &format!("{card} .intent")).await;
     assert_eq!(
         intent,
-        "Delete the note DE00 \\u{202e}9999 8888 7777\\u{202c}"
+        "Delete the note “DE00 \\u{202e}9999 8888 7777\\u{202c}”"
     );
-    let marks = c
-        .find_all(Locator::Css(&format!("{card} .intent .hidden-char")))
-        .await
-        .unwrap();
-    assert_eq!(marks.len(), 2, "each hidden character is a marked element");
     assert!(displayed(&c, &format!("{card} .flag")).await);
     assert!(
         text_of(&c, &format!("{card} .flag"))
@@ -413,6 +408,13 @@ async fn hidden_and_direction_changing_characters_are_shown_and_flagged() {
         args.contains("\"DE00 \\u{202e}9999 8888 7777\\u{202c}\""),
         "{args:?}"
     );
+    // the intent comes escaped by the server's display rule; the arguments are the raw value,
+    // and the page marks each hidden character in them as an element of its own
+    let marks = c
+        .find_all(Locator::Css(&format!("{card} .arguments .hidden-char")))
+        .await
+        .unwrap();
+    assert_eq!(marks.len(), 2, "each hidden character is a marked element");
     // the edit box holds the same value, with the characters written as JSON escapes
     let edit = c
         .find(Locator::Css(&format!("{card} .edit")))
@@ -429,11 +431,11 @@ async fn hidden_and_direction_changing_characters_are_shown_and_flagged() {
     let zw = s.park_delete("pay\u{200b}ment").await;
     assert_eq!(
         text_of(&c, &format!(".card[data-op=\"{doi}\"] .intent")).await,
-        "Delete the note 10.1000/\\u{202e}lanigiro"
+        "Delete the note “10.1000/\\u{202e}lanigiro”"
     );
     assert_eq!(
         text_of(&c, &format!(".card[data-op=\"{zw}\"] .intent")).await,
-        "Delete the note pay\\u{200b}ment"
+        "Delete the note “pay\\u{200b}ment”"
     );
     assert!(displayed(&c, &format!(".card[data-op=\"{zw}\"] .flag")).await);
 
@@ -467,16 +469,11 @@ async fn a_long_value_wraps_and_is_cut_and_the_page_keeps_the_window_width() {
 
     let op = s.park_delete(&"x".repeat(200_000)).await;
     let card = format!(".card[data-op=\"{op}\"]");
-    let intent = wait_text(&c, &format!("{card} .intent"), "characters shown").await;
+    // the intent sentence quotes the value cut, with its full length
+    let intent = wait_text(&c, &format!("{card} .intent"), "(200000 chars)").await;
     assert!(
-        intent.contains("of 200,016 characters shown"),
-        "{}",
-        &intent[intent.len() - 80..]
-    );
-    assert!(
-        intent.len() < 1_000,
-        "the listing's intent is cut: {}",
-        intent.len()
+        intent.starts_with("Delete the note “xxx") && intent.chars().count() < 200,
+        "the intent is cut: {intent}"
     );
     let (page, window) = widths(&c).await;
     assert!(
@@ -515,21 +512,41 @@ async fn pending_cards_come_a_page_at_a_time() {
     }
     let c = signed_in(&driver, &chromium, &s, &links).await;
     wait_text(&c, "#page-info", "1–20 of 45").await;
-    let count = |c: &Client| {
+    // the intents on the current page; operations parked in the same millisecond may come in
+    // either order, so the pages are checked to hold every operation once, not an order
+    let intents = |c: &Client| {
         let c = c.clone();
-        async move { c.find_all(Locator::Css(".card")).await.unwrap().len() }
+        async move {
+            let mut out = Vec::new();
+            for e in c.find_all(Locator::Css(".card .intent")).await.unwrap() {
+                out.push(e.text().await.unwrap());
+            }
+            out
+        }
     };
-    assert_eq!(count(&c).await, 20);
+    let mut seen = intents(&c).await;
+    assert_eq!(seen.len(), 20);
     assert_eq!(text_of(&c, "#pending-count").await, "45");
     assert!(!enabled(&c, "#page-prev").await);
     click(&c, "#page-next").await;
     wait_text(&c, "#page-info", "21–40 of 45").await;
-    assert_eq!(count(&c).await, 20);
+    let page = intents(&c).await;
+    assert_eq!(page.len(), 20);
+    seen.extend(page);
     click(&c, "#page-next").await;
     wait_text(&c, "#page-info", "41–45 of 45").await;
-    assert_eq!(count(&c).await, 5);
+    let page = intents(&c).await;
+    assert_eq!(page.len(), 5);
+    seen.extend(page);
     assert!(!enabled(&c, "#page-next").await);
-    wait_text(&c, ".card:last-child .intent", "note-44").await;
+    let distinct: std::collections::HashSet<&String> = seen.iter().collect();
+    assert_eq!(distinct.len(), 45, "{seen:?}");
+    for i in 0..45 {
+        assert!(
+            seen.contains(&format!("Delete the note \u{201c}note-{i}\u{201d}")),
+            "note-{i} on no page: {seen:?}"
+        );
+    }
     c.close().await.unwrap();
 }
 
