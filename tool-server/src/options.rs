@@ -167,11 +167,12 @@ pub struct ServerOptions {
 impl ServerOptions {
     /// Options with these tokens and the default limits.
     pub fn new(tokens: Tokens) -> Self {
+        let approver = tokens.approver().to_owned();
         ServerOptions {
             tokens,
             max_body_bytes: None,
             agent: None,
-            links: SignInLinks::default(),
+            links: SignInLinks::new(&approver),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
             serving: crate::conn::Serving::default(),
         }

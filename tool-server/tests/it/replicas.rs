@@ -315,3 +315,40 @@ async fn a_first_time_approval_on_one_replica_holds_on_the_other() {
     assert_eq!(call(&b.base, "s2").await.unwrap().status(), 200);
     assert_eq!(runs(&dir, "rate USD").len(), 4);
 }
+
+/// The approvals page behind a load balancer: a session opened on one replica is accepted by
+/// the other (both are configured with the same approver token, which signs it), and a session
+/// never opens with the agent's token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_session_opened_on_one_replica_holds_on_the_other() {
+    let Some((a, b, _dir)) = pair("session") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let res = http
+        .post(format!("{}/api/v1/session", a.base))
+        .json(&json!({"token": APPROVER}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let session: Value = res.json().await.unwrap();
+    let token = session["token"].as_str().unwrap();
+    assert_ne!(token, APPROVER);
+    for base in [&a.base, &b.base] {
+        let res = http
+            .get(format!("{base}/api/v1/pending"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{base}");
+    }
+    let res = http
+        .post(format!("{}/api/v1/session", b.base))
+        .json(&json!({"token": AGENT}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+}
