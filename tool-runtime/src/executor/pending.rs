@@ -32,6 +32,20 @@ impl Executor {
         Ok(self.store_now("list_pending", |store| store.list_pending())?)
     }
 
+    /// A page of [`Executor::pending`] (at most `limit` after the first `offset`, oldest
+    /// first) and how many wait in all: what a listing for a person reads, without reading
+    /// every waiting operation's arguments.
+    pub fn pending_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<PendingOperation>, usize), ToolError> {
+        Ok(self.store_now("list_pending_page", |store| {
+            let total = store.count_pending(None)?.total;
+            Ok((store.list_pending_page(offset, limit)?, total))
+        })?)
+    }
+
     /// Operations approved but not completed: running now in some process, or interrupted by a
     /// crash between approval and completion (in doubt: the tool may or may not have taken
     /// effect). They are never run again; see [`Executor::abandon`]. Oldest first.

@@ -301,6 +301,17 @@ pub trait Store: Send + Sync + 'static {
     fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError>;
     /// Operations still waiting for a decision, oldest first.
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError>;
+    /// A page of [`Store::list_pending`]: at most `limit` operations after the first `offset`,
+    /// oldest first. Pages are what a person's listing reads, so a store that can read one
+    /// without reading the rest (an indexed query) does; this default lists them all.
+    fn list_pending_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingOperation>, StoreError> {
+        let ops = self.list_pending()?;
+        Ok(ops.into_iter().skip(offset).take(limit).collect())
+    }
     /// How many operations wait for a decision: in the whole store, and of `session` (`None`:
     /// of calls without a session). The executor asks before parking each deferred call, so a
     /// store answers from an index or a counter, at a cost that does not grow with how many

@@ -412,6 +412,30 @@ impl Store for SqliteStore {
         self.list_in_state("pending")
     }
 
+    fn list_pending_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingOperation>, StoreError> {
+        // only the page's rows are read, by the index on (state, created_ms)
+        let bound = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, data FROM pending WHERE state = 'pending' \
+                 ORDER BY created_ms, id LIMIT ?1 OFFSET ?2",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([bound(limit), bound(offset)], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .map_err(err)?
+            .collect::<Result<Vec<(String, String)>, _>>()
+            .map_err(err)?;
+        Ok(readable_operations(rows))
+    }
+
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
         self.change_op(id, |op| {
             if op.state != PendingState::Pending {

@@ -70,14 +70,40 @@ fn counts_follow_parking_and_decisions(s: &dyn Store) {
     assert_eq!(s.count_pending(None).unwrap(), count(2, 0));
 }
 
+/// A page of what waits is the same slice of the whole listing, oldest first, past decisions.
+fn pages_are_slices_of_the_listing(s: &dyn Store) {
+    for i in 0..7u64 {
+        let mut o = op(&format!("op-{i}"), None);
+        o.created_ms = 10 + i;
+        s.put_pending(&o).unwrap();
+    }
+    let denied = PendingState::Denied {
+        reason: "no".into(),
+    };
+    s.resolve_pending("op-2", &denied).unwrap();
+    let ids = |ops: Vec<PendingOperation>| ops.into_iter().map(|o| o.id).collect::<Vec<_>>();
+    let all = ids(s.list_pending().unwrap());
+    assert_eq!(all, ["op-0", "op-1", "op-3", "op-4", "op-5", "op-6"]);
+    assert_eq!(ids(s.list_pending_page(0, 4).unwrap()), all[..4]);
+    assert_eq!(ids(s.list_pending_page(4, 4).unwrap()), all[4..]);
+    assert!(s.list_pending_page(6, 4).unwrap().is_empty());
+    assert!(
+        s.list_pending_page(usize::MAX, usize::MAX)
+            .unwrap()
+            .is_empty()
+    );
+}
+
 #[test]
 fn memory_counts_what_waits() {
     counts_follow_parking_and_decisions(&MemoryStore::new());
+    pages_are_slices_of_the_listing(&MemoryStore::new());
 }
 
 #[test]
 fn sqlite_counts_what_waits() {
     counts_follow_parking_and_decisions(&SqliteStore::open_in_memory().unwrap());
+    pages_are_slices_of_the_listing(&SqliteStore::open_in_memory().unwrap());
 }
 
 #[test]
@@ -87,6 +113,8 @@ fn redis_counts_what_waits() {
     };
     let prefix = format!("tools-test:{}:pending-count:", std::process::id());
     counts_follow_parking_and_decisions(&RedisStore::with_prefix(&url, &prefix).unwrap());
+    let prefix = format!("tools-test:{}:pending-page:", std::process::id());
+    pages_are_slices_of_the_listing(&RedisStore::with_prefix(&url, &prefix).unwrap());
 }
 
 /// A file written before operations were counted by session: its waiting operations are counted

@@ -70,7 +70,10 @@ pub(crate) async fn list(
         (page, total)
     };
     let ((pending, total), (in_doubt, in_doubt_total)) = blocking(move || {
-        let pending = page(executor.pending()?);
+        // the store reads only the page of what waits; in-doubt operations are few (approved
+        // and not completed), so they are paged here
+        let (ops, total) = executor.pending_page(offset, limit)?;
+        let pending = (ops.iter().map(summary).collect::<Vec<_>>(), total);
         Ok((pending, page(executor.in_doubt()?)))
     })
     .await?;

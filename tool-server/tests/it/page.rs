@@ -632,7 +632,7 @@ async fn a_sign_in_link_works_once_and_the_browser_keeps_no_token() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(stored.starts_with("session-") && stored != APPROVER);
+    assert!(stored.starts_with("session1.") && stored != APPROVER);
 
     c.close().await.unwrap();
     // the browser writes its profile as it quits
