@@ -69,7 +69,7 @@ impl Tokens {
         })
     }
 
-    /// Adds the token of MCP hosts that show confirmations to a person ([`HOST_TOKEN_ENV`]).
+    /// Adds the token of MCP hosts that show confirmations to a person (`TOOLS_HOST_TOKEN`).
     pub fn with_host(mut self, host: impl Into<String>) -> Result<Self, TokenError> {
         let host = host.into();
         check("host", &host)?;
