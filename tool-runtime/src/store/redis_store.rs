@@ -271,9 +271,24 @@ impl RedisStore {
 impl RedisStore {
     /// The operations of a state index (by creation time), as `(id, data)` rows.
     fn index_rows(&self, index: &str) -> Result<Vec<(String, String)>, StoreError> {
+        self.index_range(index, 0, -1)
+    }
+
+    /// The rows from rank `start` to `stop` (inclusive, negative from the end) of a state index.
+    fn index_range(
+        &self,
+        index: &str,
+        start: i64,
+        stop: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
         let index = self.key(&[index]);
-        let ids: Vec<String> =
-            self.with(|c| redis::cmd("ZRANGE").arg(&index).arg(0).arg(-1).query(c))?;
+        let ids: Vec<String> = self.with(|c| {
+            redis::cmd("ZRANGE")
+                .arg(&index)
+                .arg(start)
+                .arg(stop)
+                .query(c)
+        })?;
         let mut rows = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(data) = self.get_raw(&self.key(&["pending", &id]))? {
@@ -394,6 +409,24 @@ impl Store for RedisStore {
 
     fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
         self.list_index("pending_index")
+    }
+
+    fn list_pending_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<PendingOperation>, StoreError> {
+        // only the page's operations are read: a range of the index by creation time
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let start = i64::try_from(offset).unwrap_or(i64::MAX);
+        let stop = start.saturating_add(i64::try_from(limit).unwrap_or(i64::MAX) - 1);
+        Ok(readable_operations(self.index_range(
+            "pending_index",
+            start,
+            stop,
+        )?))
     }
 
     fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
