@@ -28,6 +28,9 @@ pub struct SqliteStore {
 /// Which file a path names (device and inode on Unix), to notice it deleted or replaced.
 type FileId = (u64, u64);
 
+mod audit;
+mod migrate;
+
 fn file_id(path: &Path) -> Option<FileId> {
     let meta = std::fs::metadata(path).ok()?;
     #[cfg(unix)]
@@ -183,8 +186,8 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
-        migrate_journal(&conn)?;
-        migrate_pending_session(&conn)?;
+        migrate::migrate_journal(&conn)?;
+        migrate::migrate_pending_session(&conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             backlog: AuditBacklog::default(),
@@ -291,64 +294,6 @@ impl SqliteStore {
     }
 }
 
-/// Files written when the journal was keyed by call id keep their entries: each moves to the
-/// keyed table under its call id, which then names it.
-fn migrate_journal(conn: &Connection) -> Result<(), StoreError> {
-    let old: Option<String> = conn
-        .query_row(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(err)?;
-    if old.is_some() {
-        conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             INSERT OR IGNORE INTO undo_journal (id, call_id, created_ms, undone, data)
-                 SELECT call_id, call_id, 0, undone, data FROM journal;
-             DROP TABLE journal;
-             COMMIT;",
-        )
-        .map_err(err)?;
-    }
-    Ok(())
-}
-
-/// Files written before waiting operations were counted by session get the column, filled from
-/// the data of the operations that wait, and the index that counts them.
-fn migrate_pending_session(conn: &Connection) -> Result<(), StoreError> {
-    conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
-    let migrated = (|| {
-        let has: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'session'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(err)?;
-        if has == 0 {
-            conn.execute_batch(
-                "ALTER TABLE pending ADD COLUMN session TEXT;
-                 UPDATE pending SET session = json_extract(data, '$.session')
-                     WHERE state = 'pending' AND json_valid(data);",
-            )
-            .map_err(err)?;
-        }
-        conn.execute_batch(
-            "CREATE INDEX IF NOT EXISTS pending_session ON pending(state, session, created_ms)",
-        )
-        .map_err(err)
-    })();
-    let end = if migrated.is_ok() {
-        "COMMIT"
-    } else {
-        "ROLLBACK"
-    };
-    let ended = conn.execute_batch(end).map_err(err);
-    migrated.and(ended)
-}
-
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(json_err)
 }
@@ -418,7 +363,6 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<PendingOperation>, StoreError> {
         // only the page's rows are read, by the index on (state, created_ms)
-        let bound = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         let conn = self.conn();
         let mut stmt = conn
             .prepare(
@@ -427,7 +371,7 @@ impl Store for SqliteStore {
             )
             .map_err(err)?;
         let rows = stmt
-            .query_map([bound(limit), bound(offset)], |r| {
+            .query_map([sql_int(limit), sql_int(offset)], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .map_err(err)?
@@ -636,77 +580,6 @@ impl Store for SqliteStore {
 
     fn kind(&self) -> &'static str {
         "sqlite"
-    }
-}
-
-impl SqliteStore {
-    fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
-        let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
-        self.writer()?
-            .execute(
-                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    r.timestamp_ms as i64,
-                    r.tool,
-                    r.correlation_id.as_str(),
-                    initiator.as_str().unwrap_or_default(),
-                    r.session,
-                    to_json(r)?
-                ],
-            )
-            .map_err(err)?;
-        Ok(())
-    }
-
-    fn query_written(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
-        let mut sql = String::from("SELECT seq, data FROM audit WHERE 1 = 1");
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        let mut push = |clause: &str, v: rusqlite::types::Value| {
-            args.push(v);
-            sql.push_str(&format!(" {clause} ?{}", args.len()));
-        };
-        if let Some(t) = &q.tool {
-            push("AND tool =", t.clone().into());
-        }
-        if let Some(c) = &q.correlation_id {
-            push("AND correlation_id =", c.clone().into());
-        }
-        if let Some(i) = q.initiator {
-            let s = serde_json::to_value(i).map_err(json_err)?;
-            push(
-                "AND initiator =",
-                s.as_str().unwrap_or_default().to_owned().into(),
-            );
-        }
-        if let Some(s) = &q.session {
-            push("AND session =", s.clone().into());
-        }
-        if let Some(t) = q.since_ms {
-            push("AND ts >=", sql_int(t).into());
-        }
-        if let Some(after) = q.after {
-            push("AND seq >", sql_int(after).into());
-        }
-        let order = if q.oldest_first() { "ASC" } else { "DESC" };
-        push(
-            &format!("ORDER BY seq {order} LIMIT"),
-            sql_int(q.limit()).into(),
-        );
-        push("OFFSET", sql_int(q.offset()).into());
-        let conn = self.writer()?;
-        let mut stmt = conn.prepare(&sql).map_err(err)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(err)?;
-        rows.map(|r| {
-            let (seq, data) = r.map_err(err)?;
-            let mut record: AuditRecord = from_json(&data)?;
-            record.seq = u64::try_from(seq).ok();
-            Ok(record)
-        })
-        .collect()
     }
 }
 
