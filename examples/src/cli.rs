@@ -172,7 +172,6 @@ pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
     } else {
         eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
     }
-    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
     if tokens.host().is_some() {
         eprintln!("MCP: http://{local}/mcp  (TOOLS_HOST_TOKEN sessions confirm in-band)");
     } else {
@@ -181,6 +180,8 @@ pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
              confirmation to a person gets its own TOOLS_HOST_TOKEN)"
         );
     }
+    // the address line comes last: scripts and tests read up to it and may stop reading
+    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
     match tool_server::serve_on(listener, executor, options).await {
         Ok(()) => std::process::exit(0),
         Err(e) => {
