@@ -6,9 +6,11 @@
 //!   test, so that a green CI run means every such test ran.
 //! - [`instr`]: instruction counts of a benchmark's cases under callgrind.
 //! - [`bfcl`]: the Berkeley Function Calling Leaderboard subset as a tool catalog and questions.
+//! - [`mcp`]: the official MCP SDKs' clients, run against this project's MCP servers.
 
 pub mod bfcl;
 pub mod instr;
+pub mod mcp;
 
 /// Whether this run is CI: `CI` set to anything but empty, `false` or `0` (CI systems set
 /// `CI=true`; `CI=0` turns the rule off for a local run that exports it).
@@ -77,6 +79,17 @@ pub fn conformance_python() -> Option<String> {
         "TOOLS_CONFORMANCE_PYTHON",
         "a Python with openai, anthropic, ollama, mcp, google-genai and pydantic installed, as \
          .ci/run makes",
+    )
+}
+
+/// The folder of `node_modules` that holds the official MCP TypeScript SDK's client
+/// (`@modelcontextprotocol/client`), for the MCP tests that drive this project with it
+/// (`TOOLS_MCP_TS_SDK`); `node` is taken from the PATH.
+pub fn mcp_typescript_sdk() -> Option<String> {
+    service(
+        "TOOLS_MCP_TS_SDK",
+        "a node_modules folder with @modelcontextprotocol/client installed from npm, as .ci/run \
+         makes",
     )
 }
 

@@ -128,7 +128,11 @@ pub(crate) async fn mcp_layer(
         .map(str::to_owned);
     match &session {
         Some(id) => state.mcp_owners.admit(id, role)?,
-        None if request.method() == Method::POST => state.mcp_owners.reserve(role)?,
+        None if request.method() == Method::POST
+            && !crate::sessions::sessionless(request.headers()) =>
+        {
+            state.mcp_owners.reserve(role)?
+        }
         None => {}
     }
     if role == Role::Host {

@@ -125,12 +125,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         .max_body_bytes
         .unwrap_or_else(|| body::default_limit(executor.toolset().limits()));
     let sessions = Arc::new(McpSessions::new(options.serving.sessions));
-    let mcp = mcp_service(
-        &executor,
-        &options.allowed_hosts,
-        max_body_bytes,
-        sessions.clone(),
-    );
+    let mcp = mcp_service(&executor, &options, max_body_bytes, sessions.clone());
     let hosts: Arc<[String]> = options.allowed_hosts.clone().into();
     let state = AppState {
         executor,
@@ -181,15 +176,22 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
 }
 
 /// MCP over streamable HTTP: one [`McpServer`] session per MCP session, all on the executor.
+///
+/// A request of MCP 2026-07-28 has no session: rmcp serves it on its own, and the server's
+/// `requestState` is sealed with a key derived from the approver's token, so that replicas
+/// configured alike take each other's confirmations in rounds.
 fn mcp_service(
     executor: &Executor,
-    hosts: &[String],
+    options: &ServerOptions,
     max_body_bytes: usize,
     sessions: Arc<McpSessions>,
 ) -> StreamableHttpService<McpServer, McpSessions> {
-    let server = McpServer::new(executor.clone());
+    let key = sessions::request_state_key(options.tokens.approver());
+    let server = McpServer::new(executor.clone())
+        .request_state_key(&key)
+        .expect("a derived key is 32 bytes");
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts.iter().cloned())
+        .with_allowed_hosts(options.allowed_hosts.iter().cloned())
         .with_max_request_body_bytes(max_body_bytes);
     StreamableHttpService::new(move || Ok(server.new_session()), sessions, config)
 }

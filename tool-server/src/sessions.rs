@@ -147,6 +147,27 @@ impl SessionManager for McpSessions {
     }
 }
 
+/// Whether a request to `/mcp` is of a revision without sessions (2026-07-28 on): it opens
+/// none and holds none, so the bounds on sessions do not apply to it. Its version header is
+/// checked against its body by rmcp.
+pub(crate) fn sessionless(headers: &axum::http::HeaderMap) -> bool {
+    !headers.contains_key(SESSION_HEADER)
+        && headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The key that seals MCP's `requestState`: the HMAC-SHA256 of a label under the approver's
+/// token, so that replicas with the same tokens share it and no other credential reveals it.
+pub(crate) fn request_state_key(approver: &str) -> [u8; 32] {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(approver.as_bytes())
+        .expect("HMAC takes a key of any length");
+    mac.update(b"tool-server/mcp-request-state");
+    mac.finalize().into_bytes().into()
+}
+
 /// In front of `/mcp`: a request for a new session while the cap is reached is answered `503`
 /// with a JSON-RPC error, before rmcp reads it. Two requests racing for the last place are still
 /// held to the cap by [`McpSessions::create_session`]; the loser's failure is answered the same.
@@ -155,7 +176,9 @@ pub(crate) async fn limit(
     request: Request,
     next: Next,
 ) -> Response {
-    let opens = request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
+    let opens = request.method() == Method::POST
+        && !request.headers().contains_key(SESSION_HEADER)
+        && !sessionless(request.headers());
     if opens && sessions.full().await {
         return full(&sessions.limits);
     }

@@ -157,7 +157,9 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
 
     let lines = run("decline");
     // the list carries the annotations and the framework's safety facts
-    let tools = lines[0]["tools"].as_array().unwrap();
+    let tools = lines.iter().find(|l| l.get("tools").is_some()).unwrap()["tools"]
+        .as_array()
+        .unwrap();
     let delete = tools.iter().find(|t| t["name"] == "delete_node").unwrap();
     assert_eq!(delete["annotations"]["destructiveHint"], true, "{delete}");
     assert_eq!(delete["_meta"]["tool-runtime/safety"]["category"], "modify");
@@ -193,4 +195,83 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
     let result = &lines.last().unwrap()["result"];
     assert_eq!(result["isError"], false, "{result}");
     assert!(!node_exists(), "an accepted deletion did not run");
+}
+
+/// `graph --mcp` as each official SDK's client calls it over stdio, in its default mode
+/// (2026-07-28 after `server/discover`) and over the handshake: a read, the tool's own error,
+/// arguments that do not fit, a rate limit, a deletion parked where the operator granted no
+/// in-band confirmation, and declined or accepted by the host's person where it did.
+#[test]
+fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
+    use test_support::mcp::{asked, calls, clients, error_code, text_of};
+    for client in clients() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("graph.sqlite");
+        let stdio: Vec<String> = ["--stdio", env!("CARGO_BIN_EXE_graph"), "--db"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain([db.display().to_string(), "--mcp".to_owned()])
+            .collect();
+        let node_exists = || {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap()
+                == 1
+        };
+        let limited = [
+            ("TOOLS_MCP_HOST_CONFIRMS", "0"),
+            (
+                "TOOLS_RATE_LIMITS__TOOLS",
+                "{ get_node = { max_calls = 2 } }",
+            ),
+        ];
+        let lines = client.run(
+            &stdio,
+            &limited,
+            "accept",
+            &[
+                "list",
+                r#"get_node={"node_id": "obs-1"}"#,
+                r#"get_node={"node_id": "obs-999"}"#,
+                r#"get_node={"node_id": 1}"#,
+                r#"get_node={"node_id": "obs-2"}"#,
+                r#"delete_node={"node_id": "obs-3", "cascade": true}"#,
+            ],
+        );
+        client.assert_protocol(&lines);
+        let context = format!("{client:?}: {lines:?}");
+        let steps = calls(&lines);
+        assert_eq!(steps[0]["result"]["isError"], false, "{context}");
+        assert_eq!(text_of(steps[0])["node"]["id"], "obs-1", "{context}");
+        assert_eq!(error_code(steps[1]), "NOT_FOUND", "{context}");
+        assert_eq!(error_code(steps[2]), "INVALID_ARGUMENTS", "{context}");
+        assert_eq!(error_code(steps[3]), "RATE_LIMITED", "{context}");
+        assert_eq!(text_of(steps[4])["status"], "pending", "{context}");
+        assert!(
+            asked(&lines).is_empty(),
+            "not granted, not asked: {context}"
+        );
+        assert!(node_exists());
+
+        let granted = [("TOOLS_MCP_HOST_CONFIRMS", "1")];
+        let delete = r#"delete_node={"node_id": "obs-3", "cascade": true}"#;
+        let lines = client.run(&stdio, &granted, "decline", &[delete]);
+        client.assert_protocol(&lines);
+        assert_eq!(asked(&lines).len(), 1, "{client:?}: {lines:?}");
+        assert!(asked(&lines)[0].contains("obs-3"), "{lines:?}");
+        let result = calls(&lines)[0];
+        assert_eq!(result["result"]["isError"], false, "{result}");
+        assert!(text_of(result).to_string().contains("declined"), "{result}");
+        assert!(node_exists(), "a declined deletion ran: {client:?}");
+
+        let lines = client.run(&stdio, &granted, "accept", &[delete]);
+        let result = calls(&lines)[0];
+        assert_eq!(result["result"]["isError"], false, "{client:?}: {lines:?}");
+        assert!(
+            !node_exists(),
+            "an accepted deletion did not run: {client:?}"
+        );
+    }
 }

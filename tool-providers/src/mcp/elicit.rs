@@ -8,7 +8,7 @@
 
 use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::display::{visible, visible_lines, visible_prefix};
 use tool_runtime::executor::{
@@ -22,6 +22,8 @@ pub const EDITED_ARGUMENTS_FIELD: &str = "arguments";
 /// Asks the MCP client's user with `elicitation/create`.
 pub(crate) struct Elicit {
     pub(crate) peer: Peer<RoleServer>,
+    /// The client's name as its request gave it, for the audit record.
+    pub(crate) client: String,
 }
 
 /// The longest client name a record quotes: the name is the client's own claim.
@@ -31,11 +33,24 @@ const CLIENT_NAME_CHARS: usize = 64;
 /// the message whole, and a megabyte of arguments would bury the question.
 const MESSAGE_VALUE_CHARS: usize = 2_000;
 
-impl Elicit {
-    /// Whether `peer` declared form elicitation in `initialize`.
-    pub(crate) fn supported(peer: &Peer<RoleServer>) -> bool {
-        peer.supported_elicitation_modes()
-            .contains(&rmcp::service::ElicitationMode::Form)
+/// Whether the client declared form elicitation: in the request's own `_meta` (2026-07-28 on)
+/// or, for a session opened with `initialize`, in its handshake.
+pub(crate) fn supported(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().is_some_and(|caps| {
+        caps.elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    })
+}
+
+/// The audit record's route for a decision an MCP host relayed, `how` it asked its person.
+pub(crate) fn host_route(client: &str, how: &str) -> ConfirmationRoute {
+    ConfirmationRoute {
+        decider: Decider::Host,
+        via: Some(format!(
+            "MCP host \"{}\" via {how}",
+            visible_prefix(client, CLIENT_NAME_CHARS)
+        )),
     }
 }
 
@@ -84,7 +99,7 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
     out
 }
 
-fn params(request: &ConfirmationRequest) -> Option<ElicitRequestParams> {
+pub(crate) fn params(request: &ConfirmationRequest) -> Option<ElicitRequestParams> {
     serde_json::from_value(json!({
         "mode": "form",
         "message": message(request),
@@ -137,16 +152,7 @@ pub(crate) fn answer(action: ElicitationAction, content: Option<&Value>) -> Answ
 
 impl ConfirmationHandler for Elicit {
     fn route(&self) -> ConfirmationRoute {
-        let name = (self.peer.peer_info())
-            .map(|info| info.client_info.name.clone())
-            .unwrap_or_default();
-        ConfirmationRoute {
-            decider: Decider::Host,
-            via: Some(format!(
-                "MCP host \"{}\" via elicitation",
-                visible_prefix(&name, CLIENT_NAME_CHARS)
-            )),
-        }
+        host_route(&self.client, "elicitation")
     }
 
     fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {

@@ -19,6 +19,18 @@
 //! [`Deferred`], the client gets the pending operation's id and preview, and a person approves it
 //! later through [`Executor::approve`], from any process sharing the store).
 //!
+//! Both eras of the protocol are served, each in its own shape: a client of 2026-07-28 (it
+//! probes `server/discover`, then sends the protocol version, its capabilities and its name in
+//! every request's `_meta`, and holds no session) gets results with `resultType` and the
+//! caching hints, and since that revision has no server-to-client requests, a granted host is
+//! asked in rounds: the call is parked as a pending operation and answered with an
+//! `InputRequiredResult` carrying the elicitation, and the client's retry with its person's
+//! answer decides that operation. The `requestState` naming it is sealed with rmcp's
+//! request-state codec, bound to the tool and its arguments, so a client can neither forge nor
+//! move one ([`McpServer::request_state_key`]); the answer of a caller without the grant is not
+//! looked at. A client of an earlier revision (`initialize`, a session) is asked with
+//! `elicitation/create` while the call waits, and gets results without the newer fields.
+//!
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
 //! the model on the other side can correct itself; a denial is the user's choice and is not
@@ -38,6 +50,7 @@
 
 mod door;
 mod elicit;
+mod rounds;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,11 +59,11 @@ use rmcp::ServiceExt;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tool_runtime::executor::Outcome;
+use tool_runtime::executor::{Answer, Outcome};
 use tool_runtime::{CallContext, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments};
 
 pub use door::DEFAULT_MAX_REQUEST_BYTES;
@@ -73,6 +86,9 @@ pub enum McpServerError {
     /// The transport failed during the initialize handshake or while serving.
     #[error("MCP transport: {0}")]
     Transport(String),
+    /// The key for `requestState` is unusable (shorter than 32 bytes).
+    #[error("the MCP request-state key: {0}")]
+    Key(String),
 }
 
 /// Which clients may confirm calls in-band, with `elicitation/create`.
@@ -114,6 +130,8 @@ pub struct McpServer {
     max_request_bytes: usize,
     /// Which clients may confirm in-band.
     in_band: InBandConfirmation,
+    /// Seals the `requestState` of a confirmation asked with `InputRequiredResult`.
+    states: rounds::States,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -162,6 +180,7 @@ impl McpServer {
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             in_band: InBandConfirmation::default(),
+            states: rounds::States::random(),
         })
     }
 
@@ -191,6 +210,16 @@ impl McpServer {
         self
     }
 
+    /// The key that seals the `requestState` of a confirmation asked in rounds (MCP 2026-07-28
+    /// on: `InputRequiredResult`, then the client's retry with its person's answer); at least
+    /// 32 bytes. Replicas that answer the same clients must share it, so that any of them takes
+    /// the answer to a question another asked; without one, each server makes its own at random,
+    /// which is enough for one process (stdio).
+    pub fn request_state_key(mut self, key: &[u8]) -> Result<Self, McpServerError> {
+        self.states = rounds::States::with_key(key).map_err(McpServerError::Key)?;
+        Ok(self)
+    }
+
     /// The `tools/list` entries.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -207,28 +236,15 @@ impl McpServer {
 
     /// Runs one `tools/call` through the executor; the MCP call's request id becomes the call id.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
-        self.call_through(&self.executor, params, request_id).await
+        let call = tool_call(&params, request_id);
+        let outcome = self.run(&self.executor, &call, &self.session).await;
+        result_of(&call, &outcome)
     }
 
-    async fn call_through(
-        &self,
-        executor: &Executor,
-        params: CallToolRequestParams,
-        request_id: &str,
-    ) -> CallToolResult {
-        let arguments = match params.arguments {
-            Some(map) => Value::Object(map),
-            None => json!({}),
-        };
-        let call = ToolCall::new(
-            request_id,
-            params.name.to_string(),
-            Arguments::Json(arguments),
-        );
-        let mut cx = CallContext::new(request_id);
-        cx.session = Some(self.session.to_string());
-        let execution = executor.call(&call, cx).await;
-        result_of(&call, &execution.outcome)
+    async fn run(&self, executor: &Executor, call: &ToolCall, session: &str) -> Outcome {
+        let mut cx = CallContext::new(call.id.clone());
+        cx.session = Some(session.to_owned());
+        executor.call(call, cx).await.outcome
     }
 
     /// Serves on stdin/stdout until the client disconnects (how MCP hosts start local servers),
@@ -275,8 +291,22 @@ impl McpServer {
     }
 }
 
+/// The executor's call for a `tools/call`.
+fn tool_call(params: &CallToolRequestParams, request_id: &str) -> ToolCall {
+    let arguments = match &params.arguments {
+        Some(map) => Value::Object(map.clone()),
+        None => json!({}),
+    };
+    ToolCall::new(
+        request_id,
+        params.name.to_string(),
+        Arguments::Json(arguments),
+    )
+}
+
 /// The `CallToolResult` for an executor outcome, through the MCP codec so that a result looks
-/// the same whether a model or an MCP client made the call.
+/// the same whether a model or an MCP client made the call. It is a complete result
+/// (`resultType: "complete"`); rmcp takes the field out for a client of an earlier revision.
 fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
     let outcome = match outcome {
         Outcome::Success { value, .. } => ToolOutcome::Success(value.clone()),
@@ -317,7 +347,13 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
         // A pending status does not match the tool's outputSchema.
         result.structured_content = None;
     }
+    result.result_type = Some(ResultType::COMPLETE);
     result
+}
+
+/// A `CallToolResult` for an error of this adapter's own, in the shape of the executor's.
+fn error_result(call: &ToolCall, error: ToolError) -> CallToolResult {
+    result_of(call, &Outcome::Error { error })
 }
 
 impl ServerHandler for McpServer {
@@ -343,18 +379,44 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let id = request_id(&context.id);
-        // A granted host that can ask its person confirms in-band; every other call gets the
-        // executor's own handler (a pending operation, with `Deferred`).
-        let executor = if self.may_elicit(&context) && elicit::Elicit::supported(&context.peer) {
-            self.executor.with_confirmation(Arc::new(elicit::Elicit {
-                peer: context.peer.clone(),
-            }))
-        } else {
-            self.executor.clone()
+        let call = tool_call(&request, &request_id(&context.id));
+        let session = self.session_of(&context);
+        let granted = self.may_elicit(&context) && elicit::supported(&context);
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let answering = request.request_state.is_some() || request.input_responses.is_some();
+        let response = async {
+            if answering {
+                // Only a caller granted in-band confirmation may answer; the answer of any
+                // other (an agent holding a state it saw) is not looked at.
+                if !(granted && in_rounds) {
+                    return Err(rmcp::ErrorData::invalid_params(
+                        "this client may not answer confirmations in-band: a call that needs a \
+                         person waits for the approvals page",
+                        None,
+                    ));
+                }
+                return self.resume(&request, &call, &context).await;
+            }
+            if granted && in_rounds {
+                return Ok(self.ask_in_rounds(&call, &session).await);
+            }
+            // A granted host that can be asked while the call waits confirms in-band; every
+            // other call gets the executor's own handler (a pending operation, with `Deferred`).
+            let executor = if granted {
+                self.executor.with_confirmation(Arc::new(elicit::Elicit {
+                    peer: context.peer.clone(),
+                    client: client_name(&context),
+                }))
+            } else {
+                self.executor.clone()
+            };
+            let outcome = self.run(&executor, &call, &session).await;
+            Ok(result_of(&call, &outcome).into())
         };
         tokio::select! {
-            result = self.call_through(&executor, request, &id) => Ok(result.into()),
+            response = response => response,
             // The client gave up (notifications/cancelled): dropping the call cancels the tool.
             () = context.ct.cancelled() => Err(rmcp::ErrorData::internal_error(
                 "the client cancelled the call", None)),
@@ -367,6 +429,199 @@ impl ServerHandler for McpServer {
 }
 
 impl McpServer {
+    /// The session a call belongs to for the first-time gates and the bound on waiting
+    /// operations: the connection's, or for a request over HTTP without a session (MCP
+    /// 2026-07-28 has none, and any replica may answer it) the credential's kind, so that the
+    /// calls of one credential share their first-time approvals wherever they land.
+    fn session_of(&self, context: &RequestContext<RoleServer>) -> String {
+        match context.extensions.get::<http::request::Parts>() {
+            Some(parts) if !parts.headers.contains_key("mcp-session-id") => {
+                if parts.extensions.get::<HostGrant>().is_some() {
+                    "mcp-host".to_owned()
+                } else {
+                    "mcp-client".to_owned()
+                }
+            }
+            _ => self.session.to_string(),
+        }
+    }
+
+    /// Runs the call with a handler that parks it when it needs a person, and answers the
+    /// question as an `InputRequiredResult` for the client to put to its person.
+    async fn ask_in_rounds(&self, call: &ToolCall, session: &str) -> CallToolResponse {
+        let asking = Arc::new(rounds::AskInRounds::default());
+        let executor = self.executor.with_confirmation(asking.clone());
+        let outcome = self.run(&executor, call, session).await;
+        if let (Outcome::Pending { operation_id, .. }, Some(request)) = (&outcome, asking.asked()) {
+            let ticket = rounds::Ticket {
+                op: operation_id.clone(),
+                until_ms: now_ms().saturating_add(request.timeout.as_millis() as u64),
+                edits: 0,
+            };
+            if let Some(asked) = rounds::ask(
+                &self.states,
+                &request,
+                &ticket,
+                &call.name,
+                call_arguments(call),
+            ) {
+                return asked.into();
+            }
+        }
+        result_of(call, &outcome).into()
+    }
+
+    /// The client's retry with its person's answer: the operation named in the sealed state is
+    /// approved, approved with the person's arguments, or denied, through the executor.
+    async fn resume(
+        &self,
+        request: &CallToolRequestParams,
+        call: &ToolCall,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let arguments = call_arguments(call);
+        let state = request.request_state.as_deref().unwrap_or_default();
+        let ticket = self
+            .states
+            .open(state, &call.name, arguments)
+            .map_err(|e| rmcp::ErrorData::invalid_params(e.to_string(), None))?;
+        let pending = |message: &str| -> CallToolResponse {
+            let preview = self
+                .executor
+                .pending_operation(&ticket.op)
+                .ok()
+                .flatten()
+                .map(|op| op.preview);
+            let body = json!({
+                "status": "pending",
+                "operation_id": ticket.op,
+                "preview": preview,
+                "message": message,
+            });
+            CallToolResult::success(vec![rmcp::model::ContentBlock::text(body.to_string())]).into()
+        };
+        if now_ms() > ticket.until_ms {
+            return Ok(pending(
+                "The answer came after the time to confirm ran out, so it was not taken; the \
+                 call has not run and waits for a person's approval. Tell the user it is \
+                 pending; do not retry it.",
+            ));
+        }
+        let Some(answer) = rounds::answer_of(request.input_responses.as_ref()) else {
+            // no answer to the question: ask it again
+            return Ok(self.ask_again(call, &ticket, None).await);
+        };
+        let route = elicit::host_route(&client_name(context), "input_required");
+        let decided = match answer {
+            Answer::Yes => self.executor.approve_via(&ticket.op, None, &route).await,
+            Answer::Edit { arguments } => {
+                match self
+                    .executor
+                    .approve_via(&ticket.op, Some(arguments.clone()), &route)
+                    .await
+                {
+                    Err(error) if self.still_pending(&ticket.op) => {
+                        if ticket.edits + 1 < rounds::MAX_EDITS {
+                            let problem = format!("{} (your edit: {arguments})", error.message);
+                            let next = rounds::Ticket {
+                                edits: ticket.edits + 1,
+                                ..ticket.clone()
+                            };
+                            return Ok(self.ask_again(call, &next, Some(problem)).await);
+                        }
+                        let reason = format!(
+                            "the user's edited arguments were not valid: {}",
+                            error.message
+                        );
+                        self.deny(&ticket.op, reason, route).await
+                    }
+                    other => other,
+                }
+            }
+            Answer::No { reason } => {
+                let reason = reason.unwrap_or_else(|| "the user declined this call".to_owned());
+                self.deny(&ticket.op, reason, route).await
+            }
+            Answer::Timeout | Answer::Defer => {
+                return Ok(pending(
+                    "This call waits for a person's approval and has not run. Tell the user \
+                     it is pending; do not retry it.",
+                ));
+            }
+        };
+        Ok(match decided {
+            Ok(execution) => result_of(call, &execution.outcome).into(),
+            Err(error) => error_result(call, error).into(),
+        })
+    }
+
+    /// The question about `ticket`'s operation once more, with why the last answer was not taken.
+    async fn ask_again(
+        &self,
+        call: &ToolCall,
+        ticket: &rounds::Ticket,
+        problem: Option<String>,
+    ) -> CallToolResponse {
+        let op = match self.executor.pending_operation(&ticket.op) {
+            Ok(Some(op)) => op,
+            Ok(None) => {
+                let error = ToolError::new(
+                    ErrorCode::NOT_FOUND,
+                    format!("there is no pending operation {:?}", ticket.op),
+                );
+                return error_result(call, error).into();
+            }
+            Err(error) => return error_result(call, error).into(),
+        };
+        let request = tool_runtime::executor::ConfirmationRequest {
+            preview: op.preview,
+            problem,
+            timeout: std::time::Duration::from_millis(ticket.until_ms.saturating_sub(now_ms())),
+        };
+        match rounds::ask(
+            &self.states,
+            &request,
+            ticket,
+            &call.name,
+            call_arguments(call),
+        ) {
+            Some(asked) => asked.into(),
+            None => error_result(
+                call,
+                ToolError::new(
+                    ErrorCode::INTERNAL,
+                    "the confirmation could not be put as a form",
+                ),
+            )
+            .into(),
+        }
+    }
+
+    fn still_pending(&self, op: &str) -> bool {
+        matches!(
+            self.executor.pending_operation(op),
+            Ok(Some(op)) if op.state == tool_runtime::store::PendingState::Pending
+        )
+    }
+
+    /// Denies on the blocking pool: the store is called on the calling thread.
+    async fn deny(
+        &self,
+        op: &str,
+        reason: String,
+        route: tool_runtime::executor::ConfirmationRoute,
+    ) -> Result<tool_runtime::executor::Execution, ToolError> {
+        let (executor, op) = (self.executor.clone(), op.to_owned());
+        tokio::task::spawn_blocking(move || executor.deny_via(&op, Some(reason), &route))
+            .await
+            .unwrap_or_else(|e| {
+                Err(ToolError::new(
+                    ErrorCode::INTERNAL,
+                    format!("denying the operation failed: {e}"),
+                ))
+            })
+    }
+
     /// Whether this request's client may confirm in-band: the grant comes from the operator's
     /// configuration or the request's credential, never from anything the client sends.
     fn may_elicit(&self, context: &RequestContext<RoleServer>) -> bool {
@@ -388,4 +643,26 @@ fn request_id(id: &rmcp::model::RequestId) -> String {
         Value::String(s) => format!("mcp-{s}"),
         other => format!("mcp-{other}"),
     }
+}
+
+/// The name the client gave in this request (or its session's handshake).
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    context
+        .client_info()
+        .map(|info| info.name)
+        .unwrap_or_default()
+}
+
+fn call_arguments(call: &ToolCall) -> &Value {
+    match &call.arguments {
+        Arguments::Json(v) => v,
+        // tool_call always builds JSON arguments
+        Arguments::Text(_) => &Value::Null,
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

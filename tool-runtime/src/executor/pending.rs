@@ -21,6 +21,7 @@ use crate::store::{
 use crate::tool::{CallContext, Initiator};
 
 use super::audit::{self, now_ms};
+use super::confirm::ConfirmationRoute;
 use super::record::{Trail, span};
 use super::{Executor, policy};
 use crate::records::{ActivityQuery, AuditRecord};
@@ -175,6 +176,20 @@ impl Executor {
         id: &str,
         edited: Option<Value>,
     ) -> Result<Execution, ToolError> {
+        self.approve_via(id, edited, &ConfirmationRoute::default())
+            .await
+    }
+
+    /// [`Executor::approve_with`] for a decision that reached the server by another route than
+    /// a person at the approvals page or the command line: the audit record names `route`'s
+    /// decider and way (an MCP host relaying its person's answer, say). Whether that route may
+    /// decide at all is for the caller to settle before calling.
+    pub async fn approve_via(
+        &self,
+        id: &str,
+        edited: Option<Value>,
+        route: &ConfirmationRoute,
+    ) -> Result<Execution, ToolError> {
         let started = Instant::now();
         let key = id.to_owned();
         let op = self
@@ -218,6 +233,7 @@ impl Executor {
                 self.pass_gate(instance.definition(), &cx).await;
             }
             let mut trail = Trail::new_for(started, &op);
+            (trail.by, trail.via) = (route.decider, route.via.clone());
             trail.decision = if edited.is_some() {
                 Decision::Edited
             } else {
@@ -255,6 +271,16 @@ impl Executor {
     /// Denies a pending operation. The outcome for the model is a denial with the person's
     /// reason, not an error.
     pub fn deny(&self, id: &str, reason: Option<String>) -> Result<Execution, ToolError> {
+        self.deny_via(id, reason, &ConfirmationRoute::default())
+    }
+
+    /// [`Executor::deny`] for a decision that came by `route` (see [`Executor::approve_via`]).
+    pub fn deny_via(
+        &self,
+        id: &str,
+        reason: Option<String>,
+        route: &ConfirmationRoute,
+    ) -> Result<Execution, ToolError> {
         let started = Instant::now();
         let reason = reason
             .filter(|r| !r.trim().is_empty())
@@ -277,7 +303,7 @@ impl Executor {
             op.tool.clone(),
             Outcome::Denied {
                 reason,
-                by: Decider::User,
+                by: route.decider,
             },
         );
         let category = self
@@ -287,6 +313,7 @@ impl Executor {
             .map(|d| d.safety)
             .unwrap_or(op.preview.category);
         let mut trail = Trail::new_for(started, &op);
+        (trail.by, trail.via) = (route.decider, route.via.clone());
         trail.decision = Decision::Denied;
         if let Some(def) = self.inner.toolset.get(&op.tool) {
             trail.note_arguments(self.audited(&op.arguments, def), &op.arguments, def);

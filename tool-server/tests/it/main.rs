@@ -11,5 +11,6 @@ mod feed;
 mod hygiene;
 mod limits;
 mod mcp_http;
+mod mcp_revisions;
 mod page;
 mod replicas;

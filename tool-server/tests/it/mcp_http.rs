@@ -84,7 +84,9 @@ async fn tools_list_and_a_read_only_call_over_http() {
     })
     .await
     .unwrap();
-    let tools = lines[0]["tools"].as_array().unwrap();
+    let tools = lines.iter().find(|l| l.get("tools").is_some()).unwrap()["tools"]
+        .as_array()
+        .unwrap();
     let delete = tools.iter().find(|t| t["name"] == "delete_note").unwrap();
     assert_eq!(delete["annotations"]["destructiveHint"], true, "{delete}");
     assert_eq!(

@@ -1,9 +1,15 @@
 """Drives a tool-runtime MCP server with the official MCP Python SDK client.
 
 usage: client.py (--http URL --token TOKEN [--header NAME:VALUE]... | --stdio COMMAND [ARG...])
-       --answer MODE CALL...
+       [--mode auto|legacy|session] --answer MODE CALL...
 
-Each CALL is NAME=JSON (a tool and its arguments); `list` lists the tools. MODE is how the
+--mode picks the SDK's client: `auto` (the default of the SDK's high-level `Client`: it probes
+`server/discover` and speaks the newest revision the server offers), `legacy` (the high-level
+`Client` over the `initialize` handshake) or `session` (the low-level `ClientSession`, handshake
+too). Each prints the protocol version it ended up with ({"protocol": VERSION}).
+
+Each CALL is NAME=JSON (a tool and its arguments), `cancel:SECONDS:NAME=JSON` (the client
+gives the call up after that long), or `list` (the tools). MODE is how the
 client's user answers a confirmation: `none` (the client does not declare elicitation),
 `accept`, `edit:JSON` (accept with edited arguments), `decline`, `cancel`, or `silent:SECONDS`
 (answer accept only after that long). Prints one JSON line per step, and one per elicitation
@@ -18,7 +24,7 @@ import sys
 
 import anyio
 import httpx2
-from mcp import ClientSession, types
+from mcp import Client, ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -46,22 +52,51 @@ def elicitation_callback(mode):
     return answer
 
 
-async def session_steps(read, write, mode, calls):
+async def run_steps(client, calls):
+    for step in calls:
+        if step == "list":
+            tools = await client.list_tools()
+            emit({"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                            for t in tools.tools]})
+            continue
+        give_up_after = None
+        if step.startswith("cancel:"):
+            _, seconds, step = step.split(":", 2)
+            give_up_after = float(seconds)
+        name, _, args = step.partition("=")
+        try:
+            if give_up_after is None:
+                result = await client.call_tool(name, json.loads(args or "{}"))
+            else:
+                with anyio.move_on_after(give_up_after) as scope:
+                    result = await client.call_tool(name, json.loads(args or "{}"))
+                if scope.cancelled_caught:
+                    emit({"call": name, "cancelled": True})
+                    continue
+        except Exception as e:  # an error answer is a step's outcome too
+            emit({"call": name, "raised": type(e).__name__, "message": str(e)})
+            continue
+        emit({"call": name,
+              "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)})
+
+
+async def session_steps(read, write, answer, calls):
     kwargs = {}
-    if mode != "none":
-        kwargs["elicitation_callback"] = elicitation_callback(mode)
+    if answer != "none":
+        kwargs["elicitation_callback"] = elicitation_callback(answer)
     async with ClientSession(read, write, **kwargs) as session:
-        await session.initialize()
-        for step in calls:
-            if step == "list":
-                tools = await session.list_tools()
-                emit({"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                                for t in tools.tools]})
-                continue
-            name, _, args = step.partition("=")
-            result = await session.call_tool(name, json.loads(args or "{}"))
-            emit({"call": name,
-                  "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)})
+        init = await session.initialize()
+        emit({"protocol": init.protocol_version})
+        await run_steps(session, calls)
+
+
+async def client_steps(server, mode, answer, calls):
+    kwargs = {}
+    if answer != "none":
+        kwargs["elicitation_callback"] = elicitation_callback(answer)
+    async with Client(server, mode=mode, **kwargs) as client:
+        emit({"protocol": client.protocol_version})
+        await run_steps(client, calls)
 
 
 async def main():
@@ -71,6 +106,7 @@ async def main():
     p.add_argument("--header", action="append", default=[])
     p.add_argument("--stdio", nargs=argparse.REMAINDER)
     p.add_argument("--answer", default="none")
+    p.add_argument("--mode", default="session", choices=["auto", "legacy", "session"])
     p.add_argument("calls", nargs="*")
     a = p.parse_args()
     if a.http:
@@ -79,16 +115,23 @@ async def main():
             name, _, value = h.partition(":")
             headers[name.strip()] = value.strip()
         async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            async with streamable_http_client(a.http, http_client=http) as (read, write):
-                await session_steps(read, write, a.answer, a.calls)
+            transport = streamable_http_client(a.http, http_client=http)
+            if a.mode == "session":
+                async with transport as (read, write):
+                    await session_steps(read, write, a.answer, a.calls)
+            else:
+                await client_steps(transport, a.mode, a.answer, a.calls)
     else:
         # --stdio takes the rest: the calls come before it
         command, *args = a.stdio
         # the SDK passes the server a minimal environment unless told otherwise; the tests
         # configure the server through theirs
         params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
-        async with stdio_client(params) as (read, write):
-            await session_steps(read, write, a.answer, a.calls)
+        if a.mode == "session":
+            async with stdio_client(params) as (read, write):
+                await session_steps(read, write, a.answer, a.calls)
+        else:
+            await client_steps(params, a.mode, a.answer, a.calls)
 
 
 if __name__ == "__main__":
