@@ -58,8 +58,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::ServiceExt;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -144,6 +145,11 @@ impl std::fmt::Debug for McpServer {
 }
 
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// How long a client of MCP 2026-07-28 may keep `tools/list` (its `ttlMs`): the tools do not
+/// change while the server runs, and a minute bounds how long a client keeps a list from before
+/// a restart with other tools.
+const TOOLS_LIST_TTL_MS: u64 = 60_000;
 
 impl McpServer {
     /// Serves every tool of `executor`'s tool set, named after this crate.
@@ -369,9 +375,19 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+        let mut result = ListToolsResult::with_all_items(self.tools.to_vec());
+        if context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+        {
+            // The list is made once, when the server is, and is the same for every caller; it
+            // is answered behind the caller's credential, so only the caller's client keeps it.
+            result.ttl_ms = Some(TOOLS_LIST_TTL_MS);
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(result)
     }
 
     async fn call_tool(

@@ -55,6 +55,18 @@ struct Served {
 }
 
 async fn serve(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    serve_on(store, APPROVER, dir, options).await
+}
+
+/// A server on the store at `store`, its approver's token `approver`.
+async fn serve_on(
+    store: std::path::PathBuf,
+    approver: &str,
+    dir: tempfile::TempDir,
+    options: impl FnOnce(ServerOptions) -> ServerOptions,
+) -> Served {
     let (notes, finished) = (Notes::default(), Finished::default());
     for (id, text) in [("n1", "buy milk"), ("n2", "call mum")] {
         notes.0.lock().unwrap().insert(id.into(), text.into());
@@ -63,7 +75,6 @@ async fn serve(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Served {
         .unwrap()
         .with_state(notes.clone())
         .with_state(finished.clone());
-    let dir = tempfile::tempdir().unwrap();
     let mut config = ExecutorConfig::default();
     config
         .rate_limits
@@ -74,13 +85,11 @@ async fn serve(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Served {
     config.retry.max_attempts = 1;
     let executor = Executor::builder(set)
         .config(config)
-        .store(Arc::new(
-            SqliteStore::open(dir.path().join("store.sqlite")).unwrap(),
-        ))
+        .store(Arc::new(SqliteStore::open(store).unwrap()))
         .confirmation(Deferred)
         .build()
         .unwrap();
-    let tokens = Tokens::new(AGENT, APPROVER)
+    let tokens = Tokens::new(AGENT, approver)
         .unwrap()
         .with_host(HOST)
         .unwrap();
@@ -401,6 +410,10 @@ async fn each_request_is_read_with_its_own_metadata_and_headers() {
     let s = serve(|o| o).await;
     let http = reqwest::Client::new();
     let delete = json!({"name": "delete_note", "arguments": {"id": "n1"}});
+    // the tool list with the revision's caching hints, for this client only
+    let (_, _, listed) = post_modern(&http, &s.base, AGENT, 7, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["ttlMs"], 60_000, "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private", "{listed}");
     // a host whose client cannot show a form this time: parked, not asked
     let (_, _, parked) = post_modern_as(
         &http,
@@ -478,4 +491,44 @@ async fn sessionless_requests_are_served_when_the_sessions_are_full() {
         assert_eq!(body["result"]["resultType"], "complete", "{body}");
         assert_eq!(body["result"]["isError"], false, "{body}");
     }
+}
+
+/// Replicas configured alike take each other's rounds: the question asked through one is
+/// answered through the other, on the store they share. A server with another approver's token
+/// has another key, and does not take the state.
+#[tokio::test]
+async fn an_answer_is_taken_by_any_replica_with_the_same_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("shared.sqlite");
+    let a = serve_on(store.clone(), APPROVER, tempfile::tempdir().unwrap(), |o| o).await;
+    let b = serve_on(store.clone(), APPROVER, tempfile::tempdir().unwrap(), |o| o).await;
+    let other = serve_on(
+        store,
+        "another-approver-token-0001",
+        tempfile::tempdir().unwrap(),
+        |o| o,
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let delete = json!({"name": "delete_note", "arguments": {"id": "n1"}});
+    let (_, _, asked) = post_modern(&http, &a.base, HOST, 1, "tools/call", delete.clone()).await;
+    let state = asked["result"]["requestState"].as_str().unwrap();
+    let mut retry = delete;
+    retry["inputResponses"] = json!({"confirm": {"action": "accept", "content": {}}});
+    retry["requestState"] = json!(state);
+    let (_, _, refused) =
+        post_modern(&http, &other.base, HOST, 2, "tools/call", retry.clone()).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let (_, _, done) = post_modern(&http, &b.base, HOST, 3, "tools/call", retry).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(
+        b.notes.get("n1"),
+        None,
+        "run by the replica that took the answer"
+    );
+    assert_eq!(a.notes.get("n1").as_deref(), Some("buy milk"));
+    assert!(
+        a.executor.pending().unwrap().is_empty(),
+        "decided in the shared store"
+    );
 }
