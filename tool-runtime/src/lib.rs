@@ -27,7 +27,7 @@ pub use error::{ErrorCode, ToolError};
 pub use executor::{Executor, Outcome};
 pub use hydrate::ToolCall;
 pub use tool::{CallContext, State, Tool};
-pub use tool_macros::{ToolArgs, tool};
+pub use tool_runtime_macros::{ToolArgs, tool};
 pub use toolset::ToolSet;
 
 // `#[tool]` names the crate by its path, `::tool_runtime`, in the expansion.

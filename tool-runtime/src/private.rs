@@ -3,7 +3,7 @@
 pub use schemars;
 pub use serde;
 pub use serde_json;
-pub use tool_macros::__check_unique_names as check_unique_names;
+pub use tool_runtime_macros::__check_unique_names as check_unique_names;
 
 pub use crate::definition::DefinitionBuilder;
 // The public items the expansion implements or names, here too so that it reaches the runtime

@@ -53,6 +53,11 @@ mod page;
 mod routes;
 mod sessions;
 
+// The README is the crate's page on crates.io: its example runs as a doctest, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! tool, as plain functions of JSON values (serde_json only, no IO, no `tool-runtime` types).
 //!
 //! Two crates use it, which is why it stands alone: `tool-providers`' codecs build declarations
-//! with it at run time, and `#[tool]` (`tool-macros`) builds the very same declarations at compile
+//! with it at run time, and `#[tool]` (`tool-runtime-macros`) builds the very same declarations at compile
 //! time for tools whose whole schema is known then (verbatim schemas, primitive arguments) and
 //! emits them as constants. One implementation for both means a constant can never drift from what
 //! the codec would build.
@@ -27,6 +27,11 @@ pub mod strict;
 pub mod strict_check;
 
 pub use declare::{GeminiSchemaField, McpHints, StrictPolicy, ToolSpec};
+
+// The README is the crate's page on crates.io: its example runs as a doctest, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 use serde_json::Value;
 

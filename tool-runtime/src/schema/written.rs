@@ -4,7 +4,7 @@
 //! nested in it, which is most of what registering a typed tool costs. For argument types whose
 //! schema follows from their tokens alone (named fields of primitive, `String`, `Option`, `Vec`
 //! and nested `#[derive(ToolArgs)]` types, doc comments, and the serde/schemars attributes
-//! `tool_macros` understands), `#[tool]` and `#[derive(ToolArgs)]` write the schema's text while
+//! the macros understand), `#[tool]` and `#[derive(ToolArgs)]` write the schema's text while
 //! they expand, exactly as schemars would print it. What the tokens cannot tell is left to run
 //! time as [`Piece`]s: the `$defs` name of a nested type (its own derive knows it) and a default
 //! value (serialized as schemars serializes it). [`compose`] joins the pieces, and the nested
