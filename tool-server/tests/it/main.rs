@@ -12,4 +12,5 @@ mod hygiene;
 mod limits;
 mod mcp_http;
 mod page;
+mod page_diff;
 mod replicas;
