@@ -78,7 +78,7 @@ fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
 
 /// `value` as the server's words show it: a string between `“` and `”` with any quotation mark
 /// inside it escaped (it cannot end the quotation early), numbers, booleans and null as they
-/// are, arrays and objects as compact JSON; [visible](visible) and cut after `max_chars`
+/// are, arrays and objects as compact JSON; [visible] and cut after `max_chars`
 /// characters, followed by its full length (`“Meeting…” (200000 chars)`). `chars` is the whole
 /// length when `value` is already the start of a longer text.
 pub fn quoted(value: &Value, max_chars: usize, chars: Option<u64>) -> String {
