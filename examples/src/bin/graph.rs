@@ -35,6 +35,7 @@ use examples::graph::{self, GraphDb, Services, Summarizer};
 use examples::setup::{self, ModelChoice};
 use tool_providers::agent::{Agent, AgentConfig, RunState, RunStatus};
 use tool_providers::codec::ToolChoice;
+use tool_runtime::display::{change_lines, visible};
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
 use tool_runtime::select::PickOptions;
 
@@ -217,9 +218,11 @@ async fn main() -> ExitCode {
             eprintln!("nothing is waiting for approval");
         }
         for op in ops {
-            println!("{}  {}", op.id, op.preview.intent);
+            println!("{}  {}", op.id, visible(&op.preview.intent));
             if let Some(change) = &op.preview.change {
-                println!("    {change}");
+                for line in change_lines(change) {
+                    println!("    {line}");
+                }
             }
         }
     } else if let Some(id) = &args.approve {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::{Value, json};
-use tool_runtime::executor::ExecutorBuilder;
+use tool_runtime::executor::{Change, ExecutorBuilder};
 use tool_runtime::store::{InverseCall, Store};
 use tool_runtime::{Tool, ToolError};
 
 use super::analysis::{edge_confidence, node_confidence};
-use super::db::GraphDb;
+use super::db::{Edge, GraphDb};
 use super::similarity::Similarity;
 use super::summary::cut;
 use super::tools::{self, batch};
@@ -23,7 +23,7 @@ struct Ctx {
     sim: Similarity,
 }
 
-type Describe<T> = fn(&Ctx, <T as Tool>::Args) -> Result<Value, ToolError>;
+type Describe<T> = fn(&Ctx, <T as Tool>::Args) -> Result<Change, ToolError>;
 
 fn preview<T: Tool>(b: ExecutorBuilder, cx: &Ctx, f: Describe<T>) -> ExecutorBuilder
 where
@@ -48,12 +48,20 @@ fn restore(out: &Value) -> Option<InverseCall> {
     ))
 }
 
-fn node_line(cx: &Ctx, id: &str) -> Result<Value, ToolError> {
-    let n = cx.db.node(id)?;
-    Ok(
-        json!({"node_id": n.id, "node_type": n.kind, "confidence": n.confidence,
-              "content_preview": cut(&n.content, 80)}),
+/// How a relationship is named in a change: `obs-1 SUPPORTS hyp-2`.
+fn edge_label(e: &Edge) -> String {
+    format!(
+        "relationship {} ({} {} {})",
+        e.id, e.from_id, e.rel_type, e.to_id
     )
+}
+
+/// The reasons behind a computed confidence, one note each.
+fn factors(mut change: Change, factors: &[(String, String)]) -> Change {
+    for (factor, impact) in factors {
+        change = change.note(format!("{factor}: {impact}"));
+    }
+    change
 }
 
 /// Adds `store`, the previews and the undo planners to `builder`. The configuration and the
@@ -67,38 +75,56 @@ pub fn configure(
     let cx = Ctx { db, sim };
     let mut b = builder.store(store);
     b = preview::<tools::delete_node>(b, &cx, |cx, a| {
-        let mut p = node_line(cx, &a.node_id)?;
-        p["relationships_affected"] = json!(cx.db.edges_of(&a.node_id)?.len());
-        Ok(p)
+        let n = cx.db.node(&a.node_id)?;
+        let edges = cx.db.edges_of(&a.node_id)?.len();
+        Ok(Change::new()
+            .removed(format!("{} {}", n.kind, n.id), cut(&n.content, 160))
+            .touches(edges, "relationships will be removed with it"))
     });
     b = preview::<tools::update_node>(b, &cx, |cx, a| {
         let n = cx.db.node(&a.node_id)?;
-        let mut p = json!({"node_id": n.id});
+        let mut change = Change::new();
         if let Some(c) = a.content {
-            p["content"] = json!({"before": n.content, "after": c});
+            change = change.replaced("content", n.content, c);
         }
         if let Some(c) = a.confidence {
-            p["confidence"] = json!({"before": n.confidence, "after": c});
+            change = change.replaced("confidence", n.confidence, c);
         }
-        Ok(p)
+        Ok(change)
     });
     b = preview::<tools::merge_nodes>(b, &cx, |cx, a| {
+        let p = cx.db.node(&a.primary_node_id)?;
         let s = cx.db.node(&a.secondary_node_id)?;
-        let (moved, dropped) = cx.db.merge_moves(&a.primary_node_id, &s.id)?;
-        Ok(json!({"keep": cx.db.node(&a.primary_node_id)?, "remove": s,
-                  "relationships_moved": moved, "relationships_dropped": dropped,
-                  "strategy": a.merge_strategy.unwrap_or_default()}))
+        let (moved, dropped) = cx.db.merge_moves(&p.id, &s.id)?;
+        let content = a.merge_strategy.unwrap_or_default().content(&p, &s);
+        Ok(Change::new()
+            .replaced(format!("{} content", p.id), p.content.as_str(), content)
+            .replaced(
+                format!("{} confidence", p.id),
+                p.confidence,
+                p.confidence.max(s.confidence),
+            )
+            .removed(format!("{} {}", s.kind, s.id), cut(&s.content, 160))
+            .touches(
+                moved,
+                format!("relationships move from {} to {}", s.id, p.id),
+            )
+            .touches(
+                dropped,
+                "relationships will be removed (repeats or self-links)",
+            ))
     });
     b = preview::<tools::reclassify_node>(b, &cx, |cx, a| {
-        let mut p = node_line(cx, &a.node_id)?;
+        let n = cx.db.node(&a.node_id)?;
         let edges = cx.db.edges_of(&a.node_id)?.len();
-        p["new_type"] = json!(a.new_type.as_str());
-        p["relationships_removed"] = json!(if a.preserve_relationships.unwrap_or(true) {
+        let lost = if a.preserve_relationships.unwrap_or(true) {
             0
         } else {
             edges
-        });
-        Ok(p)
+        };
+        Ok(Change::new()
+            .replaced("type", n.kind, a.new_type.as_str())
+            .touches(lost, "relationships will be removed"))
     });
     b = preview::<tools::recalculate_node_confidence>(b, &cx, |cx, a| {
         let r = node_confidence(
@@ -106,29 +132,31 @@ pub fn configure(
             &a.node_id,
             a.factor_in_relationships.unwrap_or(true),
         )?;
-        Ok(
-            json!({"node_id": a.node_id, "confidence": {"before": r.old, "after": r.new},
-                  "factors": r.factors_json()}),
-        )
+        let change = Change::new().replaced("confidence", r.old, r.new);
+        Ok(factors(change, &r.factors))
     });
     b = preview::<tools::delete_relationship>(b, &cx, |cx, a| {
         let e = cx.db.edge(a.edge_id)?;
-        Ok(json!({"delete": e, "from": node_line(cx, &e.from_id)?,
-                  "to": node_line(cx, &e.to_id)?}))
+        let mut change = Change::new().removed(edge_label(&e), e.confidence);
+        if let Some(notes) = &e.notes {
+            change = change.removed("its notes", notes.as_str());
+        }
+        Ok(change)
     });
     b = preview::<tools::update_relationship>(b, &cx, |cx, a| {
         let e = cx.db.edge(a.edge_id)?;
-        let mut after = e.clone();
+        let mut change = Change::new();
         if let Some(t) = a.relationship_type {
-            after.rel_type = t.as_str().into();
+            change = change.replaced("type", e.rel_type.as_str(), t.as_str());
         }
         if let Some(c) = a.confidence {
-            after.confidence = c;
+            change = change.replaced("confidence", e.confidence, c);
         }
         if let Some(n) = a.notes {
-            after.notes = Some(n).filter(|n| !n.is_empty());
+            // an empty text removes the notes
+            change = change.replaced("notes", e.notes.clone(), Some(n).filter(|n| !n.is_empty()));
         }
-        Ok(json!({"before": e, "after": after}))
+        Ok(change)
     });
     b = preview::<tools::recalculate_edge_confidence>(b, &cx, |cx, a| {
         let r = edge_confidence(
@@ -137,17 +165,19 @@ pub fn configure(
             a.edge_id,
             a.consider_graph_structure.unwrap_or(true),
         )?;
-        Ok(
-            json!({"edge_id": a.edge_id, "confidence": {"before": r.old, "after": r.new},
-                  "factors": r.factors_json()}),
-        )
+        let change = Change::new().replaced("confidence", r.old, r.new);
+        Ok(factors(change, &r.factors))
     });
     b = preview::<tools::reclassify_relationship>(b, &cx, |cx, a| {
         let e = cx.db.edge(a.edge_id)?;
         let (target, why) = tools::edges::target_type(&cx.db, a.edge_id, a.new_type)?;
-        Ok(json!({"edge_id": e.id, "from": e.from_id, "to": e.to_id,
-                  "type": {"before": e.rel_type, "after": target}, "reasoning": why,
-                  "notes_cleared": !a.preserve_notes.unwrap_or(true) && e.notes.is_some()}))
+        let mut change = Change::new().replaced(edge_label(&e), e.rel_type.as_str(), target);
+        if !a.preserve_notes.unwrap_or(true)
+            && let Some(notes) = &e.notes
+        {
+            change = change.removed("its notes", notes.as_str());
+        }
+        Ok(change.note(why))
     });
     b = preview::<tools::link_related_nodes>(b, &cx, |cx, a| {
         let node = cx.db.node(&a.node_id)?;
@@ -158,14 +188,17 @@ pub fn configure(
             a.limit.unwrap_or(10) as usize,
             a.min_similarity,
         )?;
-        let listed: Vec<Value> = links
-            .iter()
-            .map(|l| {
-                json!({"from": l.from_id, "to": l.to_id, "type": l.rel_type,
-                            "confidence": l.confidence})
-            })
-            .collect();
-        Ok(json!({"create": listed}))
+        let mut change = Change::new();
+        for l in &links {
+            change = change.added(
+                format!("relationship {} {} {}", l.from_id, l.rel_type, l.to_id),
+                l.confidence,
+            );
+        }
+        if links.is_empty() {
+            change = change.note("No new relationships: every related node is linked already.");
+        }
+        Ok(change)
     });
     b = preview::<tools::apply_to_nodes>(b, &cx, |cx, a| {
         let o = batch::BatchOptions {
@@ -175,8 +208,12 @@ pub fn configure(
             cascade: a.cascade.unwrap_or(false),
             factor_in_relationships: a.factor_in_relationships.unwrap_or(true),
         };
-        let nodes = batch::plan(&cx.db, &a.node_ids, o)?;
-        Ok(json!({"operation": a.operation.tool_name(), "count": nodes.len(), "nodes": nodes}))
+        let change = batch::plan(&cx.db, &a.node_ids, o)?;
+        Ok(change.note(format!(
+            "{} on {} nodes, all or none.",
+            a.operation.tool_name(),
+            a.node_ids.len()
+        )))
     });
     b.undo::<tools::create_node>(|_, out| restore(out))
         .undo::<tools::update_node>(|_, out| restore(out))

@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::json;
-use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig};
+use tool_runtime::executor::{
+    Change, ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig,
+};
 use tool_runtime::store::{InverseCall, Store};
 use tool_runtime::{ToolError, ToolSet, toolset};
 
@@ -79,19 +81,23 @@ pub fn configure(builder: ExecutorBuilder, db: Db, store: Arc<dyn Store>) -> Exe
             let db = edit_db.clone();
             async move {
                 let note = db.note(args.id)?;
-                let mut change = json!({
-                    "note": args.id, "title": note.title, "before": note.body, "after": args.body,
-                });
-                if let Some(new_title) = args.title.filter(|t| *t != note.title) {
-                    change["new_title"] = json!(new_title);
+                let mut change = Change::new();
+                if let Some(title) = args.title {
+                    change = change.replaced("title", note.title.as_str(), title);
                 }
-                Ok(change)
+                Ok(change.replaced("text", note.body, args.body))
             }
             .boxed()
         })
         .preview::<tools::delete_note>(move |args, _cx| {
             let db = delete_db.clone();
-            async move { Ok(json!({"delete": db.note(args.id)?})) }.boxed()
+            async move {
+                let note = db.note(args.id)?;
+                Ok(Change::new()
+                    .removed(format!("note {}", note.id), note.title)
+                    .removed_sample("its text", &note.body))
+            }
+            .boxed()
         })
         .preview::<tools::merge_notes>(move |args, _cx| {
             let db = merge_db.clone();
@@ -106,7 +112,14 @@ pub fn configure(builder: ExecutorBuilder, db: Db, store: Arc<dyn Store>) -> Exe
                     .iter()
                     .map(|&id| db.note(id))
                     .collect::<Result<Vec<_>, _>>()?;
-                Ok(json!({"merge": notes, "into": args.title, "deleted_afterwards": ids}))
+                let mut change = Change::new().added("note", args.title);
+                for n in &notes {
+                    change = change.removed(format!("note {}", n.id), n.title.as_str());
+                }
+                Ok(change.note(format!(
+                    "The new note holds the text of the {} notes it replaces.",
+                    notes.len()
+                )))
             }
             .boxed()
         })

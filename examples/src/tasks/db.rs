@@ -169,6 +169,32 @@ pub struct TaskChanges {
     pub add_tags: Vec<String>,
 }
 
+/// `task` as `changes` leave it, without writing anything (the update's preview shows it).
+pub fn planned(task: &Task, changes: &TaskChanges) -> Task {
+    let mut t = task.clone();
+    if let Some(v) = &changes.title {
+        t.title = v.clone();
+    }
+    if let Some(v) = &changes.description {
+        t.description = v.clone();
+    }
+    if let Some(v) = changes.status {
+        t.status = v;
+    }
+    if let Some(v) = changes.priority {
+        t.priority = v;
+    }
+    if let Some(v) = &changes.eta {
+        t.eta = Some(v.clone());
+    }
+    for tag in &changes.add_tags {
+        if !t.tags.contains(tag) {
+            t.tags.push(tag.clone());
+        }
+    }
+    t
+}
+
 impl TaskDb {
     /// Opens (and on first use creates and seeds) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<TaskDb, ToolError> {
@@ -268,27 +294,7 @@ impl TaskDb {
     /// Applies `changes`; returns the task before and after.
     pub fn update(&self, id: i64, changes: &TaskChanges) -> Result<(Task, Task), ToolError> {
         let before = self.get(id)?;
-        let mut t = before.clone();
-        if let Some(v) = &changes.title {
-            t.title = v.clone();
-        }
-        if let Some(v) = &changes.description {
-            t.description = v.clone();
-        }
-        if let Some(v) = changes.status {
-            t.status = v;
-        }
-        if let Some(v) = changes.priority {
-            t.priority = v;
-        }
-        if let Some(v) = &changes.eta {
-            t.eta = Some(v.clone());
-        }
-        for tag in &changes.add_tags {
-            if !t.tags.contains(tag) {
-                t.tags.push(tag.clone());
-            }
-        }
+        let t = planned(&before, changes);
         self.with(|c| {
             c.execute(
                 "UPDATE tasks SET title = ?2, description = ?3, status = ?4, priority = ?5, eta = ?6, tags = ?7 WHERE id = ?1",

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use serde_json::json;
-use tool_runtime::executor::{ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig};
+use tool_runtime::executor::{
+    Change, ConfirmationHandler, Executor, ExecutorBuilder, ExecutorConfig,
+};
 use tool_runtime::store::Store;
 use tool_runtime::{ToolError, ToolSet, toolset};
 
@@ -59,10 +61,31 @@ pub fn configure(builder: ExecutorBuilder, db: TaskDb, store: Arc<dyn Store>) ->
         .store(store)
         .preview::<tools::update_task>(move |args, _cx| {
             let db = update_db.clone();
-            async move { Ok(json!({"task": db.get(args.id)?, "changes": args.changes})) }.boxed()
+            async move {
+                let before = db.get(args.id)?;
+                let after = db::planned(&before, &args.changes);
+                let mut change = Change::new()
+                    .replaced("title", before.title, after.title)
+                    .replaced("description", before.description, after.description)
+                    .replaced("status", json!(before.status), json!(after.status))
+                    .replaced("priority", json!(before.priority), json!(after.priority))
+                    .replaced("due", before.eta, after.eta);
+                for tag in after.tags.iter().filter(|t| !before.tags.contains(t)) {
+                    change = change.added("tag", tag.as_str());
+                }
+                Ok(change)
+            }
+            .boxed()
         })
         .preview::<tools::delete_task>(move |args, _cx| {
             let db = delete_db.clone();
-            async move { Ok(json!({"delete": db.get(args.id)?})) }.boxed()
+            async move {
+                let task = db.get(args.id)?;
+                Ok(Change::new()
+                    .removed(format!("task {}", task.id), task.title)
+                    .removed_sample("its description", &task.description)
+                    .touches(task.tags.len(), "tags go with it"))
+            }
+            .boxed()
         })
 }

@@ -42,9 +42,10 @@ async fn delete_waits_for_approval_and_runs_exactly_once() {
     let Outcome::Pending { preview, .. } = &first.outcome else {
         unreachable!()
     };
+    let lines = tool_runtime::display::change_lines(preview.change.as_ref().unwrap());
     assert_eq!(
-        preview.change.as_ref().unwrap()["relationships_affected"],
-        1
+        lines[1], "! 1 relationships will be removed with it",
+        "{lines:?}"
     );
 
     // Another process sharing the store approves it.

@@ -73,18 +73,14 @@ async fn one_confirmation_lists_every_node_and_approval_applies_all() {
         let asked = asked.lock().unwrap();
         assert_eq!(asked.len(), 1);
         let change = asked[0].preview.change.as_ref().unwrap();
-        assert_eq!(change["count"], 3);
-        let listed: Vec<&str> = change["nodes"]
-            .as_array()
-            .unwrap()
+        // one line per node, in the order given, and what holds for all of them
+        let lines = tool_runtime::display::change_lines(change);
+        let expected: Vec<String> = ids
             .iter()
-            .map(|n| n["node_id"].as_str().unwrap())
+            .map(|id| format!("~ {id} type: “Observation” → “Hypothesis”"))
+            .chain(["  reclassify_node on 3 nodes, all or none.".to_owned()])
             .collect();
-        assert_eq!(listed, ids);
-        assert_eq!(
-            change["nodes"][2]["change"],
-            "Observation → Hypothesis; 0 relationships removed"
-        );
+        assert_eq!(lines, expected);
     }
     assert_eq!(kinds(&db, &ids), ["Observation"; 3]);
 

@@ -4,7 +4,8 @@
 //! structured refusals of bad input.
 
 use serde_json::{Value, json};
-use tool_runtime::executor::{Executor, ExecutorConfig, Outcome};
+use tool_runtime::display::change_lines;
+use tool_runtime::executor::{ChangeEntry, Executor, ExecutorConfig, Outcome};
 use tool_runtime::{CallContext, ErrorCode, ToolCall, hydrate::Arguments};
 
 use examples::graph::{self, GraphDb, Services};
@@ -53,7 +54,8 @@ pub(crate) fn value(outcome: &Outcome) -> Value {
     }
 }
 
-fn pending(outcome: &Outcome) -> (String, Value) {
+/// The pending operation's id and its change as the person reads it, line by line.
+fn pending(outcome: &Outcome) -> (String, Vec<String>) {
     match outcome {
         Outcome::Pending {
             operation_id,
@@ -61,10 +63,30 @@ fn pending(outcome: &Outcome) -> (String, Value) {
             ..
         } => (
             operation_id.clone(),
-            preview.change.clone().unwrap_or(Value::Null),
+            preview
+                .change
+                .as_ref()
+                .map(change_lines)
+                .unwrap_or_default(),
         ),
         other => panic!("expected a pending operation, got {other:?}"),
     }
+}
+
+/// The new value of the replaced entry labelled `label`.
+fn replaced_to(outcome: &Outcome, label: &str) -> Value {
+    let Outcome::Pending { preview, .. } = outcome else {
+        panic!("expected a pending operation, got {outcome:?}")
+    };
+    let change = preview.change.as_ref().expect("a change");
+    change
+        .entries()
+        .iter()
+        .find_map(|e| match e {
+            ChangeEntry::Replace { label: l, new, .. } if l == label => Some(new.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no {label} replaced in {change:?}"))
 }
 
 #[tokio::test]
@@ -159,9 +181,12 @@ async fn nodes_and_relationships_are_created_read_and_undone() {
         )
         .await;
     let (op, change) = pending(&upd.outcome);
+    // only what the call changes: the unset confidence is not listed
     assert_eq!(
-        change["content"]["before"],
-        "Office workers who drink coffee sleep less."
+        change,
+        [
+            "~ content: “Office workers who drink coffee sleep less.” → “Coffee drinkers sleep less.”"
+        ]
     );
     let done = exec.approve(&op).await.unwrap();
     assert_eq!(
@@ -241,9 +266,10 @@ async fn deleting_a_relationship_always_asks_and_a_denial_keeps_it() {
         .await;
     let (op, change) = pending(&r.outcome);
     // The preview says which link and between what.
-    assert_eq!(change["delete"]["rel_type"], "CONTRADICTS");
-    assert_eq!(change["from"]["node_id"], "obs-3");
-    assert_eq!(change["to"]["node_id"], "hyp-1");
+    assert_eq!(
+        change[0], "- relationship 4 (obs-3 CONTRADICTS hyp-1): 0.6",
+        "{change:?}"
+    );
     let denied = exec.deny(&op, Some("keep the evidence".into())).unwrap();
     // A denial is the person's choice, not an error.
     assert!(
@@ -271,11 +297,8 @@ async fn deleting_a_relationship_always_asks_and_a_denial_keeps_it() {
     let r = run(&exec, "d3", "delete_relationship", json!({"edge_id": 99})).await;
     let (_, change) = pending(&r);
     assert!(
-        change["preview_unavailable"]
-            .as_str()
-            .unwrap()
-            .contains("no relationship 99"),
-        "{change}"
+        change[0].starts_with("  The change cannot be shown: ") && change[0].contains("99"),
+        "{change:?}"
     );
     let code = run_err(&exec, "d4", "delete_relationship", json!({"edge_id": 99})).await;
     assert_eq!(code, "NOT_FOUND");
@@ -313,7 +336,13 @@ async fn reclassify_keeps_the_id_and_merge_moves_edges_and_keeps_provenance() {
         )
         .await;
     let (op, change) = pending(&r.outcome);
-    assert_eq!(change["relationships_removed"], 1);
+    assert_eq!(
+        change,
+        [
+            "~ type: “Observation” → “Concept”",
+            "! 1 relationships will be removed"
+        ]
+    );
     let done = exec.approve(&op).await.unwrap();
     assert!(db.edges_of("obs-3").unwrap().is_empty());
     exec.undo(done.undo_id().unwrap(), CallContext::default())
@@ -351,12 +380,11 @@ async fn reclassify_keeps_the_id_and_merge_moves_edges_and_keeps_provenance() {
         )
         .await;
     let (op, change) = pending(&merged.outcome);
-    assert_eq!(
-        (
-            &change["relationships_moved"],
-            &change["relationships_dropped"]
-        ),
-        (&json!(1), &json!(1))
+    assert!(
+        change.contains(&"! 1 relationships move from obs-2 to obs-1".to_owned())
+            && change
+                .contains(&"! 1 relationships will be removed (repeats or self-links)".to_owned()),
+        "{change:?}"
     );
     let done = exec.approve(&op).await.unwrap();
     let v = done.value().unwrap();
@@ -434,7 +462,8 @@ async fn confidence_previews_show_the_value_written() {
         )
         .await;
     let (op, change) = pending(&r.outcome);
-    let promised = change["confidence"]["after"].as_f64().unwrap();
+    let promised = replaced_to(&r.outcome, "confidence").as_f64().unwrap();
+    assert_eq!(change[0], format!("~ confidence: 0.5 → {promised}"));
     // Nothing written before approval.
     assert_eq!(db.node("hyp-1").unwrap().confidence, 0.5);
     let done = exec.approve(&op).await.unwrap();
@@ -564,16 +593,15 @@ async fn link_related_nodes_links_what_find_related_nodes_finds() {
             CallContext::new("l1"),
         )
         .await;
-    let (op, change) = pending(&r.outcome);
-    let planned = change["create"].as_array().unwrap().clone();
+    let (op, planned) = pending(&r.outcome);
     assert!(
         planned
             .iter()
-            .any(|l| l["to"] == "obs-1" && l["type"] == "RELATES_TO"),
-        "{change}"
+            .any(|l| l.starts_with("+ relationship obs-2 RELATES_TO obs-1: ")),
+        "{planned:?}"
     );
     // src-1 is linked already: not planned again.
-    assert!(planned.iter().all(|l| l["to"] != "src-1"), "{change}");
+    assert!(planned.iter().all(|l| !l.contains("src-1")), "{planned:?}");
     assert_eq!(db.edges().unwrap().len(), 5);
     let done = exec.approve(&op).await.unwrap();
     let v = done.value().unwrap();

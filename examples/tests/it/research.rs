@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use futures::FutureExt;
 use serde_json::{Value, json};
+use tool_runtime::display::change_lines;
 use tool_runtime::executor::{
     Answer, ConfirmationHandler, ConfirmationRequest, Decider, Executor, ExecutorConfig,
     FnConfirmer, Outcome, TerminalConfirmer,
@@ -220,15 +221,13 @@ async fn an_edit_shows_before_and_after_and_can_be_undone() {
     assert_eq!(preview.intent, "Rewrite note 2");
     let change = preview.change.as_ref().expect("edits are previewed");
     assert_eq!(
-        change["before"],
-        "Self-attention replaces recurrence; see vaswani2017."
+        change_lines(change),
+        [
+            "~ title: “Transformers” → “Attention”",
+            "~ text: “Self-attention replaces recurrence; see vaswani2017.” → \
+             “Attention replaces recurrence.”",
+        ]
     );
-    assert_eq!(change["after"], "Attention replaces recurrence.");
-    assert_eq!(
-        change["title"], "Transformers",
-        "the preview names the note as it is"
-    );
-    assert_eq!(change["new_title"], "Attention");
     assert_eq!(f.db.note(2).unwrap().title, "Attention");
 
     let undo = f.exec.undo("e1", CallContext::default()).await;
@@ -247,11 +246,10 @@ async fn an_edit_shows_before_and_after_and_can_be_undone() {
     let err = error(call(&f, "e2", "edit_note", json!({"id": 99, "body": "x"})).await);
     assert_eq!(err.code, ErrorCode::NOT_FOUND);
     let preview = &f.person.asked()[1].preview;
+    let lines = change_lines(preview.change.as_ref().unwrap());
     assert!(
-        preview.change.as_ref().unwrap()["preview_unavailable"]
-            .as_str()
-            .unwrap()
-            .contains("99")
+        lines[0].starts_with("  The change cannot be shown: ") && lines[0].contains("99"),
+        "{lines:?}"
     );
 }
 
@@ -276,11 +274,12 @@ async fn create_and_delete_are_undone_by_their_inverse_calls() {
     let deleted = value(call(&f, "d1", "delete_note", json!({"id": 1})).await);
     assert_eq!(deleted["title"], "Tool use survey");
     let preview = f.person.asked().last().unwrap().preview.clone();
+    let lines = change_lines(&preview.change.unwrap());
     assert_eq!(
-        preview.change.unwrap()["delete"]["title"],
-        "Tool use survey",
+        lines[0], "- note 1: “Tool use survey”",
         "the person sees what would be deleted"
     );
+    assert!(lines[1].starts_with("- its text: “"), "{lines:?}");
     assert!(f.db.note(1).is_err());
     let undo = f.exec.undo("d1", CallContext::default()).await;
     assert!(undo.outcome.is_success(), "{:?}", undo.outcome);
@@ -310,9 +309,15 @@ async fn merging_previews_the_notes_and_replaces_them() {
     assert!(body.contains("## Transformers\nSelf-attention"), "{body}");
     assert!(f.db.note(1).is_err() && f.db.note(2).is_err());
     let change = f.person.asked()[0].preview.change.clone().unwrap();
-    assert_eq!(change["into"], "Background");
-    assert_eq!(change["merge"].as_array().unwrap().len(), 2);
-    assert_eq!(change["deleted_afterwards"], json!([1, 2]));
+    assert_eq!(
+        change_lines(&change),
+        [
+            "+ note: “Background”",
+            "- note 1: “Tool use survey”",
+            "- note 2: “Transformers”",
+            "  The new note holds the text of the 2 notes it replaces.",
+        ]
+    );
 
     // One note, or the same note twice, is not a merge: refused before anything changes.
     for (i, ids) in [json!([id]), json!([id, id])].into_iter().enumerate() {

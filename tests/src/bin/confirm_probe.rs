@@ -6,7 +6,8 @@
 //!
 //! Invoked through a link named `tools`, it is instead an application's `tools` command line
 //! (the built-in commands plus the executor's `call`, `pending`, `approve` and `deny`, run by
-//! `Cli::run_from_env` as any application's `main` would) over the same `delete_note` tool,
+//! `Cli::run_from_env` as any application's `main` would) over the same `delete_note` tool and
+//! its change preview,
 //! which appends each title it deletes to `deleted.log` next to the link, so that a test can see
 //! whether it ran; deleting the title `crash after deleting` aborts the process right after
 //! the deletion, as a crash would.
@@ -17,7 +18,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tool_runtime::cli::Cli;
 use tool_runtime::executor::cli::ExecutorCli;
-use tool_runtime::executor::{Executor, ExecutorConfig, TerminalConfirmer};
+use tool_runtime::executor::{
+    Change, Executor, ExecutorBuilder, ExecutorConfig, Previewer, TerminalConfirmer,
+};
 use tool_runtime::{
     CallContext, ToolCall, ToolSet,
     definition::{Safety, ToolDefinition},
@@ -60,6 +63,23 @@ fn tools(log: Option<PathBuf>) -> ToolSet {
     set
 }
 
+/// The change a deletion makes, as the confirmation shows it: the note, a sample of its long
+/// text, a count that goes down, and what else it touches.
+fn preview() -> Previewer {
+    Arc::new(|args: Value, _| {
+        Box::pin(async move {
+            let title = args["title"].as_str().unwrap_or_default().to_owned();
+            let text = "Distanciation and critical distance in Ricoeur's hermeneutics. ".repeat(8);
+            Ok(Change::new()
+                .removed("note", title)
+                .removed_sample("its text", &text)
+                .replaced("notes in your library", 12, 11)
+                .touches(2, "links to it will be removed")
+                .note("This will modify your existing work."))
+        })
+    })
+}
+
 fn main() -> std::process::ExitCode {
     let argv0 = std::env::args_os()
         .next()
@@ -67,7 +87,8 @@ fn main() -> std::process::ExitCode {
         .unwrap_or_default();
     if argv0.file_name().is_some_and(|n| n == "tools") {
         let log = argv0.parent().unwrap_or(Path::new(".")).join("deleted.log");
-        let cli = ExecutorCli::new().install(Cli::new(tools(Some(log))));
+        let setup = Arc::new(|b: ExecutorBuilder| b.preview_with("delete_note", preview()));
+        let cli = ExecutorCli::with_setup(setup).install(Cli::new(tools(Some(log))));
         return cli.run_from_env().into();
     }
     probe()
@@ -88,6 +109,7 @@ async fn probe() -> std::process::ExitCode {
         ..Default::default()
     };
     let executor = Executor::builder(set)
+        .preview_with("delete_note", preview())
         .config(config)
         .confirmation(TerminalConfirmer::stdio())
         .build()

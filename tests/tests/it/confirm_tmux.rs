@@ -165,6 +165,33 @@ fn out_file(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("outcome.json")
 }
 
+/// The box's "Changes" section: the previewer's change as `-`, `~` and `!` lines, a long text
+/// cut with its length, every line inside the border.
+fn assert_change_lines(screen: &str) {
+    let rows: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("│ Changes:"))
+        .take_while(|l| !l.contains("cannot be undone"))
+        .collect();
+    for row in &rows {
+        assert!(
+            row.starts_with('│') && row.trim_end().ends_with('│'),
+            "{row:?} is outside the box:\n{screen}"
+        );
+    }
+    let text = rows.join("\n");
+    for line in [
+        "│   - note: “Ricoeur outline”",
+        "│   - its text: “Distanciation and critical distance in Ricoeur's",
+        "…” (504 chars)",
+        "│   ~ notes in your library: 12 → 11",
+        "│   ! 2 links to it will be removed",
+        "│     This will modify your existing work.",
+    ] {
+        assert!(text.contains(line), "{line:?} is not shown:\n{screen}");
+    }
+}
+
 #[test]
 fn yes_runs_the_call_after_showing_the_box() {
     let dir = tempfile::tempdir().unwrap();
@@ -181,6 +208,7 @@ fn yes_runs_the_call_after_showing_the_box() {
     );
     assert!(screen.contains("│   title: Ricoeur outline"), "{screen}");
     assert!(screen.contains("cannot be undone"), "{screen}");
+    assert_change_lines(&screen);
     t.type_line("y");
     let v = result(&out);
     assert_eq!(v["outcome"]["status"], "success", "{v}");
@@ -303,6 +331,7 @@ fn tools_call_yes_runs_the_tool_prints_the_result_and_exits() {
         screen.contains("Delete your note “Ricoeur outline”"),
         "{screen}"
     );
+    assert_change_lines(&screen);
     assert_eq!(c.deleted(), "", "nothing runs before the answer");
     c.tmux.type_line("y");
     assert_eq!(c.tmux.exit_status(), 0, "{}", c.tmux.screen());

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tool_runtime::display::{visible, visible_lines, visible_prefix};
+use tool_runtime::display::{change_text, visible, visible_lines, visible_prefix};
 use tool_runtime::executor::{
     Answer, ConfirmationHandler, ConfirmationRequest, ConfirmationRoute, Decider,
 };
@@ -66,11 +66,9 @@ pub(crate) fn message(request: &ConfirmationRequest) -> String {
         p.category.as_str(),
         visible_prefix(&p.arguments.to_string(), MESSAGE_VALUE_CHARS)
     );
-    if let Some(change) = &p.change {
-        out.push_str(&format!(
-            "Change: {}\n",
-            visible_prefix(&change.to_string(), MESSAGE_VALUE_CHARS)
-        ));
+    if let Some(change) = p.change.as_ref().filter(|c| !c.is_empty()) {
+        out.push_str("Changes:\n");
+        out.push_str(&change_text(change, MESSAGE_VALUE_CHARS));
     }
     out.push_str(if p.reversible {
         "It can be undone.\n"

@@ -1,8 +1,6 @@
 //! The intent sentence of a call: the definition's template filled with the call's arguments,
 //! quoted and bounded so that an argument cannot write the server's words.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::ToolDefinition;
@@ -55,37 +53,5 @@ pub const INTENT_VALUE_CHARS: usize = 80;
 
 /// `value` as an intent sentence shows it (see [`ToolDefinition::render_intent`]).
 fn push_intent_value(out: &mut String, value: &Value) {
-    let (text, quoted) = match value {
-        Value::String(s) => (Cow::Borrowed(s.as_str()), true),
-        other => (Cow::Owned(other.to_string()), false),
-    };
-    let (shown, total) = match text.char_indices().nth(INTENT_VALUE_CHARS) {
-        Some((end, _)) => (&text[..end], Some(text.chars().count())),
-        None => (&*text, None),
-    };
-    let shown = crate::display::visible(shown);
-    if quoted {
-        out.push('\u{201c}');
-        for c in shown.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' | '\u{2036}'
-                | '\u{ab}' | '\u{bb}' | '\u{301d}' | '\u{301e}' | '\u{301f}' | '\u{ff02}' => {
-                    out.push_str(&format!("\\u{{{:x}}}", c as u32));
-                }
-                c => out.push(c),
-            }
-        }
-    } else {
-        out.push_str(&shown);
-    }
-    if total.is_some() {
-        out.push('\u{2026}');
-    }
-    if quoted {
-        out.push('\u{201d}');
-    }
-    if let Some(total) = total {
-        out.push_str(&format!(" ({total} chars)"));
-    }
+    out.push_str(&crate::display::quoted(value, INTENT_VALUE_CHARS, None));
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 
-use crate::records::{AuditRecord, Outcome};
+use crate::records::{AuditRecord, Change, ChangeEntry, Outcome};
 
 /// The longest result summary kept in a record, in characters.
 pub const SUMMARY_CHARS: usize = 200;
@@ -395,6 +395,55 @@ impl Secrets {
         strings(redact_with(value, &self.sensitive), &literals)
     }
 
+    /// A change as a store may keep it: the values of an entry whose label names a secret or
+    /// sensitive field redacted, and in every value and sentence what [`Secrets::redact_value`]
+    /// and [`Secrets::redact_text`] redact.
+    pub fn redact_change(&self, change: Change) -> Change {
+        let hidden = |label: &str| is_secret_key(label) || self.is_sensitive(label);
+        let value = |label: &str, v: Value| {
+            if hidden(label) && !v.is_null() {
+                Value::String(REDACTED.into())
+            } else {
+                self.redact_value(&v)
+            }
+        };
+        change.map(|entry| match entry {
+            ChangeEntry::Add {
+                label,
+                value: v,
+                chars,
+            } => ChangeEntry::Add {
+                value: value(&label, v),
+                label: self.redact_text(&label),
+                chars,
+            },
+            ChangeEntry::Remove {
+                label,
+                value: v,
+                chars,
+            } => ChangeEntry::Remove {
+                value: value(&label, v),
+                label: self.redact_text(&label),
+                chars,
+            },
+            ChangeEntry::Replace { label, old, new } => ChangeEntry::Replace {
+                old: value(&label, old),
+                new: value(&label, new),
+                label: self.redact_text(&label),
+            },
+            ChangeEntry::Touch { count, what } => ChangeEntry::Touch {
+                count,
+                what: self.redact_text(&what),
+            },
+            ChangeEntry::Note { text } => ChangeEntry::Note {
+                text: self.redact_text(&text),
+            },
+            ChangeEntry::Json { value } => ChangeEntry::Json {
+                value: self.redact_value(&value),
+            },
+        })
+    }
+
     /// The error as the audit trail may keep it: a violation of a secret or sensitive field
     /// loses its message (validation messages quote the offending value), a violation elsewhere
     /// has any secret inside the value it quotes redacted, and secret values are removed from
@@ -454,7 +503,7 @@ impl Secrets {
                 let mut preview = preview.clone();
                 preview.arguments = self.redact_value(&preview.arguments);
                 preview.intent = self.redact_text(&preview.intent);
-                preview.change = preview.change.map(|c| self.redact_value(&c));
+                preview.change = preview.change.map(|c| self.redact_change(c));
                 Outcome::Pending {
                     operation_id: operation_id.clone(),
                     preview,

@@ -17,7 +17,9 @@ use crate::toolset::{RegistrationError, ToolSet};
 use super::config::ConfirmationMode;
 use super::confirm::{ConfirmationHandler, Deferred};
 use super::undo::{Reversible, UndoPlanner, planner_of};
-use super::{AuditSink, Executor, ExecutorConfig, Inner, Previewer, RateLimiter, cache::TtlCache};
+use super::{
+    AuditSink, Change, Executor, ExecutorConfig, Inner, Previewer, RateLimiter, cache::TtlCache,
+};
 
 /// Why an executor could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -202,9 +204,14 @@ impl ExecutorBuilder {
     /// Registers the change preview shown when the typed tool `T` asks for confirmation, from its
     /// own argument type (the arguments were validated before a preview is made). The tool is
     /// named by its type, so a renamed or removed tool is a compile error.
+    ///
+    /// The previewer describes the change as a [`Change`] (added, removed and replaced values
+    /// with a label, counts of what else is touched, notes; [`Change::json`] for the rest), and
+    /// each surface draws it: lines in the terminal box, `tools pending` and the MCP
+    /// elicitation message, a marked diff on the approvals page.
     pub fn preview<T: Tool>(
         self,
-        previewer: impl Fn(T::Args, CallContext) -> BoxFuture<'static, Result<Value, ToolError>>
+        previewer: impl Fn(T::Args, CallContext) -> BoxFuture<'static, Result<Change, ToolError>>
         + Send
         + Sync
         + 'static,

@@ -8,7 +8,8 @@
 //! tools abandon ID [--reason TEXT] [--config FILE]
 //! ```
 //!
-//! `tools pending` lists the operations waiting for a decision and, marked `approved`, those
+//! `tools pending` lists the operations waiting for a decision, each with the change it will
+//! make as `+`, `-` and `~` lines under it, and, marked `approved`, those
 //! approved but never completed: running now, or interrupted by a crash. Those are in doubt
 //! (the tool may or may not have taken effect) and never run again (at most once); after
 //! checking what happened, close one with `tools abandon ID`.
@@ -328,10 +329,12 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
         let _ = writeln!(output.out, "no pending operations");
     }
     for op in waiting {
-        // what a person reads: secrets redacted, control characters shown, never obeyed
-        let arguments = match executor.toolset().get(&op.tool) {
-            Some(def) => super::audit::redact(&op.arguments, def),
-            None => super::audit::redact_with_keys(&op.arguments),
+        // what a person reads: secrets redacted, control characters shown, never obeyed; the
+        // arguments as the preview lists them (without those the model left unset)
+        let def = executor.toolset().get(&op.tool);
+        let arguments = match def {
+            Some(def) => super::audit::redact(&op.preview.arguments, def),
+            None => super::audit::redact_with_keys(&op.preview.arguments),
         };
         let _ = writeln!(
             output.out,
@@ -342,6 +345,13 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
             visible(&op.preview.intent),
             visible(&arguments.to_string())
         );
+        if let Some(change) = &op.preview.change {
+            let mut secrets = Secrets::new(def);
+            secrets.add_arguments(&op.arguments);
+            for line in crate::display::change_lines(&secrets.redact_change(change.clone())) {
+                let _ = writeln!(output.out, "    {line}");
+            }
+        }
     }
     let now = super::audit::now_ms();
     for op in &in_doubt {

@@ -6,13 +6,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::definition::{Safety, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::hydrate::entry::Entry;
 use crate::hydrate::{Arguments, ToolCall, ToolInstance};
-use crate::records::{Decider, Decision, Execution, FirstUse, Outcome, Preview};
+use crate::records::{Change, Decider, Decision, Execution, FirstUse, Outcome, Preview};
 use crate::store::{GateScope, PendingOperation, PendingState, new_operation_id};
 use crate::tool::CallContext;
 
@@ -37,7 +37,7 @@ impl Executor {
         let def = entry.definition();
         let cfg = &self.inner.config;
         let preview = match self
-            .preview(def, instance.arguments(), &cx, first_use)
+            .preview(entry, instance.arguments(), &cx, first_use)
             .await
         {
             Ok(p) => p,
@@ -270,11 +270,12 @@ impl Executor {
 
     async fn preview(
         &self,
-        def: &ToolDefinition,
+        entry: &Entry,
         arguments: &Value,
         cx: &CallContext,
         first_use: bool,
     ) -> Result<Preview, ToolError> {
+        let def = entry.definition();
         let intent = def.render_intent(arguments).unwrap_or_else(|| {
             let what = def
                 .description
@@ -298,18 +299,23 @@ impl Executor {
                 // called inside the future so that a panic while building it is caught too
                 let previewing =
                     AssertUnwindSafe(async move { p(arguments, cx).await }).catch_unwind();
+                // a change that could not be previewed is said so, not left out: the person
+                // must not read its absence as "nothing changes"
+                let unavailable =
+                    |why: &str| Change::new().note(format!("The change cannot be shown: {why}."));
                 Some(match tokio::time::timeout(timeout, previewing).await {
-                    Ok(Ok(Ok(v))) => v,
-                    Ok(Ok(Err(e))) => json!({"preview_unavailable": e.message}),
+                    Ok(Ok(Ok(change))) => change,
+                    Ok(Ok(Err(e))) => unavailable(e.message.trim_end_matches('.')),
                     Ok(Err(_)) => {
                         return Err(panicked("the change preview", &def.name));
                     }
-                    Err(_) => json!({"preview_unavailable": "the preview timed out"}),
+                    Err(_) => unavailable("the preview timed out"),
                 })
             }
         };
+        let shown = set_arguments(entry, arguments);
         let first_use = first_use.then(|| {
-            let data_leaving: Vec<String> = arguments
+            let data_leaving: Vec<String> = shown
                 .as_object()
                 .map(|m| m.keys().cloned().collect())
                 .unwrap_or_default();
@@ -341,7 +347,7 @@ impl Executor {
             tool: def.name.to_string(),
             intent,
             category: def.safety,
-            arguments: arguments.clone(),
+            arguments: shown,
             // what `undo` can do, not what the definition claims: the builder refuses a
             // reversible flag without a planner, and a planner makes any tool undoable
             reversible: self.inner.undo.contains_key(def.name.as_ref()),
@@ -433,4 +439,31 @@ fn answer_name(a: &Answer) -> &'static str {
         Answer::Timeout => "timeout",
         Answer::Defer => "defer",
     }
+}
+
+/// The arguments a person is shown: without those a typed tool's arguments write as `null`
+/// because the model left them unset (an optional argument's `None`). A null the tool's schema
+/// requires, and any null of a tool that holds its arguments as the model sent them, is shown.
+fn set_arguments(entry: &Entry, arguments: &Value) -> Value {
+    let Value::Object(map) = arguments else {
+        return arguments.clone();
+    };
+    if !entry.writes_unset_as_null() || !map.values().any(Value::is_null) {
+        return arguments.clone();
+    }
+    let schema = entry
+        .definition()
+        .try_parameters_value()
+        .unwrap_or_default();
+    let required = |k: &str| {
+        schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|n| n == k))
+    };
+    Value::Object(
+        map.iter()
+            .filter(|(k, v)| !v.is_null() || required(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
 }

@@ -45,8 +45,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub use crate::records::{
-    ActivityQuery, AuditRecord, Decider, Decision, Execution, FirstUse, Outcome, Preview, Status,
-    Undo, Window,
+    ActivityQuery, AuditRecord, Change, ChangeEntry, Decider, Decision, Execution, FirstUse,
+    Outcome, Preview, SAMPLE_CHARS, Status, Undo, Window,
 };
 pub use audit::{
     AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED, SUMMARY_CHARS, Secrets,
@@ -80,9 +80,10 @@ use crate::tool::CallContext;
 use crate::toolset::ToolSet;
 
 /// Describes the change a modifying call will make, for the confirmation preview: validated
-/// arguments and the call's context in, a JSON description out (e.g. a diff).
+/// arguments and the call's context in, the [`Change`] out (what is added, removed, replaced;
+/// [`Change::json`] for what fits none of those).
 pub type Previewer =
-    Arc<dyn Fn(Value, CallContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+    Arc<dyn Fn(Value, CallContext) -> BoxFuture<'static, Result<Change, ToolError>> + Send + Sync>;
 
 /// Runs tool calls under policy. Cheap to clone; clones share everything (store, rate limits,
 /// cache, first-time gates).

@@ -388,7 +388,7 @@ impl Executor {
         let intent = def.and_then(|d| d.render_intent(&arguments));
         preview.intent = secrets.redact_text(intent.as_deref().unwrap_or(&preview.intent));
         preview.arguments = secrets.redact_value(&preview.arguments);
-        preview.change = preview.change.map(|c| secrets.redact_value(&c));
+        preview.change = preview.change.map(|c| secrets.redact_change(c));
         Some(Scrubbed {
             arguments,
             preview,

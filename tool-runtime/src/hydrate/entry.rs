@@ -143,6 +143,12 @@ pub(crate) trait Handler: Send + Sync {
     fn is_runnable(&self) -> bool {
         true
     }
+    /// Whether [`Handler::to_json`] writes an argument the model left unset as `null` (a typed
+    /// argument's `None`), so that a null there says nothing the tool would not read from its
+    /// absence. Arguments held as JSON are as the model sent them.
+    fn writes_unset_as_null(&self) -> bool {
+        false
+    }
 }
 
 struct Dynamic(Option<DynHandler>);
@@ -378,6 +384,11 @@ impl Entry {
 
     pub(crate) fn arguments_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
         self.handler.to_json(typed)
+    }
+
+    /// See [`Handler::writes_unset_as_null`].
+    pub(crate) fn writes_unset_as_null(&self) -> bool {
+        self.handler.writes_unset_as_null()
     }
 
     /// Builds the entry, checking the definition the way registration promises (see

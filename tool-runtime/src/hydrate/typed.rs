@@ -79,6 +79,10 @@ impl<T: Tool> Handler for Typed<T> {
         serde_json::to_value(args).unwrap_or(Value::Null)
     }
 
+    fn writes_unset_as_null(&self) -> bool {
+        true
+    }
+
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError> {
         deserialize(args, Self::READER, Self::GUARD)
     }

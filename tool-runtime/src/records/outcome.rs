@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Change;
 use crate::definition::Safety;
 use crate::error::ToolError;
 use crate::id::SharedId;
@@ -152,14 +153,16 @@ pub struct Preview {
     pub intent: String,
     /// The safety category.
     pub category: Safety,
-    /// The arguments the tool will receive.
+    /// The arguments the tool will receive, without the optional ones the model left unset,
+    /// which a typed tool's arguments write as `null` (the tool reads them as absent).
     pub arguments: Value,
     /// Whether the effect can be undone: an undo is registered for the tool, so
     /// [`crate::executor::Executor::undo`] can revert the call once it has run.
     pub reversible: bool,
     /// For modifications: the change the tool will make, as the tool's previewer describes it.
+    /// A preview stored as plain JSON reads as [`Change::json`] of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<Value>,
+    pub change: Option<Change>,
     /// Present when this is the first use of an external tool in the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_use: Option<FirstUse>,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use executor_support::*;
 use serde_json::{Value, json};
-use tool_runtime::executor::{Deferred, Executor, Outcome};
+use tool_runtime::executor::{Change, Deferred, Executor, Outcome};
 use tool_runtime::store::{MemoryStore, RedisStore, SqliteStore, Store};
 use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety};
 
@@ -41,7 +41,16 @@ fn executor(store: Arc<dyn Store>, counter: &Counter) -> Executor {
         .confirmation(Deferred)
         .preview_with(
             "create_note",
-            Arc::new(|args: Value, _| Box::pin(async move { Ok(json!({"will_write": args})) })),
+            Arc::new(|args: Value, _| {
+                // the secrets in typed entries (under a secret label and inside a text) and
+                // in plain JSON
+                Box::pin(async move {
+                    Ok(Change::new()
+                        .added("api_key", args["api_key"].clone())
+                        .replaced("title", "Draft", args["title"].clone())
+                        .and(Change::json(json!({"will_write": args}))))
+                })
+            }),
         )
         .build()
         .unwrap()

@@ -9,6 +9,7 @@ use executor_support::*;
 use serde_json::{Value, json};
 use tool_runtime::cli::{Cli, Exit, Output};
 use tool_runtime::executor::cli::ExecutorCli;
+use tool_runtime::executor::{Change, ExecutorBuilder, Previewer};
 use tool_runtime::{ToolSet, definition::Safety};
 
 fn cli(counter: &Counter) -> Cli {
@@ -26,7 +27,19 @@ fn cli(counter: &Counter) -> Cli {
     )
     .unwrap();
     echo(&mut set, login, counter);
-    ExecutorCli::new().install(Cli::new(set))
+    // the change a deletion makes, as `tools pending` lists it under the operation
+    let preview: Previewer = std::sync::Arc::new(|args: Value, _| {
+        Box::pin(async move {
+            let id = args["text"].as_str().unwrap_or_default().to_owned();
+            Ok(Change::new()
+                .removed(format!("note {id}"), "as it was\u{202e}")
+                .touches(2, "links to it will be removed"))
+        })
+    });
+    let setup = std::sync::Arc::new(move |b: ExecutorBuilder| {
+        b.preview_with("delete_note", preview.clone())
+    });
+    ExecutorCli::with_setup(setup).install(Cli::new(set))
 }
 
 async fn run(cli: &Cli, args: &[&str]) -> (Exit, String, String) {
@@ -160,6 +173,13 @@ async fn deferred_calls_are_listed_then_approved_or_denied_from_another_process(
         "Delete the note \u{201c}n1\u{201d}"
     );
     let second = ops[1]["id"].as_str().unwrap().to_owned();
+    // as a person reads it: a line per operation, its change as lines under it
+    let (_, out, _) = run(&other, &["pending", "--config", &cfg]).await;
+    let listed = format!(
+        "{id}  delete_note  [modify]  Delete the note \u{201c}n1\u{201d}  {{\"text\":\"n1\"}}\n    \
+         - note n1: \u{201c}as it was\\u{{202e}}\u{201d}\n    ! 2 links to it will be removed\n"
+    );
+    assert!(out.starts_with(&listed), "{out}");
 
     let (exit, out, err) = run(&other, &["approve", &id, "--config", &cfg]).await;
     assert_eq!(exit, Exit::Success, "{err}");

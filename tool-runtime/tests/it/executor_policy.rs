@@ -5,7 +5,7 @@ use crate::executor_support;
 
 use executor_support::*;
 use serde_json::json;
-use tool_runtime::executor::{Answer, Decider, Decision, ExecutorConfig, Outcome, Status};
+use tool_runtime::executor::{Answer, Change, Decider, Decision, ExecutorConfig, Outcome, Status};
 use tool_runtime::{CallContext, ErrorCode, ToolCall, ToolSet, definition::Safety};
 
 pub(crate) fn ctx(session: &str) -> CallContext {
@@ -537,13 +537,22 @@ async fn a_modification_shows_the_change_its_previewer_describes() {
         .preview_with(
             "edit_note",
             std::sync::Arc::new(|args, _cx| {
-                Box::pin(async move { Ok(json!({"+ section": args["text"], "- section": "old"})) })
+                Box::pin(async move {
+                    Ok(Change::new()
+                        .added("Section 3.4", args["text"].clone())
+                        .removed("Section 3.3", "old")
+                        .note("This will modify your existing work."))
+                })
             }),
         )
         .build()
         .unwrap();
     exec.call(
-        &ToolCall::new("1", "edit_note", json!({"text": "3.4 Distanciation"})),
+        &ToolCall::new(
+            "1",
+            "edit_note",
+            json!({"text": "Distanciation and Critical Distance"}),
+        ),
         ctx("s"),
     )
     .await;
@@ -553,8 +562,12 @@ async fn a_modification_shows_the_change_its_previewer_describes() {
         .clone()
         .expect("a change preview");
     assert_eq!(
-        change,
-        json!({"+ section": "3.4 Distanciation", "- section": "old"})
+        tool_runtime::display::change_lines(&change),
+        [
+            "+ Section 3.4: “Distanciation and Critical Distance”",
+            "- Section 3.3: “old”",
+            "  This will modify your existing work.",
+        ]
     );
     assert_eq!(c.get(), 1);
 }

@@ -435,7 +435,7 @@ async fn a_panic_in_a_previewer_or_a_confirmation_handler_stays_with_its_call() 
                     if true {
                         panic!("diff of a missing file");
                     }
-                    Ok(json!(null))
+                    Ok(tool_runtime::executor::Change::new())
                 })
             }),
         )

@@ -14,9 +14,10 @@ use std::sync::{Arc, Barrier};
 
 use executor_support::*;
 use serde_json::json;
+use tool_runtime::display::change_lines;
 use tool_runtime::executor::{
-    ActivityQuery, AuditRecord, Decider, Decision, Deferred, Executor, ExecutorConfig, Outcome,
-    Preview, Status, StoreConfig, StoreKind,
+    ActivityQuery, AuditRecord, Change, Decider, Decision, Deferred, Executor, ExecutorConfig,
+    Outcome, Preview, Status, StoreConfig, StoreKind,
 };
 use tool_runtime::store::{
     GateScope, InverseCall, JournalEntry, MemoryStore, PendingOperation, PendingState, RedisStore,
@@ -697,4 +698,49 @@ async fn sqlite_state_survives_a_restart() {
     let err = exec.approve("op-doubt").await.unwrap_err();
     assert_eq!(err.code.as_str(), "ALREADY_RESOLVED");
     assert_eq!(counter.get(), 1);
+}
+
+/// A preview whose previewer returned plain JSON, as such previews were stored, still loads
+/// next to a typed one, and each is drawn: the typed one as `+`/`-`/`~` lines, the plain one
+/// as its JSON.
+#[test]
+fn a_preview_stored_as_plain_json_still_loads_and_renders() {
+    let b = Backend::sqlite();
+    let Backend::Sqlite(_, path) = &b else {
+        unreachable!()
+    };
+    let s = b.open();
+    let mut typed = op("op-typed", 1);
+    typed.preview.change = Some(Change::new().removed("note n2", "call the plumber"));
+    s.put_pending(&typed).unwrap();
+    s.put_pending(&op("op-plain", 2)).unwrap();
+    drop(s);
+    let old = json!({"removes": {"id": "n2", "text": null}});
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute(
+            "UPDATE pending SET data = json_set(data, '$.preview.change', json(?1)) WHERE id = 'op-plain'",
+            [old.to_string()],
+        )
+        .unwrap();
+    let s = b.open();
+    let plain = s.get_pending("op-plain").unwrap().expect("readable");
+    assert_eq!(plain.preview.change, Some(Change::json(old)));
+    assert_eq!(
+        change_lines(plain.preview.change.as_ref().unwrap()),
+        [
+            "  {",
+            "    \"removes\": {",
+            "      \"id\": \"n2\",",
+            "      \"text\": null",
+            "    }",
+            "  }"
+        ]
+    );
+    let typed = s.get_pending("op-typed").unwrap().expect("readable");
+    assert_eq!(
+        change_lines(typed.preview.change.as_ref().unwrap()),
+        ["- note n2: “call the plumber”"]
+    );
+    assert!(s.list_unreadable().unwrap().is_empty());
 }

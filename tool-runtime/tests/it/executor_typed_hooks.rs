@@ -72,7 +72,8 @@ fn executor(notes: &Notes, person: &Person) -> Executor {
             let notes = for_preview.clone();
             async move {
                 let title = notes.0.lock().unwrap().get(&args.id).cloned();
-                Ok(json!({"delete": args.id, "title": title}))
+                Ok(tool_runtime::executor::Change::new()
+                    .removed(format!("note {}", args.id), title))
             }
             .boxed()
         })
@@ -127,7 +128,7 @@ async fn a_typed_previewer_gets_the_tools_own_arguments() {
     assert_eq!(asked.len(), 1);
     assert_eq!(
         asked[0].preview.change,
-        Some(json!({"delete": 7, "title": "Ricoeur"}))
+        Some(tool_runtime::executor::Change::new().removed("note 7", "Ricoeur"))
     );
     assert_eq!(notes.0.lock().unwrap().len(), 1, "denied: nothing deleted");
 }

@@ -292,16 +292,142 @@ async function loadDetails(card, op) {
   writeText($(".intent", card), pv.intent);
   if (pv.first_use) renderFirstUse($(".first-use", card), pv.first_use);
   if (pv.change !== undefined) {
-    const prose = typeof pv.change === "string";
-    writeText($(".change", card), prose ? pv.change : pretty(pv.change), { lines: true });
+    renderChange($(".change", card), pv.change);
     show($(".change-box", card), true);
   }
-  writeText($(".arguments", card), pretty(data.arguments), { lines: true });
+  // as the preview lists them: an optional argument the model left unset is not shown as null
+  writeText($(".arguments", card), pretty(pv.arguments), { lines: true });
   $(".edit", card).value = editableJson(data.arguments);
   flag(card, hides(pv.intent) || hides(data.arguments) || hides(pv.change));
   const approveButton = $(".approve", card);
   approveButton.disabled = card.classList.contains("decided");
   approveButton.title = "";
+}
+
+// The change as a diff: one row per entry, what is added in <ins>, what is removed in <del>,
+// a replaced text with only its changed words marked. Every value is written as text, marked
+// where it hides or reorders text, and cut with its length shown.
+const SIGNS = { add: "+", remove: "\u2212", replace: "~", touch: "!", note: "", json: "" };
+const SAME_CUT = 240;  // unchanged text longer than this shows its two ends around a count
+
+function renderChange(el, change) {
+  el.replaceChildren();
+  // a preview stored as plain JSON, before changes were typed
+  const entries = change && Array.isArray(change.entries) ? change.entries
+    : [{ op: "json", value: change }];
+  for (const e of entries) {
+    const row = document.createElement("li");
+    row.className = "entry " + e.op;
+    const sign = document.createElement("span");
+    sign.className = "sign";
+    sign.textContent = SIGNS[e.op] ?? "";
+    sign.setAttribute("aria-hidden", "true");
+    row.append(sign);
+    if (e.label !== undefined) {
+      const label = document.createElement("span");
+      label.className = "label";
+      writeText(label, e.label, { limit: LINE_CUT });
+      row.append(label, ": ");
+    }
+    if (e.op === "add") row.append(valueIn("ins", e.value, e.chars));
+    else if (e.op === "remove") row.append(valueIn("del", e.value, e.chars));
+    else if (e.op === "replace") appendReplaced(row, e.old, e.new);
+    else if (e.op === "touch") {
+      const text = document.createElement("span");
+      writeText(text, number(e.count) + " " + e.what, { limit: LINE_CUT });
+      row.append(text);
+    } else if (e.op === "note") {
+      const text = document.createElement("span");
+      writeText(text, e.text, { limit: LINE_CUT });
+      row.append(text);
+    } else {
+      const pre = document.createElement("pre");
+      const v = e.op === "json" ? e.value : e;
+      writeText(pre, typeof v === "string" ? v : pretty(v), { lines: true });
+      row.append(pre);
+    }
+    el.append(row);
+  }
+}
+
+// A value in an <ins> or <del>: a string as its text, a missing value as "(none)", anything
+// else as JSON; `chars` is the whole text's length when the value is its start.
+function valueIn(tag, value, chars) {
+  const el = document.createElement(tag);
+  if (value === null || value === undefined) {
+    el.className = "none";
+    el.textContent = "(none)";
+  } else {
+    writeText(el, typeof value === "string" ? value : JSON.stringify(value),
+      { lines: true, total: chars });
+  }
+  return el;
+}
+
+function appendReplaced(row, a, b) {
+  if (typeof a !== "string" || typeof b !== "string") {
+    row.append(valueIn("del", a), " \u2192 ", valueIn("ins", b));
+    return;
+  }
+  const diff = document.createElement("span");
+  diff.className = "diff";
+  for (const [kind, text] of wordDiff(a, b)) {
+    if (kind === "same") appendSame(diff, text);
+    else diff.append(valueIn(kind, text));
+  }
+  row.append(diff);
+}
+
+// Unchanged text in full when short, else its two ends and how much lies between them.
+function appendSame(el, text) {
+  const cps = Array.from(text);
+  if (cps.length <= SAME_CUT) { appendMarked(el, text, true); return; }
+  const end = SAME_CUT / 2;
+  appendMarked(el, cps.slice(0, end).join(""), true);
+  const gap = document.createElement("span");
+  gap.className = "cut";
+  gap.textContent = " … " + number(cps.length - 2 * end) + " unchanged characters … ";
+  el.append(gap);
+  appendMarked(el, cps.slice(cps.length - end).join(""), true);
+}
+
+// The words of `a` and `b` as runs of same, del and ins: the common start and end are cut off
+// first, and what is left is compared word by word (longest common subsequence) when it is
+// small enough, else shown as removed and added whole.
+function wordDiff(a, b) {
+  const x = a.match(/\s+|[^\s]+/gu) || [], y = b.match(/\s+|[^\s]+/gu) || [];
+  let start = 0;
+  while (start < x.length && start < y.length && x[start] === y[start]) start++;
+  let ex = x.length, ey = y.length;
+  while (ex > start && ey > start && x[ex - 1] === y[ey - 1]) { ex--; ey--; }
+  const runs = [];
+  const push = (kind, text) => {
+    if (!text) return;
+    const last = runs[runs.length - 1];
+    if (last && last[0] === kind) last[1] += text; else runs.push([kind, text]);
+  };
+  push("same", x.slice(0, start).join(""));
+  const mx = x.slice(start, ex), my = y.slice(start, ey);
+  if (mx.length * my.length > 250000) {
+    push("del", mx.join(""));
+    push("ins", my.join(""));
+  } else {
+    // lengths of the longest common subsequences of the suffixes
+    const n = mx.length, m = my.length;
+    const len = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--)
+      for (let j = m - 1; j >= 0; j--)
+        len[i][j] = mx[i] === my[j] ? len[i + 1][j + 1] + 1 : Math.max(len[i + 1][j], len[i][j + 1]);
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      // on a tie the removal comes first, so a replaced word reads old, then new
+      if (i < n && j < m && mx[i] === my[j]) { push("same", mx[i]); i++; j++; }
+      else if (i < n && (j === m || len[i + 1][j] >= len[i][j + 1])) { push("del", mx[i]); i++; }
+      else { push("ins", my[j]); j++; }
+    }
+  }
+  push("same", x.slice(ex).join(""));
+  return runs;
 }
 
 function renderFirstUse(f, first) {

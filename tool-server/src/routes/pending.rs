@@ -98,8 +98,12 @@ pub(crate) async fn list(
     responses(
         (status = 200, description = "The whole operation and its `state`: `id`, `call_id`, \
           `tool`, `arguments` (as the tool will receive them), `preview` (`intent`, `category`, \
-          `reversible`, `change`, `first_use`), `correlation_id`, `session`, `initiator`, \
-          `created_ms`", body = Object),
+          `arguments` without the optional ones left unset, `reversible`, `change`, \
+          `first_use`), `correlation_id`, `session`, `initiator`, `created_ms`. A `change` is \
+          `{\"entries\": [...]}`, each entry an `op`: `add` or `remove` (`label`, `value`, and \
+          `chars`, the whole length, when `value` is the start of a longer text), `replace` \
+          (`label`, `old`, `new`), `touch` (`count`, `what`), `note` (`text`) or `json` \
+          (`value`)", body = Object),
         (status = 401, description = "No or an unknown token", body = ErrorBody),
         (status = 403, description = "The agent's token", body = ErrorBody),
         (status = 404, description = "No such operation", body = ErrorBody),

@@ -17,7 +17,10 @@ pub(crate) const MAX_TEXT_CHARS: usize = 500;
 pub(crate) fn summary(op: &PendingOperation) -> Value {
     let pv = &op.preview;
     let hidden = has_hidden(&op.arguments)
-        || pv.change.as_ref().is_some_and(has_hidden)
+        || pv
+            .change
+            .as_ref()
+            .is_some_and(|c| serde_json::to_value(c).is_ok_and(|v| has_hidden(&v)))
         || hides(&pv.intent)
         || op.session.as_deref().is_some_and(hides);
     json!({

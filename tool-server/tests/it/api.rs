@@ -146,7 +146,7 @@ async fn tools_are_listed_canonically_and_per_provider() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["read_note", "add_note", "delete_note"]);
+    assert_eq!(names, ["read_note", "add_note", "delete_note", "edit_note"]);
     assert_eq!(body["tools"][2]["safety"], "modify");
     assert_eq!(
         body["tools"][1]["parameters"]["required"],
@@ -536,7 +536,7 @@ async fn health_readiness_and_the_openapi_document_need_no_token() {
     assert_eq!((status, &body["status"]), (200, &json!("ok")));
     let (status, body) = s.get("/readyz", None).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["tools"], 3);
+    assert_eq!(body["tools"], 4);
     let (status, doc) = s.get("/api/v1/openapi.json", None).await;
     assert_eq!(status, 200);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{doc}");

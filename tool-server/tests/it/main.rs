@@ -13,4 +13,5 @@ mod limits;
 mod mcp_http;
 mod mcp_revisions;
 mod page;
+mod page_diff;
 mod replicas;

@@ -99,6 +99,44 @@ async fn tools_list_and_a_read_only_call_over_http() {
     assert_eq!(text_of(&result), json!("buy milk"));
 }
 
+/// The form's message, as the official client receives it: the arguments without the optional
+/// one the model left unset, and the change as a `~` line whose values are quoted and whose
+/// hidden characters are escapes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_elicitation_message_shows_the_change_as_lines() {
+    let Some(py) = python() else { return };
+    let s = start().await;
+    let lines = tokio::task::spawn_blocking({
+        let h = s.base.clone();
+        move || {
+            client(
+                &py,
+                &h,
+                "decline",
+                &["edit_note={\"id\": \"n1\", \"text\": \"buy oat\\u200b milk\"}"],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let (_, asked) = call_result(&lines);
+    assert_eq!(asked.len(), 1);
+    let message = &asked[0];
+    assert!(
+        message.contains("\nArguments: {\"id\":\"n1\",\"text\":\"buy oat\\u{200b} milk\"}\n"),
+        "{message}"
+    );
+    assert!(!message.contains("reason"), "an unset argument: {message}");
+    assert!(
+        message.contains(
+            "\nChanges:\n  ~ text: \u{201c}buy milk\u{201d} \u{2192} \u{201c}buy oat\\u{200b} milk\u{201d}\n"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains('\u{200b}'), "{message}");
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
     let Some(py) = python() else { return };
@@ -123,8 +161,8 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
     );
     assert!(asked[0].contains("cannot be undone"), "{}", asked[0]);
     assert!(
-        asked[0].contains("buy milk"),
-        "the preview's change: {}",
+        asked[0].contains("\nChanges:\n  - note n1: \u{201c}buy milk\u{201d}\n"),
+        "the preview's change, as lines: {}",
         asked[0]
     );
     assert_eq!(result["isError"], false, "{result}");

@@ -4,8 +4,8 @@
 //! person's words in the model's transcript.
 //!
 //! Needs `chromium` and `chromedriver` (Debian's `chromium` and `chromium-driver`) on the PATH
-//! or in `TOOLS_CHROMIUM` / `TOOLS_CHROMEDRIVER`; skipped without them, except under CI. With
-//! `TOOLS_PAGE_SCREENSHOT=path` the test saves a screenshot of the page with a pending card.
+//! or in `TOOLS_CHROMIUM` / `TOOLS_CHROMEDRIVER`; skipped without them, except under CI. The
+//! helpers here serve `page_diff` too.
 
 use crate::support;
 
@@ -32,7 +32,7 @@ fn find(var: &str, names: &[&str]) -> Option<PathBuf> {
 }
 
 /// chromedriver on a free port, killed when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -44,7 +44,7 @@ impl Drop for Driver {
     }
 }
 
-fn driver() -> Option<(Driver, PathBuf)> {
+pub(crate) fn driver() -> Option<(Driver, PathBuf)> {
     let tools = (
         find("TOOLS_CHROMEDRIVER", &["chromedriver"]),
         find(
@@ -81,7 +81,7 @@ fn driver() -> Option<(Driver, PathBuf)> {
 }
 
 /// A browser session with a fresh profile; the profile's folder is returned for inspection.
-async fn browser(driver: &Driver, chromium: &PathBuf) -> (Client, PathBuf) {
+pub(crate) async fn browser(driver: &Driver, chromium: &PathBuf) -> (Client, PathBuf) {
     let profile = tempfile::tempdir().unwrap().keep();
     let caps = json!({
         "goog:chromeOptions": {
@@ -113,7 +113,7 @@ async fn browser(driver: &Driver, chromium: &PathBuf) -> (Client, PathBuf) {
     panic!("no WebDriver session: {last:?}");
 }
 
-async fn click(c: &Client, css: &str) {
+pub(crate) async fn click(c: &Client, css: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
@@ -122,7 +122,7 @@ async fn click(c: &Client, css: &str) {
         .unwrap();
 }
 
-async fn text_of(c: &Client, css: &str) -> String {
+pub(crate) async fn text_of(c: &Client, css: &str) -> String {
     c.wait()
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css(css))
@@ -134,7 +134,7 @@ async fn text_of(c: &Client, css: &str) -> String {
 }
 
 /// Waits until the element at `css` has text containing `want`.
-async fn wait_text(c: &Client, css: &str, want: &str) -> String {
+pub(crate) async fn wait_text(c: &Client, css: &str, want: &str) -> String {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let text = match c.find(Locator::Css(css)).await {
@@ -152,7 +152,7 @@ async fn wait_text(c: &Client, css: &str, want: &str) -> String {
     }
 }
 
-async fn displayed(c: &Client, css: &str) -> bool {
+pub(crate) async fn displayed(c: &Client, css: &str) -> bool {
     c.find(Locator::Css(css))
         .await
         .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
@@ -161,7 +161,7 @@ async fn displayed(c: &Client, css: &str) -> bool {
         .unwrap()
 }
 
-async fn enabled(c: &Client, css: &str) -> bool {
+pub(crate) async fn enabled(c: &Client, css: &str) -> bool {
     c.find(Locator::Css(css))
         .await
         .unwrap_or_else(|e| panic!("{css} is not on the page: {e}"))
@@ -172,7 +172,7 @@ async fn enabled(c: &Client, css: &str) -> bool {
 
 /// Opens a card's details, which fetches the operation whole, and waits for the approval to be
 /// possible.
-async fn open_card(c: &Client, card: &str) {
+pub(crate) async fn open_card(c: &Client, card: &str) {
     click(c, &format!("{card} .body summary")).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while !enabled(c, &format!("{card} .approve")).await {
@@ -185,7 +185,7 @@ async fn open_card(c: &Client, card: &str) {
 }
 
 /// The notes server and a handle that mints its sign-in links.
-async fn start_with_links(model: Option<&str>) -> (Server, SignInLinks) {
+pub(crate) async fn start_with_links(model: Option<&str>) -> (Server, SignInLinks) {
     let mut links = None;
     let s = start_full(
         model,
@@ -200,7 +200,12 @@ async fn start_with_links(model: Option<&str>) -> (Server, SignInLinks) {
 }
 
 /// A browser signed in to `s` through a fresh one-time link.
-async fn signed_in(driver: &Driver, chromium: &PathBuf, s: &Server, links: &SignInLinks) -> Client {
+pub(crate) async fn signed_in(
+    driver: &Driver,
+    chromium: &PathBuf,
+    s: &Server,
+    links: &SignInLinks,
+) -> Client {
     let (c, _) = browser(driver, chromium).await;
     c.goto(&links.link(s.addr)).await.unwrap();
     wait_text(&c, "#status", "Live").await;
@@ -255,27 +260,20 @@ async fn an_approver_decides_pending_calls_from_the_page() {
     assert!(!enabled(&c, &format!("{card} .approve")).await);
     open_card(&c, &card).await;
     wait_text(&c, &format!("{card} .arguments"), "\"n1\"").await;
-    let change = text_of(&c, &format!("{card} .change")).await;
-    assert!(
-        change.contains("buy milk"),
-        "the previewer's change: {change}"
+    // the previewer's change: the note that goes, marked as removed
+    assert_eq!(
+        text_of(&c, &format!("{card} .change li.remove .label")).await,
+        "note n1"
+    );
+    assert_eq!(
+        text_of(&c, &format!("{card} .change li.remove del")).await,
+        "buy milk"
     );
     assert!(
         text_of(&c, &format!("{card} .meta"))
             .await
             .contains("started by model")
     );
-    if let Some(path) = std::env::var_os("TOOLS_PAGE_SCREENSHOT") {
-        s.notes
-            .0
-            .lock()
-            .unwrap()
-            .insert("n2".into(), "call the plumber on Monday".into());
-        let second = s.park_delete("n2").await;
-        text_of(&c, &format!(".card[data-op=\"{second}\"] .intent")).await;
-        std::fs::write(path, c.screenshot().await.unwrap()).unwrap();
-        s.executor.deny(&second, None).unwrap();
-    }
 
     // approve: the tool runs once, the card says so, the feed shows the call
     click(&c, &format!("{card} .approve")).await;
@@ -368,7 +366,7 @@ async fn an_approver_decides_pending_calls_from_the_page() {
 }
 
 /// `document.documentElement.scrollWidth` and the window's width.
-async fn widths(c: &Client) -> (u64, u64) {
+pub(crate) async fn widths(c: &Client) -> (u64, u64) {
     let v = c
         .execute(
             "return [document.documentElement.scrollWidth, window.innerWidth];",

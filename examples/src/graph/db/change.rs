@@ -38,6 +38,17 @@ pub enum MergeStrategy {
     PreferSecondary,
 }
 
+impl MergeStrategy {
+    /// The merged node's content when `secondary` is merged into `primary`.
+    pub fn content(self, primary: &Node, secondary: &Node) -> String {
+        match self {
+            MergeStrategy::Combine => format!("{} {}", primary.content, secondary.content),
+            MergeStrategy::PreferPrimary => primary.content.clone(),
+            MergeStrategy::PreferSecondary => secondary.content.clone(),
+        }
+    }
+}
+
 fn get_node(c: &Connection, id: &str) -> Result<Option<Node>, ToolError> {
     c.query_row(
         &format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?1"),
@@ -477,11 +488,7 @@ impl GraphDb {
             let s_edges = edges_of(c, secondary)?;
             let p_edges = edges_of(c, primary)?;
             let mut merged = p.clone();
-            merged.content = match strategy {
-                MergeStrategy::Combine => format!("{} {}", p.content, s.content),
-                MergeStrategy::PreferPrimary => p.content.clone(),
-                MergeStrategy::PreferSecondary => s.content.clone(),
-            };
+            merged.content = strategy.content(&p, &s);
             merged.confidence = p.confidence.max(s.confidence);
             if merged.url.is_none() {
                 merged.url = s.url.clone();

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tool_runtime::executor::Change;
 use tool_runtime::{ErrorCode, State, ToolError, tool};
 
 use super::NodeType;
@@ -50,15 +51,16 @@ pub struct BatchOptions {
 }
 
 /// What the batch will do to each node, checked before anything changes: every node exists,
-/// appears once, and the operation can apply to it.
-pub fn plan(db: &GraphDb, ids: &[String], o: BatchOptions) -> Result<Vec<Value>, ToolError> {
+/// appears once, and the operation can apply to it. The change lists each node's entries in
+/// the order given.
+pub fn plan(db: &GraphDb, ids: &[String], o: BatchOptions) -> Result<Change, ToolError> {
     if ids.is_empty() {
         return Err(
             ToolError::new(ErrorCode::INVALID_ARGUMENTS, "no nodes to apply it to")
                 .recover("list the node ids in node_ids"),
         );
     }
-    let mut out = Vec::new();
+    let mut change = Change::new();
     for (i, id) in ids.iter().enumerate() {
         if ids[..i].contains(id) {
             return Err(ToolError::new(
@@ -69,12 +71,11 @@ pub fn plan(db: &GraphDb, ids: &[String], o: BatchOptions) -> Result<Vec<Value>,
         }
         let node = db.node(id)?;
         let edges = db.edges_of(id)?.len();
-        let mut item = json!({"node_id": node.id, "type": node.kind,
-                              "content_preview": cut(&node.content, 80)});
-        match o.operation {
+        let label = |what: &str| format!("{} {what}", node.id);
+        change = match o.operation {
             BatchTool::RecalculateNodeConfidence => {
                 let a = node_confidence(db, id, o.factor_in_relationships)?;
-                item["change"] = json!(format!("confidence {:.2} → {:.2}", a.old, a.new));
+                change.replaced(label("confidence"), a.old, a.new)
             }
             BatchTool::ReclassifyNode => {
                 let Some(t) = o.new_type else {
@@ -92,11 +93,12 @@ pub fn plan(db: &GraphDb, ids: &[String], o: BatchOptions) -> Result<Vec<Value>,
                     .recover("leave it out of node_ids"));
                 }
                 let lost = if o.preserve_relationships { 0 } else { edges };
-                item["change"] = json!(format!(
-                    "{} → {}; {lost} relationships removed",
-                    node.kind,
-                    t.as_str()
-                ));
+                change
+                    .replaced(label("type"), node.kind.as_str(), t.as_str())
+                    .touches(
+                        lost,
+                        format!("relationships of {} will be removed", node.id),
+                    )
             }
             BatchTool::DeleteNode => {
                 if edges > 0 && !o.cascade {
@@ -106,12 +108,16 @@ pub fn plan(db: &GraphDb, ids: &[String], o: BatchOptions) -> Result<Vec<Value>,
                     )
                     .recover("use cascade=true to remove their relationships too"));
                 }
-                item["change"] = json!(format!("deleted with {edges} relationships"));
+                change
+                    .removed(format!("{} {}", node.kind, node.id), cut(&node.content, 80))
+                    .touches(
+                        edges,
+                        format!("relationships of {} will be removed", node.id),
+                    )
             }
-        }
-        out.push(item);
+        };
     }
-    Ok(out)
+    Ok(change)
 }
 
 fn apply_one(db: &GraphDb, id: &str, o: BatchOptions) -> Result<(Value, i64), ToolError> {

@@ -241,14 +241,11 @@ pub(crate) fn render(request: &ConfirmationRequest) -> String {
             line(&mut out, &format!("  {}: {v}", visible(k)));
         }
     }
-    if let Some(change) = &p.change {
+    if let Some(change) = p.change.as_ref().filter(|c| !c.is_empty()) {
         line(&mut out, "");
         line(&mut out, "Changes:");
-        let text = match change {
-            Value::String(s) => s.clone(),
-            v => serde_json::to_string_pretty(v).unwrap_or_default(),
-        };
-        for l in text.lines() {
+        // already visible: the change renderer escapes every value it writes
+        for l in display::change_lines(change) {
             line(&mut out, &format!("  {l}"));
         }
     }
@@ -384,7 +381,11 @@ mod tests {
                 category: Safety::Modify,
                 arguments: json!({"note_id": "n1"}),
                 reversible: false,
-                change: Some(json!("- note n1")),
+                change: Some(
+                    crate::executor::Change::new()
+                        .removed("note n1", "Ricoeur on distanciation")
+                        .touches(2, "links to it will be removed"),
+                ),
                 first_use: None,
             },
             problem: None,
@@ -409,7 +410,14 @@ mod tests {
         assert!(text.contains("Delete the note \"Ricoeur\""));
         assert!(text.contains("│   note_id: n1 "), "{text}");
         assert!(text.contains("cannot be undone"));
-        assert!(text.contains("- note n1"));
+        assert!(
+            text.contains("│   - note n1: “Ricoeur on distanciation”"),
+            "{text}"
+        );
+        assert!(
+            text.contains("│   ! 2 links to it will be removed"),
+            "{text}"
+        );
         for l in text.lines().filter(|l| l.starts_with('│')) {
             assert_eq!(l.chars().count(), WIDTH, "{l:?}");
         }

@@ -1,5 +1,5 @@
-//! A small notes app served on 127.0.0.1: a read-only tool, a create tool and a delete that a
-//! person must approve, over a SQLite store in a temporary directory.
+//! A small notes app served on 127.0.0.1: a read-only tool, a create tool, and a delete and an
+//! edit that a person must approve, over a SQLite store in a temporary directory.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, VecDeque};
@@ -12,7 +12,7 @@ use axum::response::IntoResponse;
 use serde_json::{Value, json};
 use tool_providers::agent::{Agent, AgentConfig, ChatModel};
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
-use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Previewer};
+use tool_runtime::executor::{Change, Deferred, Executor, ExecutorConfig, Previewer};
 use tool_runtime::store::SqliteStore;
 use tool_runtime::{ErrorCode, State, ToolError, tool};
 use tool_server::{ServerOptions, Tokens};
@@ -74,6 +74,30 @@ pub fn delete_note(
     }
 }
 
+/// Rewrites a note's text.
+#[tool(modify, intent = "Rewrite the note {id}")]
+pub fn edit_note(
+    /// The note to rewrite.
+    id: String,
+    /// Its new text.
+    text: String,
+    /// Why, for the record.
+    reason: Option<String>,
+    State(notes): State<Notes>,
+) -> Result<Value, ToolError> {
+    let _ = reason;
+    match notes.0.lock().unwrap().get_mut(&id) {
+        Some(old) => {
+            *old = text;
+            Ok(json!({ "edited": id }))
+        }
+        None => Err(ToolError::new(
+            ErrorCode::NOT_FOUND,
+            format!("no note {id:?}"),
+        )),
+    }
+}
+
 /// A running server and what the test needs to talk to it.
 pub struct Server {
     pub base: String,
@@ -115,7 +139,7 @@ pub async fn start_full(
         .lock()
         .unwrap()
         .insert("n1".into(), "buy milk".into());
-    let set = tool_runtime::toolset![read_note, add_note, delete_note]
+    let set = tool_runtime::toolset![read_note, add_note, delete_note, edit_note]
         .unwrap()
         .with_state(notes.clone());
     let dir = tempfile::tempdir().unwrap();
@@ -125,8 +149,9 @@ pub async fn start_full(
     let preview: Previewer = Arc::new(move |args: Value, _cx| {
         let id = args["id"].as_str().unwrap_or_default().to_owned();
         let text = seen.get(&id);
-        Box::pin(async move { Ok(json!({ "removes": { "id": id, "text": text } })) })
+        Box::pin(async move { Ok(Change::new().removed(format!("note {id}"), text)) })
     });
+    let seen = notes.clone();
     let mut cfg = ExecutorConfig {
         auto_confirm_create: true,
         ..ExecutorConfig::default()
@@ -134,6 +159,10 @@ pub async fn start_full(
     config(&mut cfg);
     let executor = Executor::builder(set)
         .preview_with("delete_note", preview)
+        .preview::<edit_note>(move |args, _cx| {
+            let old = seen.get(&args.id);
+            Box::pin(async move { Ok(Change::new().replaced("text", old, args.text)) })
+        })
         .config(cfg)
         .store(Arc::new(store))
         .confirmation(Deferred)
@@ -201,6 +230,19 @@ impl Server {
     }
 
     /// Parks a delete of `id` as a pending operation and returns its id.
+    /// Parks an edit of note `id` to `text`; returns the operation id.
+    pub async fn park_edit(&self, id: &str, text: &str) -> String {
+        let (status, body) = self
+            .post(
+                "/api/v1/tools/edit_note/call",
+                Some(AGENT),
+                json!({ "arguments": { "id": id, "text": text } }),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+        body["operation_id"].as_str().unwrap().to_owned()
+    }
+
     pub async fn park_delete(&self, id: &str) -> String {
         let (status, body) = self
             .post(

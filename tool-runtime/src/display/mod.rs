@@ -11,11 +11,22 @@
 //!
 //! [`width`] is the number of terminal columns a visible string takes, for layouts (the
 //! confirmation box) that pad to a fixed width.
+//!
+//! [`quoted`] is how a value is shown inside the server's own words (an intent sentence, a line
+//! of a change): quoted so that it cannot close its quotation, cut with its length shown.
+//! [`change_lines`] draws a [`Change`](crate::executor::Change) as `+`, `-` and `~` lines, for
+//! every surface that shows text (the terminal box, `tools pending`, the MCP elicitation
+//! message).
 
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use serde_json::Value;
 use unicode_general_category::{GeneralCategory, get_general_category};
+
+mod change;
+
+pub use change::{CHANGE_VALUE_CHARS, change_lines, change_text};
 
 /// `text` with every character that a terminal would act on, or that would hide or reorder
 /// text, written as an escape instead: C0 and C1 controls (newline and tab included), DEL,
@@ -63,6 +74,64 @@ fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// `value` as the server's words show it: a string between `“` and `”` with any quotation mark
+/// inside it escaped (it cannot end the quotation early), numbers, booleans and null as they
+/// are, arrays and objects as compact JSON; [visible] and cut after `max_chars`
+/// characters, followed by its full length (`“Meeting…” (200000 chars)`). `chars` is the whole
+/// length when `value` is already the start of a longer text.
+pub fn quoted(value: &Value, max_chars: usize, chars: Option<u64>) -> String {
+    let (text, quote) = match value {
+        Value::String(s) => (Cow::Borrowed(s.as_str()), true),
+        other => (Cow::Owned(other.to_string()), false),
+    };
+    let whole = |held: usize| chars.map_or(held, |c| (c as usize).max(held));
+    let (shown, total) = match text.char_indices().nth(max_chars) {
+        Some((end, _)) => (&text[..end], Some(whole(text.chars().count()))),
+        None => {
+            let held = text.chars().count();
+            (&*text, Some(whole(held)).filter(|&t| t > held))
+        }
+    };
+    let mut out = String::with_capacity(shown.len() + 16);
+    push_quoted(&mut out, shown, quote, false, total.is_some());
+    if let Some(total) = total {
+        let _ = write!(out, " ({total} chars)");
+    }
+    out
+}
+
+/// Writes `shown` made visible, between `“` and `”` when `quote` (inner quotation marks
+/// escaped), with `…` before it when `lead` and after it when `trail`.
+pub(crate) fn push_quoted(out: &mut String, shown: &str, quote: bool, lead: bool, trail: bool) {
+    let shown = visible(shown);
+    if quote {
+        out.push('\u{201c}');
+    }
+    if lead {
+        out.push('\u{2026}');
+    }
+    if quote {
+        for c in shown.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' | '\u{2036}'
+                | '\u{ab}' | '\u{bb}' | '\u{301d}' | '\u{301e}' | '\u{301f}' | '\u{ff02}' => {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+    } else {
+        out.push_str(&shown);
+    }
+    if trail {
+        out.push('\u{2026}');
+    }
+    if quote {
+        out.push('\u{201d}');
+    }
 }
 
 /// Whether a terminal would act on `c`, or `c` would hide or reorder the text around it: the
