@@ -34,7 +34,10 @@
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
 //! the model on the other side can correct itself; a denial is the user's choice and is not
-//! flagged as an error.
+//! flagged as an error. A call that did not run (denied, or waiting for a person) also carries
+//! `structuredContent` in a "not run" form, which the declared `outputSchema` of a tool admits
+//! beside the tool's own output (`anyOf`), so that clients that check results against the schema
+//! accept it.
 //!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
@@ -50,6 +53,7 @@
 
 mod door;
 mod elicit;
+mod not_run;
 mod rounds;
 
 use std::sync::Arc;
@@ -172,9 +176,12 @@ impl McpServer {
                     name: def.name.to_string(),
                     reason,
                 };
-                let declaration = Mcp
+                let mut declaration = Mcp
                     .declare(def)
                     .map_err(|e: CodecError| fail(e.to_string()))?;
+                if let Some(own) = declaration.get("outputSchema") {
+                    declaration["outputSchema"] = not_run::declared(own);
+                }
                 serde_json::from_value::<Tool>(declaration).map_err(|e| fail(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -314,6 +321,7 @@ fn tool_call(params: &CallToolRequestParams, request_id: &str) -> ToolCall {
 /// the same whether a model or an MCP client made the call. It is a complete result
 /// (`resultType: "complete"`); rmcp takes the field out for a client of an earlier revision.
 fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
+    let not_run = not_run::structured(outcome);
     let outcome = match outcome {
         Outcome::Success { value, .. } => ToolOutcome::Success(value.clone()),
         Outcome::Error { error } => ToolOutcome::Error(error.clone()),
@@ -324,16 +332,12 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
         Outcome::Pending {
             operation_id,
             preview,
-        } => ToolOutcome::Success(json!({
-            "status": "pending",
-            "operation_id": operation_id,
-            "preview": preview,
-            "message": "This call waits for a person's approval and has not run. \
-                        Tell the user it is pending; do not retry it.",
-        })),
+        } => ToolOutcome::Success(not_run::pending(
+            operation_id,
+            serde_json::to_value(preview).ok(),
+            not_run::WAITS,
+        )),
     };
-    let pending =
-        matches!(&outcome, ToolOutcome::Success(v) if v.get("status") == Some(&json!("pending")));
     let encoded = Mcp
         .encode_results(&[ToolResult::new(call, outcome)])
         .pop()
@@ -349,9 +353,9 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
             json!({"error": error.to_json()}).to_string(),
         )])
     });
-    if pending {
-        // A pending status does not match the tool's outputSchema.
-        result.structured_content = None;
+    if let Some(form) = not_run {
+        // the declared outputSchema admits it beside the tool's own output
+        result.structured_content = Some(form);
     }
     result.result_type = Some(ResultType::COMPLETE);
     result
@@ -507,14 +511,13 @@ impl McpServer {
                 .pending_operation(&ticket.op)
                 .ok()
                 .flatten()
-                .map(|op| op.preview);
-            let body = json!({
-                "status": "pending",
-                "operation_id": ticket.op,
-                "preview": preview,
-                "message": message,
-            });
-            CallToolResult::success(vec![rmcp::model::ContentBlock::text(body.to_string())]).into()
+                .and_then(|op| serde_json::to_value(op.preview).ok());
+            let body = not_run::pending(&ticket.op, preview, message);
+            let mut result =
+                CallToolResult::success(vec![rmcp::model::ContentBlock::text(body.to_string())]);
+            result.structured_content = Some(body);
+            result.result_type = Some(ResultType::COMPLETE);
+            result.into()
         };
         if now_ms() > ticket.until_ms {
             return Ok(pending(
@@ -559,10 +562,7 @@ impl McpServer {
                 self.deny(&ticket.op, reason, route).await
             }
             Answer::Timeout | Answer::Defer => {
-                return Ok(pending(
-                    "This call waits for a person's approval and has not run. Tell the user \
-                     it is pending; do not retry it.",
-                ));
+                return Ok(pending(not_run::WAITS));
             }
         };
         Ok(match decided {
