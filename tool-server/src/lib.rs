@@ -48,6 +48,7 @@ mod conn;
 mod error;
 mod hygiene;
 mod link;
+mod mcp_gate;
 mod options;
 mod page;
 mod routes;
@@ -146,8 +147,14 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();
+    let gate = mcp_gate::Gate {
+        allowed_hosts: hosts.clone(),
+        sessions: sessions.clone(),
+        max_body_bytes,
+    };
     let mcp = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(gate, mcp_gate::gate))
         .layer(axum::middleware::from_fn_with_state(
             sessions,
             sessions::limit,

@@ -189,6 +189,8 @@ impl ServerOptions {
     /// `::1`; an entry with a port allows only that port): the guard against DNS rebinding that
     /// the MCP specification asks of HTTP servers, which the API and the approvals page need as
     /// much. A server reached under another name lists it here; an empty list allows any name.
+    /// A browser page may send to `/mcp` from an origin under these names, a loopback one, or
+    /// the origin the request itself names; any other `Origin` is refused.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
         self

@@ -71,7 +71,7 @@ use serde_json::{Value, json};
 use tool_runtime::executor::{Answer, Outcome};
 use tool_runtime::{CallContext, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments};
 
-pub use door::DEFAULT_MAX_REQUEST_BYTES;
+pub use door::{DEFAULT_MAX_REQUEST_BYTES, malformed};
 pub use elicit::EDITED_ARGUMENTS_FIELD;
 
 use crate::codec::mcp::Mcp;
@@ -378,9 +378,20 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            // every tool is in the first page and no cursor was ever issued: one is made up
+            return Err(rmcp::ErrorData::invalid_params(
+                format!(
+                    "cursor {:?} is not one this server issued: tools/list answers every tool \
+                     in one page, without a cursor",
+                    tool_runtime::display::visible_prefix(&cursor, 64)
+                ),
+                None,
+            ));
+        }
         let mut result = ListToolsResult::with_all_items(self.tools.to_vec());
         if context
             .protocol_version()

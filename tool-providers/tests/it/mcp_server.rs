@@ -249,6 +249,32 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         );
     }
 
+    // a request whose id is null is answered with `id: null`, a wrong version with its id
+    send(r#"{"jsonrpc": "2.0", "id": null, "method": "tools/list"}"#.to_owned()).await;
+    let a = next(&mut answers).await;
+    assert_eq!(a.as_object().unwrap().get("id"), Some(&Value::Null), "{a}");
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    send(r#"{"jsonrpc": "1.0", "id": 15, "method": "tools/list"}"#.to_owned()).await;
+    let a = next(&mut answers).await;
+    assert_eq!(
+        (&a["id"], &a["error"]["code"]),
+        (&json!(15), &json!(-32600)),
+        "{a}"
+    );
+    // every tool is in the first page: a cursor is one the server never issued
+    send(
+        json!({"jsonrpc": "2.0", "id": 16, "method": "tools/list",
+                "params": {"cursor": "bogus"}})
+        .to_string(),
+    )
+    .await;
+    let a = next(&mut answers).await;
+    assert_eq!(
+        (&a["id"], &a["error"]["code"]),
+        (&json!(16), &json!(-32602)),
+        "{a}"
+    );
+
     let huge = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
         "name": "search_notes", "arguments": {"query": "x".repeat(200_000)}}});
     send(huge.to_string()).await;
