@@ -247,7 +247,7 @@ impl McpServer {
         }
     }
 
-    /// Runs one `tools/call` through the executor; the MCP call's request id becomes the call id.
+    /// Runs one `tools/call` through the executor as the call `request_id`.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
         let call = tool_call(&params, request_id);
         let outcome = self.run(&self.executor, &call, &self.session).await;
@@ -663,13 +663,19 @@ impl McpServer {
     }
 }
 
-/// A stable call id from the JSON-RPC request id (a number or a string).
+/// The call id for a `tools/call`: the JSON-RPC request id, for a person reading the audit
+/// trail beside the client's log, and a random part, since clients number their requests from
+/// the same start and the calls of every session, process and replica share one store (two
+/// pending operations must never both be `mcp-77`).
 fn request_id(id: &rmcp::model::RequestId) -> String {
-    let raw = serde_json::to_value(id).unwrap_or(Value::Null);
-    match raw {
-        Value::String(s) => format!("mcp-{s}"),
-        other => format!("mcp-{other}"),
-    }
+    let raw = match serde_json::to_value(id).unwrap_or(Value::Null) {
+        Value::String(s) => tool_runtime::display::visible_prefix(&s, 64),
+        other => other.to_string(),
+    };
+    let mut random = [0u8; 6];
+    getrandom::fill(&mut random).expect("the operating system's randomness is available");
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("mcp-{raw}-{random}")
 }
 
 /// The name the client gave in this request (or its session's handshake).

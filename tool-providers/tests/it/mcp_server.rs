@@ -159,6 +159,32 @@ async fn invalid_arguments_and_unknown_tools_are_structured_tool_errors() {
 }
 
 #[tokio::test]
+async fn call_ids_are_unique_across_sessions_whose_clients_number_alike() {
+    let f = connect().await;
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let other = McpServer::new(f.executor.clone());
+    tokio::spawn(async move { other.serve_on(server_io).await });
+    let second = ().serve(client_io).await.expect("initialize handshake");
+    // both clients' first call has the same JSON-RPC id
+    for client in [&f.client, &second] {
+        client
+            .call_tool(call("delete_note", json!({"id": 4})))
+            .await
+            .unwrap();
+    }
+    let ids: Vec<String> = f
+        .executor
+        .pending()
+        .unwrap()
+        .iter()
+        .map(|op| op.preview.call_id.to_string())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(ids.iter().all(|id| id.starts_with("mcp-")), "{ids:?}");
+}
+
+#[tokio::test]
 async fn a_modifying_call_waits_for_a_person_and_the_client_cannot_approve_it() {
     let f = connect().await;
     // The arguments try to approve the call themselves: they are not a decision.
