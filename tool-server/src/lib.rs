@@ -194,9 +194,16 @@ fn mcp_service(
     sessions: Arc<McpSessions>,
 ) -> StreamableHttpService<McpServer, McpSessions> {
     let key = sessions::request_state_key(options.tokens.approver());
-    let server = McpServer::new(executor.clone())
+    let mut server = McpServer::new(executor.clone())
         .request_state_key(&key)
-        .expect("a derived key is 32 bytes");
+        .expect("a derived key is 32 bytes")
+        .named(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+    if let Some((name, version)) = &options.mcp_info {
+        server = server.named(name, version);
+    }
+    if let Some(text) = &options.mcp_instructions {
+        server = server.instructions(text);
+    }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.iter().cloned())
         .with_max_request_body_bytes(max_body_bytes);
