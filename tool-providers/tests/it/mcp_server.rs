@@ -337,3 +337,91 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         .unwrap()
         .unwrap();
 }
+
+/// A host whose person never answers in time; it keeps the requests the server cancelled.
+#[derive(Clone, Default)]
+struct Slow(Arc<std::sync::Mutex<Vec<rmcp::model::CancelledNotificationParam>>>);
+
+impl rmcp::handler::client::ClientHandler for Slow {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "slow-host", "version": "1"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        Err(rmcp::ErrorData::internal_error("too late", None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test]
+async fn an_elicitation_the_server_gives_up_on_is_cancelled_at_the_client() {
+    let set = ToolSet::new().with::<delete_note>().unwrap();
+    let config = tool_runtime::executor::ExecutorConfig {
+        confirmation_timeout_ms: 300,
+        ..Default::default()
+    };
+    let executor = Executor::builder(set)
+        .config(config)
+        .store(Arc::new(MemoryStore::new()))
+        .build()
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(executor)
+        .in_band_confirmation(tool_providers::mcp::InBandConfirmation::AnyClient);
+    tokio::spawn(async move { server.serve_on(server_io).await });
+    let host = Slow::default();
+    let client = host.clone().serve(client_io).await.unwrap();
+    let r = client
+        .call_tool(call("delete_note", json!({"id": 4})))
+        .await
+        .unwrap();
+    assert_eq!(text(&r)["status"], "denied", "{r:?}");
+    for _ in 0..50 {
+        if !host.0.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = host.0.lock().unwrap().clone();
+    assert_eq!(cancelled.len(), 1, "once, past the timeout: {cancelled:?}");
+    assert!(cancelled[0].request_id.is_some(), "{cancelled:?}");
+
+    // the client gives its call up while its person is being asked: the question goes too
+    let mut params = CallToolRequestParams::new("delete_note");
+    params.arguments = json!({"id": 5}).as_object().cloned();
+    let handle = client
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    handle.cancel(None).await.unwrap();
+    for _ in 0..50 {
+        if host.0.lock().unwrap().len() > 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = host.0.lock().unwrap().clone();
+    assert_eq!(cancelled.len(), 2, "{cancelled:?}");
+    assert_ne!(cancelled[0].request_id, cancelled[1].request_id);
+}
