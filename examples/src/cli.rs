@@ -146,8 +146,9 @@ pub async fn run_tools(
 /// Ctrl-C. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
 /// them, on a loopback address, fresh ones are made, the agent's is printed, and so is a one-time
 /// sign-in link to the approvals page. The addresses are printed on stderr (`API:
-/// http://ADDR/api/v1/tools ...`).
-pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
+/// http://ADDR/api/v1/tools ...`). MCP clients are told the application's `name` and this
+/// crate's version in `serverInfo`, and `instructions` for their model.
+pub async fn serve(addr: SocketAddr, executor: Executor, name: &str, instructions: &str) -> ! {
     let tokens = match Tokens::from_env() {
         Ok(Some(t)) => t,
         Ok(None) => Tokens::generate(),
@@ -156,7 +157,9 @@ pub async fn serve(addr: SocketAddr, executor: Executor) -> ! {
             std::process::exit(2)
         }
     };
-    let options = ServerOptions::new(tokens.clone());
+    let options = ServerOptions::new(tokens.clone())
+        .mcp_server_info(name, env!("CARGO_PKG_VERSION"))
+        .mcp_instructions(instructions);
     let listener = tool_server::bind(addr, &options).await.unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)

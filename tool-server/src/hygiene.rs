@@ -44,9 +44,9 @@ pub(crate) async fn allowed_host(
 /// A host and port, compared as rmcp compares them at `/mcp`: the name without brackets and in
 /// lower case; an allowed entry without a port allows any port.
 #[derive(Debug, PartialEq)]
-struct Authority {
-    host: String,
-    port: Option<u16>,
+pub(crate) struct Authority {
+    pub(crate) host: String,
+    pub(crate) port: Option<u16>,
 }
 
 impl Authority {
@@ -62,7 +62,7 @@ impl Authority {
         })
     }
 
-    fn new(host: &str, port: Option<u16>) -> Self {
+    pub(crate) fn new(host: &str, port: Option<u16>) -> Self {
         Authority {
             host: host
                 .trim_start_matches('[')
@@ -72,7 +72,16 @@ impl Authority {
         }
     }
 
-    fn is_in(&self, allowed: &[String]) -> bool {
+    /// Whether the name is this machine's own (`localhost`, `127.0.0.0/8`, `::1`).
+    pub(crate) fn is_loopback(&self) -> bool {
+        self.host == "localhost"
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
+    pub(crate) fn is_in(&self, allowed: &[String]) -> bool {
         allowed
             .iter()
             .filter_map(|a| Authority::parse(a))
@@ -80,7 +89,7 @@ impl Authority {
     }
 }
 
-fn host_of(uri: &Uri, headers: &HeaderMap) -> Option<Authority> {
+pub(crate) fn host_of(uri: &Uri, headers: &HeaderMap) -> Option<Authority> {
     match headers.get(header::HOST) {
         Some(host) => {
             let a: axum::http::uri::Authority = host.to_str().ok()?.parse().ok()?;

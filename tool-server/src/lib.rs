@@ -48,6 +48,7 @@ mod conn;
 mod error;
 mod hygiene;
 mod link;
+mod mcp_gate;
 mod options;
 mod page;
 mod routes;
@@ -151,8 +152,14 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();
+    let gate = mcp_gate::Gate {
+        allowed_hosts: hosts.clone(),
+        sessions: sessions.clone(),
+        max_body_bytes,
+    };
     let mcp = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(gate, mcp_gate::gate))
         .layer(axum::middleware::from_fn_with_state(
             sessions,
             sessions::limit,
@@ -192,9 +199,16 @@ fn mcp_service(
     sessions: Arc<McpSessions>,
 ) -> StreamableHttpService<McpServer, McpSessions> {
     let key = sessions::request_state_key(options.tokens.approver());
-    let server = McpServer::new(executor.clone())
+    let mut server = McpServer::new(executor.clone())
         .request_state_key(&key)
-        .expect("a derived key is 32 bytes");
+        .expect("a derived key is 32 bytes")
+        .named(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+    if let Some((name, version)) = &options.mcp_info {
+        server = server.named(name, version);
+    }
+    if let Some(text) = &options.mcp_instructions {
+        server = server.instructions(text);
+    }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.iter().cloned())
         .with_max_request_body_bytes(max_body_bytes);

@@ -158,6 +158,9 @@ fn random_token() -> String {
 pub struct ServerOptions {
     pub(crate) tokens: Tokens,
     pub(crate) max_body_bytes: Option<usize>,
+    /// The name and version `/mcp` reports in `serverInfo`, and its instructions.
+    pub(crate) mcp_info: Option<(String, String)>,
+    pub(crate) mcp_instructions: Option<String>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
     pub(crate) serving: crate::conn::Serving,
@@ -171,6 +174,8 @@ impl ServerOptions {
         ServerOptions {
             tokens,
             max_body_bytes: None,
+            mcp_info: None,
+            mcp_instructions: None,
             agent: None,
             links: SignInLinks::new(&approver),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
@@ -189,8 +194,23 @@ impl ServerOptions {
     /// `::1`; an entry with a port allows only that port): the guard against DNS rebinding that
     /// the MCP specification asks of HTTP servers, which the API and the approvals page need as
     /// much. A server reached under another name lists it here; an empty list allows any name.
+    /// A browser page may send to `/mcp` from an origin under these names, a loopback one, or
+    /// the origin the request itself names; any other `Origin` is refused.
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The name and version `/mcp` reports to MCP clients in `serverInfo`: the application's,
+    /// which a host shows its person and keys its configuration by (by default this crate's).
+    pub fn mcp_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.mcp_info = Some((name.into(), version.into()));
+        self
+    }
+
+    /// What `/mcp` tells the client's model about the server in `initialize`'s `instructions`.
+    pub fn mcp_instructions(mut self, text: impl Into<String>) -> Self {
+        self.mcp_instructions = Some(text.into());
         self
     }
 

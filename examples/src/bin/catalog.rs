@@ -73,7 +73,13 @@ async fn main() -> ExitCode {
                 .confirmation(Deferred)
                 .build()
                 .unwrap_or_else(|e| fail(e));
-            cli::serve(addr, executor).await
+            cli::serve(
+                addr,
+                executor,
+                "tool-catalog",
+                "A catalog of read-only tools (conversions, look-ups and the like); none changes anything.",
+            )
+            .await
         }
         None => {}
     }

@@ -192,7 +192,14 @@ async fn main() -> ExitCode {
         graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e));
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
-        cli::serve(*addr, executor).await
+        cli::serve(
+            *addr,
+            executor,
+            "knowledge-graph",
+            "A research knowledge graph. Changes wait for a person's approval on the approvals \
+             page; a pending call has not run, so tell the user and do not retry it.",
+        )
+        .await
     } else if args.mcp {
         // stdout is the protocol channel: nothing else may be printed there.
         // Confirming in-band is the operator's grant: the MCP host's configuration sets

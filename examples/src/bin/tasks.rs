@@ -100,7 +100,13 @@ async fn main() -> ExitCode {
                 ExecutorConfig::default(),
             )
             .unwrap_or_else(|e| fail(e));
-            cli::serve(addr, executor).await
+            cli::serve(
+                addr,
+                executor,
+                "task-manager",
+                "A task manager. Updates and deletions wait for a person's approval on the approvals page; a pending call has not run, so tell the user and do not retry it.",
+            )
+            .await
         }
         None => {}
     }

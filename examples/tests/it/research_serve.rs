@@ -1,5 +1,5 @@
 //! `research serve`: the research assistant's tools over HTTP from the real binary, on its
-//! SQLite files. A note created through the API waits for the approver, then exists exactly once;
+//! SQLite files. MCP clients are told the app's own name and instructions; a note created through the API waits for the approver, then exists exactly once;
 //! a server asked for a public address without configured tokens refuses to start.
 
 use std::io::{BufRead, BufReader};
@@ -53,6 +53,46 @@ fn start(db: &std::path::Path, home: &std::path::Path) -> (Server, String) {
         }
     };
     (Server(child), base)
+}
+
+#[tokio::test]
+async fn mcp_clients_are_told_the_apps_own_name_and_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, base) = start(&dir.path().join("research.sqlite"), dir.path());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let res = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(AGENT)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    let answer: Value = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find_map(|d| serde_json::from_str(d.trim()).ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    let result = &answer["result"];
+    assert_eq!(
+        result["serverInfo"]["name"], "research-assistant",
+        "{answer}"
+    );
+    assert_eq!(
+        result["serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{answer}"
+    );
+    assert!(
+        result["instructions"]
+            .as_str()
+            .is_some_and(|t| t.contains("approval")),
+        "{answer}"
+    );
 }
 
 #[tokio::test]

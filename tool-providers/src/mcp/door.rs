@@ -75,14 +75,16 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
-fn error_line(id: &Value, code: i64, message: String) -> Vec<u8> {
-    let mut line = json!({
+fn error(id: &Value, code: i64, message: String) -> Value {
+    json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {"code": code, "message": message},
     })
-    .to_string()
-    .into_bytes();
+}
+
+fn error_line(id: &Value, code: i64, message: String) -> Vec<u8> {
+    let mut line = error(id, code, message).to_string().into_bytes();
     line.push(b'\n');
     line
 }
@@ -93,10 +95,26 @@ fn refusal(line: &[u8]) -> Option<Vec<u8>> {
     if text.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    let message: Value = match serde_json::from_slice(text) {
+    let mut answer = malformed(text)?.to_string().into_bytes();
+    answer.push(b'\n');
+    Some(answer)
+}
+
+/// The JSON-RPC error answer for a message no MCP server can serve as it is, or `None` for one
+/// to hand on: `-32700` when it is not JSON; `-32600` when it is not one JSON-RPC 2.0 object
+/// (a batch, which MCP removed, a wrong or missing `jsonrpc`, an `id` that is neither a string
+/// nor a number); `-32602` for a `tools/call` whose params cannot name a tool and its
+/// arguments. The answer carries the message's `id` when it has a usable one, and `id: null`
+/// otherwise, as JSON-RPC asks.
+///
+/// rmcp decodes a message into its typed requests in one step, so without this a `tools/call`
+/// with wrong params is "method not found" and a message that is not JSON gets no JSON-RPC
+/// answer at all; both byte streams and HTTP serve every message through this check first.
+pub fn malformed(message: &[u8]) -> Option<Value> {
+    let message: Value = match serde_json::from_slice(message) {
         Ok(v) => v,
         Err(e) => {
-            return Some(error_line(
+            return Some(error(
                 &Value::Null,
                 PARSE_ERROR,
                 format!("the message is not JSON: {e}"),
@@ -105,13 +123,39 @@ fn refusal(line: &[u8]) -> Option<Vec<u8>> {
     };
     let Some(object) = message.as_object() else {
         // batches were removed from MCP; anything else is not a message
-        return Some(error_line(
+        return Some(error(
             &Value::Null,
             INVALID_REQUEST,
             "a message must be one JSON-RPC object".to_owned(),
         ));
     };
-    let id = object.get("id")?;
+    let id = object.get("id");
+    let answer_id = match id {
+        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        _ => Value::Null,
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error(
+            &answer_id,
+            INVALID_REQUEST,
+            "the message must say \"jsonrpc\": \"2.0\"".to_owned(),
+        ));
+    }
+    let id = match id {
+        // a notification, or a response: nothing to answer with an id
+        None => return None,
+        Some(Value::String(_) | Value::Number(_)) => &answer_id,
+        Some(other) => {
+            return Some(error(
+                &Value::Null,
+                INVALID_REQUEST,
+                format!(
+                    "a request's id must be a string or a number, not {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    };
     if object.get("method").and_then(Value::as_str) != Some("tools/call") {
         return None;
     }
@@ -131,7 +175,7 @@ fn refusal(line: &[u8]) -> Option<Vec<u8>> {
         },
         Some(other) => Some(format!("params must be an object, not {}", kind_of(other))),
     };
-    problem.map(|message| error_line(id, INVALID_PARAMS, message))
+    problem.map(|message| error(id, INVALID_PARAMS, message))
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -259,6 +303,15 @@ mod tests {
         }
         assert_eq!(answer("{nope").unwrap()["error"]["code"], PARSE_ERROR);
         assert_eq!(answer("[1, 2]").unwrap()["error"]["code"], INVALID_REQUEST);
+        let wrong = answer(r#"{"jsonrpc":"1.0","id":4,"method":"tools/list"}"#).unwrap();
+        assert_eq!(
+            (&wrong["id"], &wrong["error"]["code"]),
+            (&json!(4), &json!(INVALID_REQUEST))
+        );
+        let null_id = answer(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#).unwrap();
+        assert_eq!(null_id["error"]["code"], INVALID_REQUEST);
+        let members = null_id.as_object().unwrap();
+        assert_eq!(members.get("id"), Some(&Value::Null), "{null_id}");
     }
 
     #[tokio::test]

@@ -7,8 +7,11 @@
 //! again); decline and cancel are denials; no answer within the confirmation timeout is a denial.
 
 use futures::future::BoxFuture;
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientResult, ElicitRequestParams,
+    ElicitationAction, RequestId, ServerNotification, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::display::{change_text, visible, visible_lines, visible_prefix};
 use tool_runtime::executor::{
@@ -158,19 +161,63 @@ impl ConfirmationHandler for Elicit {
             let Some(params) = params(request) else {
                 return Answer::Defer;
             };
-            match self
-                .peer
-                .create_elicitation_with_timeout(params, Some(request.timeout))
-                .await
-            {
-                Ok(result) => answer(result.action, result.content.as_ref()),
+            let asked = ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+            // the executor's confirmation timeout bounds the wait: one clock, one cancellation
+            let options = PeerRequestOptions::no_options();
+            let handle = match self.peer.send_request_with_option(asked, options).await {
+                Ok(handle) => handle,
+                Err(e) => {
+                    tracing::warn!(error = %e, "elicitation failed; the call is parked instead");
+                    return Answer::Defer;
+                }
+            };
+            // the executor stops waiting at its confirmation timeout, and the client's call may
+            // be cancelled meanwhile: either drops this future, and the client is told to take
+            // the form down
+            let mut abandoned = Abandoned(Some((self.peer.clone(), handle.id.clone())));
+            let result = handle.await_response().await;
+            abandoned.0 = None;
+            match result {
+                Ok(ClientResult::ElicitResult(result)) => {
+                    answer(result.action, result.content.as_ref())
+                }
                 Err(rmcp::service::ServiceError::Timeout { .. }) => Answer::Timeout,
+                Ok(_) => {
+                    tracing::warn!("the client answered an elicitation with another result");
+                    Answer::Defer
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "elicitation failed; the call is parked instead");
                     Answer::Defer
                 }
             }
         })
+    }
+}
+
+/// An elicitation the server stopped waiting for before its answer came: dropped, it sends the
+/// client `notifications/cancelled` for the request, so a host does not leave a form open
+/// whose answer nobody reads.
+struct Abandoned(Option<(Peer<RoleServer>, RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let params = CancelledNotificationParam::new(
+                Some(id),
+                Some("the server stopped waiting for the answer".to_owned()),
+            );
+            let notification = CancelledNotification::new(params);
+            let _ = peer
+                .send_notification(ServerNotification::CancelledNotification(notification))
+                .await;
+        });
     }
 }
 

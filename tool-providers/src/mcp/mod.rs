@@ -34,7 +34,10 @@
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
 //! the model on the other side can correct itself; a denial is the user's choice and is not
-//! flagged as an error.
+//! flagged as an error. A call that did not run (denied, or waiting for a person) also carries
+//! `structuredContent` in a "not run" form, which the declared `outputSchema` of a tool admits
+//! beside the tool's own output (`anyOf`), so that clients that check results against the schema
+//! accept it.
 //!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
@@ -50,6 +53,7 @@
 
 mod door;
 mod elicit;
+mod not_run;
 mod rounds;
 
 use std::sync::Arc;
@@ -67,7 +71,7 @@ use serde_json::{Value, json};
 use tool_runtime::executor::{Answer, Outcome};
 use tool_runtime::{CallContext, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments};
 
-pub use door::DEFAULT_MAX_REQUEST_BYTES;
+pub use door::{DEFAULT_MAX_REQUEST_BYTES, malformed};
 pub use elicit::EDITED_ARGUMENTS_FIELD;
 
 use crate::codec::mcp::Mcp;
@@ -172,9 +176,12 @@ impl McpServer {
                     name: def.name.to_string(),
                     reason,
                 };
-                let declaration = Mcp
+                let mut declaration = Mcp
                     .declare(def)
                     .map_err(|e: CodecError| fail(e.to_string()))?;
+                if let Some(own) = declaration.get("outputSchema") {
+                    declaration["outputSchema"] = not_run::declared(own);
+                }
                 serde_json::from_value::<Tool>(declaration).map_err(|e| fail(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -240,7 +247,7 @@ impl McpServer {
         }
     }
 
-    /// Runs one `tools/call` through the executor; the MCP call's request id becomes the call id.
+    /// Runs one `tools/call` through the executor as the call `request_id`.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
         let call = tool_call(&params, request_id);
         let outcome = self.run(&self.executor, &call, &self.session).await;
@@ -314,6 +321,7 @@ fn tool_call(params: &CallToolRequestParams, request_id: &str) -> ToolCall {
 /// the same whether a model or an MCP client made the call. It is a complete result
 /// (`resultType: "complete"`); rmcp takes the field out for a client of an earlier revision.
 fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
+    let not_run = not_run::structured(outcome);
     let outcome = match outcome {
         Outcome::Success { value, .. } => ToolOutcome::Success(value.clone()),
         Outcome::Error { error } => ToolOutcome::Error(error.clone()),
@@ -324,16 +332,12 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
         Outcome::Pending {
             operation_id,
             preview,
-        } => ToolOutcome::Success(json!({
-            "status": "pending",
-            "operation_id": operation_id,
-            "preview": preview,
-            "message": "This call waits for a person's approval and has not run. \
-                        Tell the user it is pending; do not retry it.",
-        })),
+        } => ToolOutcome::Success(not_run::pending(
+            operation_id,
+            serde_json::to_value(preview).ok(),
+            not_run::WAITS,
+        )),
     };
-    let pending =
-        matches!(&outcome, ToolOutcome::Success(v) if v.get("status") == Some(&json!("pending")));
     let encoded = Mcp
         .encode_results(&[ToolResult::new(call, outcome)])
         .pop()
@@ -349,9 +353,9 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
             json!({"error": error.to_json()}).to_string(),
         )])
     });
-    if pending {
-        // A pending status does not match the tool's outputSchema.
-        result.structured_content = None;
+    if let Some(form) = not_run {
+        // the declared outputSchema admits it beside the tool's own output
+        result.structured_content = Some(form);
     }
     result.result_type = Some(ResultType::COMPLETE);
     result
@@ -374,9 +378,20 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, rmcp::ErrorData> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            // every tool is in the first page and no cursor was ever issued: one is made up
+            return Err(rmcp::ErrorData::invalid_params(
+                format!(
+                    "cursor {:?} is not one this server issued: tools/list answers every tool \
+                     in one page, without a cursor",
+                    tool_runtime::display::visible_prefix(&cursor, 64)
+                ),
+                None,
+            ));
+        }
         let mut result = ListToolsResult::with_all_items(self.tools.to_vec());
         if context
             .protocol_version()
@@ -507,14 +522,13 @@ impl McpServer {
                 .pending_operation(&ticket.op)
                 .ok()
                 .flatten()
-                .map(|op| op.preview);
-            let body = json!({
-                "status": "pending",
-                "operation_id": ticket.op,
-                "preview": preview,
-                "message": message,
-            });
-            CallToolResult::success(vec![rmcp::model::ContentBlock::text(body.to_string())]).into()
+                .and_then(|op| serde_json::to_value(op.preview).ok());
+            let body = not_run::pending(&ticket.op, preview, message);
+            let mut result =
+                CallToolResult::success(vec![rmcp::model::ContentBlock::text(body.to_string())]);
+            result.structured_content = Some(body);
+            result.result_type = Some(ResultType::COMPLETE);
+            result.into()
         };
         if now_ms() > ticket.until_ms {
             return Ok(pending(
@@ -559,10 +573,7 @@ impl McpServer {
                 self.deny(&ticket.op, reason, route).await
             }
             Answer::Timeout | Answer::Defer => {
-                return Ok(pending(
-                    "This call waits for a person's approval and has not run. Tell the user \
-                     it is pending; do not retry it.",
-                ));
+                return Ok(pending(not_run::WAITS));
             }
         };
         Ok(match decided {
@@ -652,13 +663,19 @@ impl McpServer {
     }
 }
 
-/// A stable call id from the JSON-RPC request id (a number or a string).
+/// The call id for a `tools/call`: the JSON-RPC request id, for a person reading the audit
+/// trail beside the client's log, and a random part, since clients number their requests from
+/// the same start and the calls of every session, process and replica share one store (two
+/// pending operations must never both be `mcp-77`).
 fn request_id(id: &rmcp::model::RequestId) -> String {
-    let raw = serde_json::to_value(id).unwrap_or(Value::Null);
-    match raw {
-        Value::String(s) => format!("mcp-{s}"),
-        other => format!("mcp-{other}"),
-    }
+    let raw = match serde_json::to_value(id).unwrap_or(Value::Null) {
+        Value::String(s) => tool_runtime::display::visible_prefix(&s, 64),
+        other => other.to_string(),
+    };
+    let mut random = [0u8; 6];
+    getrandom::fill(&mut random).expect("the operating system's randomness is available");
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("mcp-{raw}-{random}")
 }
 
 /// The name the client gave in this request (or its session's handshake).

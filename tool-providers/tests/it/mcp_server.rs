@@ -159,6 +159,32 @@ async fn invalid_arguments_and_unknown_tools_are_structured_tool_errors() {
 }
 
 #[tokio::test]
+async fn call_ids_are_unique_across_sessions_whose_clients_number_alike() {
+    let f = connect().await;
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let other = McpServer::new(f.executor.clone());
+    tokio::spawn(async move { other.serve_on(server_io).await });
+    let second = ().serve(client_io).await.expect("initialize handshake");
+    // both clients' first call has the same JSON-RPC id
+    for client in [&f.client, &second] {
+        client
+            .call_tool(call("delete_note", json!({"id": 4})))
+            .await
+            .unwrap();
+    }
+    let ids: Vec<String> = f
+        .executor
+        .pending()
+        .unwrap()
+        .iter()
+        .map(|op| op.preview.call_id.to_string())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+    assert!(ids.iter().all(|id| id.starts_with("mcp-")), "{ids:?}");
+}
+
+#[tokio::test]
 async fn a_modifying_call_waits_for_a_person_and_the_client_cannot_approve_it() {
     let f = connect().await;
     // The arguments try to approve the call themselves: they are not a decision.
@@ -173,7 +199,8 @@ async fn a_modifying_call_waits_for_a_person_and_the_client_cannot_approve_it() 
     assert_eq!(r.is_error, Some(false), "pending is not an error");
     let body = text(&r);
     assert_eq!(body["status"], "pending", "{body}");
-    assert!(r.structured_content.is_none());
+    // the declared outputSchema's "not run" form, for clients that check results against it
+    assert_eq!(r.structured_content.as_ref(), Some(&body), "{body}");
     let op = body["operation_id"].as_str().unwrap().to_owned();
 
     // Nothing ran: the operation waits in the store until the application approves it.
@@ -248,6 +275,32 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         );
     }
 
+    // a request whose id is null is answered with `id: null`, a wrong version with its id
+    send(r#"{"jsonrpc": "2.0", "id": null, "method": "tools/list"}"#.to_owned()).await;
+    let a = next(&mut answers).await;
+    assert_eq!(a.as_object().unwrap().get("id"), Some(&Value::Null), "{a}");
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    send(r#"{"jsonrpc": "1.0", "id": 15, "method": "tools/list"}"#.to_owned()).await;
+    let a = next(&mut answers).await;
+    assert_eq!(
+        (&a["id"], &a["error"]["code"]),
+        (&json!(15), &json!(-32600)),
+        "{a}"
+    );
+    // every tool is in the first page: a cursor is one the server never issued
+    send(
+        json!({"jsonrpc": "2.0", "id": 16, "method": "tools/list",
+                "params": {"cursor": "bogus"}})
+        .to_string(),
+    )
+    .await;
+    let a = next(&mut answers).await;
+    assert_eq!(
+        (&a["id"], &a["error"]["code"]),
+        (&json!(16), &json!(-32602)),
+        "{a}"
+    );
+
     let huge = json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
         "name": "search_notes", "arguments": {"query": "x".repeat(200_000)}}});
     send(huge.to_string()).await;
@@ -283,4 +336,92 @@ async fn malformed_and_oversized_requests_over_a_byte_stream_each_get_the_protoc
         .expect("the server ends when the client's input does")
         .unwrap()
         .unwrap();
+}
+
+/// A host whose person never answers in time; it keeps the requests the server cancelled.
+#[derive(Clone, Default)]
+struct Slow(Arc<std::sync::Mutex<Vec<rmcp::model::CancelledNotificationParam>>>);
+
+impl rmcp::handler::client::ClientHandler for Slow {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "slow-host", "version": "1"}
+        }))
+        .unwrap()
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        Err(rmcp::ErrorData::internal_error("too late", None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+#[tokio::test]
+async fn an_elicitation_the_server_gives_up_on_is_cancelled_at_the_client() {
+    let set = ToolSet::new().with::<delete_note>().unwrap();
+    let config = tool_runtime::executor::ExecutorConfig {
+        confirmation_timeout_ms: 300,
+        ..Default::default()
+    };
+    let executor = Executor::builder(set)
+        .config(config)
+        .store(Arc::new(MemoryStore::new()))
+        .build()
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(executor)
+        .in_band_confirmation(tool_providers::mcp::InBandConfirmation::AnyClient);
+    tokio::spawn(async move { server.serve_on(server_io).await });
+    let host = Slow::default();
+    let client = host.clone().serve(client_io).await.unwrap();
+    let r = client
+        .call_tool(call("delete_note", json!({"id": 4})))
+        .await
+        .unwrap();
+    assert_eq!(text(&r)["status"], "denied", "{r:?}");
+    for _ in 0..50 {
+        if !host.0.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = host.0.lock().unwrap().clone();
+    assert_eq!(cancelled.len(), 1, "once, past the timeout: {cancelled:?}");
+    assert!(cancelled[0].request_id.is_some(), "{cancelled:?}");
+
+    // the client gives its call up while its person is being asked: the question goes too
+    let mut params = CallToolRequestParams::new("delete_note");
+    params.arguments = json!({"id": 5}).as_object().cloned();
+    let handle = client
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    handle.cancel(None).await.unwrap();
+    for _ in 0..50 {
+        if host.0.lock().unwrap().len() > 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = host.0.lock().unwrap().clone();
+    assert_eq!(cancelled.len(), 2, "{cancelled:?}");
+    assert_ne!(cancelled[0].request_id, cancelled[1].request_id);
 }

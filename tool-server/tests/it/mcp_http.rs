@@ -378,3 +378,116 @@ async fn the_mcp_endpoint_needs_a_token() {
     let body: Value = res.json().await.unwrap();
     assert_error(&body, "UNAUTHORIZED");
 }
+
+/// The JSON-RPC message of a response to a POST: the body, or the first event of a stream.
+async fn rpc(res: reqwest::Response) -> Value {
+    let text = res.text().await.unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {text:?}"))
+    })
+}
+
+#[tokio::test]
+async fn raw_http_gets_the_transports_answers() {
+    let s = start().await;
+    let post = |session: Option<&str>, origin: Option<&str>, body: String| {
+        let mut req = s
+            .http
+            .post(format!("{}/mcp", s.base))
+            .bearer_auth(HOST)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(id) = session {
+            req = req
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        if let Some(origin) = origin {
+            req = req.header("origin", origin);
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let res = post(None, None, init.to_string()).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let id = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let session = Some(id.as_str());
+    let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let res = post(session, None, notified.to_string()).await.unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+
+    // a page on another site is refused; this server's own origin and loopback ones pass
+    let res = post(session, Some("http://evil.example"), list.clone())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = post(session, Some("null"), list.clone()).await.unwrap();
+    assert_eq!(res.status(), 403);
+    for origin in [
+        s.base.as_str(),
+        "http://localhost:5173",
+        "https://127.0.0.1",
+    ] {
+        let res = post(session, Some(origin), list.clone()).await.unwrap();
+        assert_eq!(res.status(), 200, "{origin}");
+        assert!(rpc(res).await["result"]["tools"].is_array(), "{origin}");
+    }
+
+    // malformed messages get JSON-RPC errors, with the request's id where it has one
+    for (body, code, id) in [
+        ("{nope".to_owned(), -32700, Value::Null),
+        (format!("[{list}]"), -32600, Value::Null),
+        (
+            r#"{"jsonrpc": "1.0", "id": 5, "method": "tools/list"}"#.to_owned(),
+            -32600,
+            json!(5),
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "read_note", "arguments": "n1"}}"#.to_owned(),
+            -32602,
+            json!(6),
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"cursor": "bogus"}}"#.to_owned(),
+            -32602,
+            json!(7),
+        ),
+    ] {
+        let res = post(session, None, body.clone()).await.unwrap();
+        let status = res.status();
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .contains("json")
+                || res.headers()["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .contains("event-stream"),
+            "{body}: {status}"
+        );
+        let answer = rpc(res).await;
+        assert_eq!(answer["error"]["code"], code, "{body}: {status} {answer}");
+        assert_eq!(answer.get("id"), Some(&id), "{body}: {answer}");
+    }
+
+    // a session ends once; its second DELETE finds nothing
+    let delete = || {
+        s.http
+            .delete(format!("{}/mcp", s.base))
+            .bearer_auth(HOST)
+            .header("mcp-session-id", &id)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+    };
+    assert!(delete().await.unwrap().status().is_success());
+    assert_eq!(delete().await.unwrap().status(), 404);
+}

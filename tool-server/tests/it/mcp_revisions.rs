@@ -40,6 +40,29 @@ async fn wait(
     format!("waited {ms} ms")
 }
 
+/// What archiving did: a result with an output schema.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Archived {
+    /// The note archived.
+    archived: String,
+}
+
+/// Archives a note (it leaves the list).
+#[tool(modify, intent = "Archive the note {id}")]
+fn archive_note(
+    /// The note.
+    id: String,
+    State(notes): State<Notes>,
+) -> Result<Archived, tool_runtime::ToolError> {
+    match notes.0.lock().unwrap().remove(&id) {
+        Some(_) => Ok(Archived { archived: id }),
+        None => Err(tool_runtime::ToolError::new(
+            tool_runtime::ErrorCode::NOT_FOUND,
+            format!("no note {id:?}"),
+        )),
+    }
+}
+
 /// Answers pong, once a minute.
 #[tool(read_only, intent = "Ping")]
 fn ping() -> &'static str {
@@ -71,7 +94,7 @@ async fn serve_on(
     for (id, text) in [("n1", "buy milk"), ("n2", "call mum")] {
         notes.0.lock().unwrap().insert(id.into(), text.into());
     }
-    let set = tool_runtime::toolset![read_note, delete_note, wait, ping]
+    let set = tool_runtime::toolset![read_note, delete_note, wait, ping, archive_note]
         .unwrap()
         .with_state(notes.clone())
         .with_state(finished.clone());
@@ -139,7 +162,7 @@ async fn every_outcome_reaches_each_official_client_over_http() {
             .unwrap();
         client.assert_protocol(&lines);
         let tools = lines[1]["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 4, "{sdk:?} {mode:?}");
+        assert_eq!(tools.len(), 5, "{sdk:?} {mode:?}");
         let steps = calls(&lines);
         let at = |i: usize| steps[i];
         let context = format!("{sdk:?} {mode:?}: {lines:?}");
@@ -229,6 +252,84 @@ async fn every_outcome_reaches_each_official_client_over_http() {
         );
         // the agent's operation still waits for the page
         assert_eq!(s.executor.pending().unwrap().len(), 1, "{context}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_with_an_output_schema_answers_every_outcome_in_it() {
+    for client in clients() {
+        let (sdk, mode) = (client.sdk, client.mode);
+        let s = serve(|o| o).await;
+        let c = client.clone();
+        let agent = http(&s.base, AGENT);
+        let lines = tokio::task::spawn_blocking(move || {
+            c.run(
+                &agent,
+                &[],
+                "accept",
+                &[
+                    "list",
+                    r#"archive_note={"id": "n1"}"#,
+                    r#"archive_note={"id": 7}"#,
+                ],
+            )
+        })
+        .await
+        .unwrap();
+        let context = format!("{sdk:?} {mode:?}: {lines:?}");
+        let tools = lines[1]["tools"].as_array().unwrap();
+        let archive = tools.iter().find(|t| t["name"] == "archive_note").unwrap();
+        assert_eq!(archive["outputSchema"]["type"], "object", "{context}");
+        let steps = calls(&lines);
+        // parked for a person: not an error, and in the declared schema's "not run" form
+        let pending = &steps[0]["result"];
+        assert_eq!(pending["isError"], false, "{context}");
+        assert_eq!(
+            pending["structuredContent"]["status"], "pending",
+            "{context}"
+        );
+        let op = &s.executor.pending().unwrap()[0].id;
+        assert_eq!(
+            pending["structuredContent"]["operation_id"], *op,
+            "{context}"
+        );
+        assert_eq!(text_of(steps[0])["status"], "pending", "{context}");
+        assert_eq!(error_code(steps[1]), "INVALID_ARGUMENTS", "{context}");
+
+        let host = http(&s.base, HOST);
+        for (answer, id) in [("decline", "n1"), ("accept", "n1"), ("accept", "gone")] {
+            let (c, host) = (client.clone(), host.clone());
+            let step = format!(r#"archive_note={{"id": "{id}"}}"#);
+            let lines =
+                tokio::task::spawn_blocking(move || c.run(&host, &[], answer, &[step.as_str()]))
+                    .await
+                    .unwrap();
+            let step = calls(&lines)[0];
+            assert!(
+                step.get("raised").is_none(),
+                "{answer} {context}: {lines:?}"
+            );
+            let result = &step["result"];
+            match (answer, id) {
+                ("decline", _) => {
+                    // the person's choice, not the tool's failure
+                    assert_eq!(result["isError"], false, "{lines:?}");
+                    assert_eq!(result["structuredContent"]["status"], "denied", "{lines:?}");
+                    assert_eq!(
+                        result["structuredContent"]["decided_by"], "host",
+                        "{lines:?}"
+                    );
+                    assert_eq!(text_of(step)["status"], "denied", "{lines:?}");
+                    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+                }
+                (_, "n1") => {
+                    assert_eq!(result["isError"], false, "{lines:?}");
+                    assert_eq!(result["structuredContent"], json!({"archived": "n1"}));
+                    assert_eq!(s.notes.get("n1"), None);
+                }
+                _ => assert_eq!(error_code(step), "NOT_FOUND", "{lines:?}"),
+            }
+        }
     }
 }
 
