@@ -129,14 +129,7 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     };
-    let node_exists = || {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .unwrap()
-            == 1
-    };
+    let node_exists = || obs3_exists(&db);
     let run = |answer: &str| run_with("1", answer);
 
     // not granted: the client's readiness to accept is not asked for, the deletion waits
@@ -212,14 +205,7 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
             .map(str::to_owned)
             .chain([db.display().to_string(), "--mcp".to_owned()])
             .collect();
-        let node_exists = || {
-            let conn = rusqlite::Connection::open(&db).unwrap();
-            conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .unwrap()
-                == 1
-        };
+        let node_exists = || obs3_exists(&db);
         let limited = [
             ("TOOLS_MCP_HOST_CONFIRMS", "0"),
             (
@@ -274,4 +260,14 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
             "an accepted deletion did not run: {client:?}"
         );
     }
+}
+
+/// Whether the graph in `db` still holds node `obs-3`, the one the deletion tests target.
+fn obs3_exists(db: &std::path::Path) -> bool {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .unwrap()
+        == 1
 }

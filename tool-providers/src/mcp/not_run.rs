@@ -50,7 +50,7 @@ pub(crate) fn schema() -> Value {
 
 /// The `outputSchema` to declare for a tool whose own output schema is `own` (object-rooted):
 /// `own` or the "not run" form. `own`'s root keywords (`$schema`, `$defs`...) stay at the root,
-/// so that its `$ref`s resolve as before.
+/// so that its `$ref`s resolve inside the combined schema.
 pub(crate) fn declared(own: &Value) -> Value {
     let Value::Object(own) = own else {
         return own.clone();
