@@ -26,7 +26,7 @@ pub mod validate;
 pub use error::{ErrorCode, ToolError};
 pub use executor::{Executor, Outcome};
 pub use hydrate::ToolCall;
-pub use tool::{CallContext, State, Tool};
+pub use tool::{CallContext, Credential, State, Tool};
 pub use tool_runtime_macros::{ToolArgs, tool};
 pub use toolset::ToolSet;
 

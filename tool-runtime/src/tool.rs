@@ -93,6 +93,34 @@ pub enum Initiator {
     System,
 }
 
+/// The name of the credential a call was authenticated with (a token's role such as `agent` or
+/// `host`, or an application's own name for a client). The executor bounds how many operations
+/// of one credential may wait for a person (`ExecutorConfig::max_pending_per_credential`), so a
+/// client that opens a new session for every call still cannot fill the approvers' queue and
+/// lock out the others. A server puts it in its requests' extensions for the routes that build a
+/// [`CallContext`] from a request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Credential(SharedId);
+
+impl Credential {
+    /// A credential of this name.
+    pub fn new(name: impl Into<SharedId>) -> Self {
+        Credential(name.into())
+    }
+
+    /// Its name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.as_str())
+    }
+}
+
 /// Application state shared with tools, keyed by type.
 #[derive(Clone, Default)]
 pub struct Extensions {
@@ -163,6 +191,9 @@ pub struct CallContext {
     pub session: Option<String>,
     /// Who started the call.
     pub initiator: Initiator,
+    /// The credential the call was authenticated with, if the caller was authenticated. Calls
+    /// without one (in-process, stdio) have no per-credential bound on what they park.
+    pub credential: Option<Credential>,
     /// Shared application state.
     pub state: Arc<Extensions>,
 }

@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use tool_providers::mcp::HostGrant;
-use tool_runtime::{ErrorCode, ToolError};
+use tool_runtime::{Credential, ErrorCode, ToolError};
 use utoipa::Modify;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
@@ -37,6 +37,16 @@ pub enum Role {
 }
 
 impl Role {
+    /// The credential a call made with this role's token is counted under (the pending limit
+    /// per credential).
+    pub(crate) fn credential(self) -> Credential {
+        Credential::new(match self {
+            Role::Agent => "agent",
+            Role::Host => "host",
+            Role::Approver => "approver",
+        })
+    }
+
     /// The role a bearer token grants, if any. Both tokens are compared in full, in time that
     /// does not depend on where they differ.
     pub(crate) fn of(tokens: &Tokens, presented: &str) -> Option<Role> {
@@ -138,6 +148,7 @@ pub(crate) async fn mcp_layer(
     if role == Role::Host {
         request.extensions_mut().insert(HostGrant);
     }
+    request.extensions_mut().insert(role.credential());
     let deleting = request.method() == Method::DELETE;
     let response = next.run(request).await;
     match (&session, response.headers().get(SESSION_HEADER)) {

@@ -193,7 +193,8 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
 /// `graph --mcp` as each official SDK's client calls it over stdio, in its default mode
 /// (2026-07-28 after `server/discover`) and over the handshake: a read, the tool's own error,
 /// arguments that do not fit, a rate limit, a deletion parked where the operator granted no
-/// in-band confirmation, and declined or accepted by the host's person where it did.
+/// in-band confirmation; where it did, the host's person declines, lets the question time out,
+/// cancels it, edits the arguments or accepts, and the client gives a call up mid-question.
 #[test]
 fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
     use test_support::mcp::{asked, calls, clients, error_code, text_of};
@@ -252,6 +253,46 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
         assert!(text_of(result).to_string().contains("declined"), "{result}");
         assert!(node_exists(), "a declined deletion ran: {client:?}");
 
+        // the person lets the question time out, or cancels it: not run, and not a failure
+        let timed = [
+            ("TOOLS_MCP_HOST_CONFIRMS", "1"),
+            ("TOOLS_CONFIRMATION_TIMEOUT_MS", "1500"),
+        ];
+        for (env, answer) in [(&timed[..], "silent:3"), (&granted[..], "cancel")] {
+            let lines = client.run(&stdio, env, answer, &[delete]);
+            let context = format!("{client:?} {answer}: {lines:?}");
+            assert_eq!(asked(&lines).len(), 1, "{context}");
+            let result = calls(&lines)[0];
+            assert_eq!(result["result"]["isError"], false, "{context}");
+            assert!(text_of(result)["status"].is_string(), "{context}");
+            assert!(node_exists(), "{context}");
+        }
+
+        // the client gives the call up while its person has not answered: the deletion does
+        // not run, and the connection goes on
+        let give_up = format!("cancel:0.5:{delete}");
+        let read = r#"get_node={"node_id": "obs-1"}"#;
+        let lines = client.run(&stdio, &timed, "silent:3", &[&give_up, read]);
+        let context = format!("{client:?}: {lines:?}");
+        assert_eq!(calls(&lines)[0]["cancelled"], true, "{context}");
+        assert_eq!(
+            text_of(calls(&lines)[1])["node"]["id"],
+            "obs-1",
+            "{context}"
+        );
+        assert!(node_exists(), "{context}");
+
+        // the person edits the arguments: what they approved runs, not what the model asked
+        let edit = r#"edit:{"node_id": "obs-2", "cascade": true}"#;
+        let lines = client.run(&stdio, &granted, edit, &[delete]);
+        let context = format!("{client:?}: {lines:?}");
+        assert_eq!(calls(&lines)[0]["result"]["isError"], false, "{context}");
+        assert!(
+            !node_in(&db, "obs-2"),
+            "the edited deletion did not run: {context}"
+        );
+        assert!(node_exists(), "the model's arguments ran: {context}");
+
         let lines = client.run(&stdio, &granted, "accept", &[delete]);
         let result = calls(&lines)[0];
         assert_eq!(result["result"]["isError"], false, "{client:?}: {lines:?}");
@@ -264,8 +305,13 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
 
 /// Whether the graph in `db` still holds node `obs-3`, the one the deletion tests target.
 fn obs3_exists(db: &std::path::Path) -> bool {
+    node_in(db, "obs-3")
+}
+
+/// Whether the graph in `db` holds node `id`.
+fn node_in(db: &std::path::Path, id: &str) -> bool {
     let conn = rusqlite::Connection::open(db).unwrap();
-    conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = 'obs-3'", [], |r| {
+    conn.query_row("SELECT COUNT(*) FROM nodes WHERE id = ?1", [id], |r| {
         r.get::<_, i64>(0)
     })
     .unwrap()

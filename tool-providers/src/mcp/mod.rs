@@ -69,7 +69,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::executor::{Answer, Outcome};
-use tool_runtime::{CallContext, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments};
+use tool_runtime::{
+    CallContext, Credential, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments,
+};
 
 pub use door::{DEFAULT_MAX_REQUEST_BYTES, malformed};
 pub use elicit::EDITED_ARGUMENTS_FIELD;
@@ -250,14 +252,10 @@ impl McpServer {
     /// Runs one `tools/call` through the executor as the call `request_id`.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
         let call = tool_call(&params, request_id);
-        let outcome = self.run(&self.executor, &call, &self.session).await;
-        result_of(&call, &outcome)
-    }
-
-    async fn run(&self, executor: &Executor, call: &ToolCall, session: &str) -> Outcome {
         let mut cx = CallContext::new(call.id.clone());
-        cx.session = Some(session.to_owned());
-        executor.call(call, cx).await.outcome
+        cx.session = Some(self.session.to_string());
+        let outcome = self.executor.call(&call, cx).await.outcome;
+        result_of(&call, &outcome)
     }
 
     /// Serves on stdin/stdout until the client disconnects (how MCP hosts start local servers),
@@ -411,7 +409,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let call = tool_call(&request, &request_id(&context.id));
-        let session = self.session_of(&context);
+        let cx = self.context_of(&call, &context);
         let granted = self.may_elicit(&context) && elicit::supported(&context);
         let in_rounds = context
             .protocol_version()
@@ -431,7 +429,7 @@ impl ServerHandler for McpServer {
                 return self.resume(&request, &call, &context).await;
             }
             if granted && in_rounds {
-                return Ok(self.ask_in_rounds(&call, &session).await);
+                return Ok(self.ask_in_rounds(&call, cx).await);
             }
             // A granted host that can be asked while the call waits confirms in-band; every
             // other call gets the executor's own handler (a pending operation, with `Deferred`).
@@ -443,7 +441,7 @@ impl ServerHandler for McpServer {
             } else {
                 self.executor.clone()
             };
-            let outcome = self.run(&executor, &call, &session).await;
+            let outcome = executor.call(&call, cx).await.outcome;
             Ok(result_of(&call, &outcome).into())
         };
         tokio::select! {
@@ -460,12 +458,14 @@ impl ServerHandler for McpServer {
 }
 
 impl McpServer {
-    /// The session a call belongs to for the first-time gates and the bound on waiting
-    /// operations: the connection's, or for a request over HTTP without a session (MCP
+    /// The context of a call: its session for the first-time gates and the bound on waiting
+    /// operations, the connection's, or for a request over HTTP without a session (MCP
     /// 2026-07-28 has none, and any replica may answer it) the credential's kind, so that the
-    /// calls of one credential share their first-time approvals wherever they land.
-    fn session_of(&self, context: &RequestContext<RoleServer>) -> String {
-        match context.extensions.get::<http::request::Parts>() {
+    /// calls of one credential share their first-time approvals wherever they land; and the
+    /// [`Credential`] the HTTP server put in the request's extensions, if any.
+    fn context_of(&self, call: &ToolCall, context: &RequestContext<RoleServer>) -> CallContext {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let session = match parts {
             Some(parts) if !parts.headers.contains_key("mcp-session-id") => {
                 if parts.extensions.get::<HostGrant>().is_some() {
                     "mcp-host".to_owned()
@@ -474,15 +474,19 @@ impl McpServer {
                 }
             }
             _ => self.session.to_string(),
-        }
+        };
+        let mut cx = CallContext::new(call.id.clone());
+        cx.session = Some(session);
+        cx.credential = parts.and_then(|p| p.extensions.get::<Credential>().cloned());
+        cx
     }
 
     /// Runs the call with a handler that parks it when it needs a person, and answers the
     /// question as an `InputRequiredResult` for the client to put to its person.
-    async fn ask_in_rounds(&self, call: &ToolCall, session: &str) -> CallToolResponse {
+    async fn ask_in_rounds(&self, call: &ToolCall, cx: CallContext) -> CallToolResponse {
         let asking = Arc::new(rounds::AskInRounds::default());
         let executor = self.executor.with_confirmation(asking.clone());
-        let outcome = self.run(&executor, call, session).await;
+        let outcome = executor.call(call, cx).await.outcome;
         if let (Outcome::Pending { operation_id, .. }, Some(request)) = (&outcome, asking.asked()) {
             let ticket = rounds::Ticket {
                 op: operation_id.clone(),

@@ -210,7 +210,11 @@ impl Executor {
         trail: &mut Trail,
     ) -> Outcome {
         let cfg = &self.inner.config;
-        let (per_session, in_all) = (cfg.max_pending_per_session, cfg.max_pending);
+        let (per_session, per_credential, in_all) = (
+            cfg.max_pending_per_session,
+            cfg.max_pending_per_credential,
+            cfg.max_pending,
+        );
         let op = PendingOperation {
             id: new_operation_id(),
             call_id: cx.call_id.clone(),
@@ -220,6 +224,7 @@ impl Executor {
             correlation_id: cx.correlation_id.clone(),
             session: cx.session.clone(),
             initiator: cx.initiator,
+            credential: cx.credential.clone(),
             created_ms: now_ms(),
             state: PendingState::Pending,
         };
@@ -228,9 +233,18 @@ impl Executor {
         // together, which bounds the flood without a store-wide lock
         let parked = self
             .with_store("count_pending/put_pending", move |store| {
-                let waiting = store.count_pending(op.session.as_deref())?;
+                let waiting = store.count_pending(op.session.as_deref(), op.credential.as_ref())?;
                 if waiting.total >= in_all {
                     return Ok(Err(("max_pending", in_all, waiting.total, "the store")));
+                }
+                if op.credential.is_some() && waiting.credential >= per_credential {
+                    let limit = "max_pending_per_credential";
+                    return Ok(Err((
+                        limit,
+                        per_credential,
+                        waiting.credential,
+                        "this credential",
+                    )));
                 }
                 if waiting.session >= per_session {
                     let limit = "max_pending_per_session";

@@ -42,7 +42,7 @@ impl Executor {
         limit: usize,
     ) -> Result<(Vec<PendingOperation>, usize), ToolError> {
         Ok(self.store_now("list_pending_page", |store| {
-            let total = store.count_pending(None)?.total;
+            let total = store.count_pending(None, None)?.total;
             Ok((store.list_pending_page(offset, limit)?, total))
         })?)
     }

@@ -9,6 +9,7 @@ use super::{
     Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
+use crate::tool::Credential;
 
 /// A [`Store`] in memory. Share it between executors with an `Arc`.
 #[derive(Debug, Default)]
@@ -19,8 +20,10 @@ pub struct MemoryStore {
 #[derive(Debug, Default)]
 struct Inner {
     pending: HashMap<String, PendingOperation>,
-    /// How many operations wait, by session and in all, kept with every change of `pending`.
+    /// How many operations wait, by session, by credential and in all, kept with every change
+    /// of `pending`.
     waiting: HashMap<Option<String>, usize>,
+    waiting_by_credential: HashMap<Credential, usize>,
     waiting_total: usize,
     gates: HashSet<(String, String)>,
     journal: HashMap<String, JournalEntry>,
@@ -52,6 +55,15 @@ impl Inner {
         if *n == 0 {
             self.waiting.remove(&op.session);
         }
+        if let Some(credential) = &op.credential {
+            let n = (self.waiting_by_credential)
+                .entry(credential.clone())
+                .or_default();
+            *n = n.saturating_add_signed(by);
+            if *n == 0 {
+                self.waiting_by_credential.remove(credential);
+            }
+        }
     }
 }
 
@@ -70,11 +82,19 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+    fn count_pending(
+        &self,
+        session: Option<&str>,
+        credential: Option<&Credential>,
+    ) -> Result<PendingCount, StoreError> {
         let inner = self.lock();
         Ok(PendingCount {
             total: inner.waiting_total,
             session: (inner.waiting.get(&session.map(str::to_owned)))
+                .copied()
+                .unwrap_or(0),
+            credential: credential
+                .and_then(|c| inner.waiting_by_credential.get(c))
                 .copied()
                 .unwrap_or(0),
         })

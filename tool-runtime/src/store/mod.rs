@@ -50,7 +50,7 @@ use std::time::Duration;
 
 use crate::id::SharedId;
 use crate::records::{ActivityQuery, AuditRecord, Outcome, Preview, Window};
-use crate::tool::Initiator;
+use crate::tool::{Credential, Initiator};
 
 /// A call parked until a person approves or denies it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +72,9 @@ pub struct PendingOperation {
     pub session: Option<String>,
     /// Who started the call.
     pub initiator: Initiator,
+    /// The credential it came with, if any (absent in records written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<Credential>,
     /// When it was parked (ms since the epoch).
     pub created_ms: u64,
     /// Where it stands.
@@ -182,6 +185,8 @@ pub struct PendingCount {
     pub total: usize,
     /// Of the session asked about.
     pub session: usize,
+    /// Of the credential asked about (0 when asked about none).
+    pub credential: usize,
 }
 
 /// What a decided operation keeps of its call once the decision no longer needs the real
@@ -312,11 +317,16 @@ pub trait Store: Send + Sync + 'static {
         let ops = self.list_pending()?;
         Ok(ops.into_iter().skip(offset).take(limit).collect())
     }
-    /// How many operations wait for a decision: in the whole store, and of `session` (`None`:
-    /// of calls without a session). The executor asks before parking each deferred call, so a
-    /// store answers from an index or a counter, at a cost that does not grow with how many
-    /// wait; this default lists them all and suits only a store that keeps few.
-    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
+    /// How many operations wait for a decision: in the whole store, of `session` (`None`: of
+    /// calls without a session) and of `credential` (`None`: not counted, 0). The executor asks
+    /// before parking each deferred call, so a store answers from an index or a counter, at a
+    /// cost that does not grow with how many wait; this default lists them all and suits only a
+    /// store that keeps few.
+    fn count_pending(
+        &self,
+        session: Option<&str>,
+        credential: Option<&Credential>,
+    ) -> Result<PendingCount, StoreError> {
         let ops = self.list_pending()?;
         Ok(PendingCount {
             total: ops.len(),
@@ -324,6 +334,11 @@ pub trait Store: Send + Sync + 'static {
                 .iter()
                 .filter(|o| o.session.as_deref() == session)
                 .count(),
+            credential: credential.map_or(0, |c| {
+                ops.iter()
+                    .filter(|o| o.credential.as_ref() == Some(c))
+                    .count()
+            }),
         })
     }
     /// Moves an operation from `Pending` to `to` (approved or denied) if and only if it is still

@@ -103,6 +103,7 @@ fn op(id: &str, created_ms: u64) -> PendingOperation {
         correlation_id: "corr".into(),
         session: Some("s".into()),
         initiator: Initiator::Model,
+        credential: None,
         created_ms,
         state: PendingState::Pending,
     }

@@ -190,6 +190,7 @@ pub(crate) async fn call(
         Role::Approver => Initiator::User,
         Role::Agent | Role::Host => Initiator::Model,
     };
+    cx.credential = Some(role.credential());
     let exec = state.executor.call(&call, cx).await;
     answer(&state, &exec)
 }

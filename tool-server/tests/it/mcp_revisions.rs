@@ -633,3 +633,65 @@ async fn an_answer_is_taken_by_any_replica_with_the_same_tokens() {
         "decided in the shared store"
     );
 }
+
+/// The calls of one credential park at most `max_pending_per_credential` together, whichever
+/// session or route they come by, so an agent choosing a new session per call fills its own
+/// share and the person's calls still park; a decision makes room again.
+#[tokio::test]
+async fn one_credential_parks_no_more_than_its_share_whatever_its_sessions() {
+    let s = crate::support::start_with_config(
+        |c| {
+            c.max_pending_per_credential = 2;
+            c.max_pending = 10;
+        },
+        |o| o,
+    )
+    .await;
+    let delete = |session: &str| json!({"arguments": {"id": "n1"}, "session": session});
+    let mut parked = Vec::new();
+    for session in ["s0", "s1"] {
+        let (status, body) = s
+            .post(
+                "/api/v1/tools/delete_note/call",
+                Some(AGENT),
+                delete(session),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+        parked.push(body["operation_id"].as_str().unwrap().to_owned());
+    }
+    let (status, body) = s
+        .post("/api/v1/tools/delete_note/call", Some(AGENT), delete("s2"))
+        .await;
+    assert_eq!(status, 429, "{body}");
+    crate::support::assert_error(&body, "TOO_MANY_PENDING");
+    assert_eq!(
+        body["error"]["details"]["which"], "max_pending_per_credential",
+        "{body}"
+    );
+
+    // the same token over MCP, without a session, counts against the same share
+    let call = json!({"name": "delete_note", "arguments": {"id": "n1"}});
+    let (_, _, body) = post_modern(&s.http, &s.base, AGENT, 1, "tools/call", call).await;
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert!(body.to_string().contains("TOO_MANY_PENDING"), "{body}");
+
+    // the person's own call is not crowded out
+    let (status, body) = s
+        .post(
+            "/api/v1/tools/delete_note/call",
+            Some(APPROVER),
+            delete("s0"),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(s.executor.pending().unwrap().len(), 3);
+
+    let deny = format!("/api/v1/pending/{}/deny", parked[0]);
+    let (status, body) = s.post(&deny, Some(APPROVER), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = s
+        .post("/api/v1/tools/delete_note/call", Some(AGENT), delete("s3"))
+        .await;
+    assert_eq!(status, 202, "{body}");
+}

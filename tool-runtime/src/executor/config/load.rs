@@ -96,6 +96,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "max_concurrency",
     "max_result_chars",
     "max_pending_per_session",
+    "max_pending_per_credential",
     "max_pending",
     "keep_decided_arguments",
     "check_injection",

@@ -75,6 +75,14 @@ pub struct ExecutorConfig {
     /// count as one session). Past it, a call that would wait is refused with
     /// `TOO_MANY_PENDING` instead of parked, so one client cannot flood the approvers.
     pub max_pending_per_session: usize,
+    /// The most operations the calls of one credential ([`CallContext::credential`]) may have
+    /// waiting, all their sessions together. Below `max_pending`, so that a client choosing a
+    /// new session for every call fills its own share and the store still has room for the
+    /// others' calls (the person's own, an MCP host's). Calls without a credential are bounded
+    /// only by the other two limits.
+    ///
+    /// [`CallContext::credential`]: crate::CallContext::credential
+    pub max_pending_per_credential: usize,
     /// The most operations the store may have waiting for a decision, all sessions together.
     /// Past it, a call that would wait is refused with `TOO_MANY_PENDING` instead of parked, so
     /// that a client opening a new session per call cannot flood the approvers either.
@@ -115,6 +123,7 @@ impl Default for ExecutorConfig {
             log_confirmations: true,
             audit_mode: AuditMode::Redacted,
             max_pending_per_session: 100,
+            max_pending_per_credential: 500,
             max_pending: 1_000,
             keep_decided_arguments: false,
             check_injection: true,

@@ -15,6 +15,7 @@ use super::{
     Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
+use crate::tool::Credential;
 
 mod audit;
 
@@ -172,17 +173,18 @@ return 0
 "#;
 
 /// Moves an operation out of one state index (KEYS[2]: pending, or approved) and writes its new
-/// data if and only if it was in that index, takes it out of its session's waiting operations
-/// (KEYS[3]), then, when KEYS[4] is given, adds it to that index (approved) with the score
-/// ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was expected in) or
+/// data if and only if it was in that index, takes it out of its session's and its credential's
+/// waiting operations (KEYS[3], KEYS[4]), then, when KEYS[5] is given, adds it to that index
+/// (approved) with the score ARGV[3]. Returns "0" (unknown), "1<data>" (not in the state it was expected in) or
 /// "2<data before>".
 const RESOLVE: &str = r"
 local d = redis.call('GET', KEYS[1])
 if not d then return '0' end
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return '1' .. d end
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('SET', KEYS[1], ARGV[2])
-if KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1]) end
+if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1]) end
 return '2' .. d
 ";
 
@@ -251,6 +253,15 @@ impl RedisStore {
         match session {
             Some(s) => self.key(&["pending_of", "session", s]),
             None => self.key(&["pending_of", "none"]),
+        }
+    }
+
+    /// The sorted set of the operations of `credential` that wait, kept like the session's. Calls
+    /// without a credential are not counted: their key is never written.
+    fn credential_key(&self, credential: Option<&Credential>) -> String {
+        match credential {
+            Some(c) => self.key(&["pending_of", "credential", c.as_str()]),
+            None => self.key(&["pending_of", "no_credential"]),
         }
     }
 
@@ -324,17 +335,23 @@ impl RedisStore {
         op.state = to.clone();
         let new = to_json(&op)?;
         let (key, from) = (self.key(&["pending", id]), self.key(&[from_index]));
-        let (session, approved) = (
+        let (session, credential, approved) = (
             self.session_key(op.session.as_deref()),
+            self.credential_key(op.credential.as_ref()),
             self.key(&["approved_index"]),
         );
         let reply: String = self.with(|c| {
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(RESOLVE);
             if into_approved {
-                cmd.arg(4).arg(&key).arg(&from).arg(&session).arg(&approved);
+                cmd.arg(5).arg(&key).arg(&from).arg(&session);
+                cmd.arg(&credential).arg(&approved);
             } else {
-                cmd.arg(3).arg(&key).arg(&from).arg(&session);
+                cmd.arg(4)
+                    .arg(&key)
+                    .arg(&from)
+                    .arg(&session)
+                    .arg(&credential);
             }
             cmd.arg(id).arg(&new).arg(op.created_ms).query(c)
         })?;
@@ -363,12 +380,16 @@ impl Store for RedisStore {
         let key = self.key(&["pending", &op.id]);
         let index = self.key(&["pending_index"]);
         let session = self.session_key(op.session.as_deref());
+        let credential = (op.credential.as_ref()).map(|c| self.credential_key(Some(c)));
         let pending = op.state == PendingState::Pending;
         self.with(|c| {
             let mut pipe = redis::pipe();
             pipe.atomic().cmd("SET").arg(&key).arg(&data).ignore();
             if pending {
-                for index in [&index, &session] {
+                for index in [Some(&index), Some(&session), credential.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
                     pipe.cmd("ZADD")
                         .arg(index)
                         .arg(op.created_ms)
@@ -380,19 +401,31 @@ impl Store for RedisStore {
         })
     }
 
-    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
-        let (index, session) = (self.key(&["pending_index"]), self.session_key(session));
-        let (total, of_session): (usize, usize) = self.with(|c| {
+    fn count_pending(
+        &self,
+        session: Option<&str>,
+        credential: Option<&Credential>,
+    ) -> Result<PendingCount, StoreError> {
+        let index = self.key(&["pending_index"]);
+        let (session, of_credential) = (self.session_key(session), self.credential_key(credential));
+        let (total, of_session, of_credential): (usize, usize, usize) = self.with(|c| {
             redis::pipe()
                 .cmd("ZCARD")
                 .arg(&index)
                 .cmd("ZCARD")
                 .arg(&session)
+                .cmd("ZCARD")
+                .arg(&of_credential)
                 .query(c)
         })?;
         Ok(PendingCount {
             total,
             session: of_session,
+            credential: if credential.is_some() {
+                of_credential
+            } else {
+                0
+            },
         })
     }
 
@@ -497,17 +530,23 @@ impl Store for RedisStore {
         if read_operation(id, &data).is_ok() {
             return Ok(false);
         }
-        // its session, if that much of it can be read, to stop counting it as waiting there
-        let session = serde_json::from_str::<serde_json::Value>(&data)
-            .ok()
-            .and_then(|v| v.get("session")?.as_str().map(str::to_owned));
-        let waiting_in = self.session_key(session.as_deref());
+        // its session and credential, if that much of it can be read, to stop counting it as
+        // waiting there
+        let value = serde_json::from_str::<serde_json::Value>(&data).ok();
+        let field = |name: &str| Some(value.as_ref()?.get(name)?.as_str()?.to_owned());
+        let credential = field("credential").map(Credential::new);
+        let waiting_in = [
+            self.session_key(field("session").as_deref()),
+            self.credential_key(credential.as_ref()),
+        ];
         let mut closed = false;
         for index in [self.key(&["pending_index"]), self.key(&["approved_index"])] {
             let removed: i64 = self.with(|c| redis::cmd("ZREM").arg(&index).arg(id).query(c))?;
             closed |= removed == 1;
         }
-        self.with(|c| redis::cmd("ZREM").arg(&waiting_in).arg(id).query::<()>(c))?;
+        for set in &waiting_in {
+            self.with(|c| redis::cmd("ZREM").arg(set).arg(id).query::<()>(c))?;
+        }
         Ok(closed)
     }
 

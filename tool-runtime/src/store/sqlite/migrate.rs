@@ -29,30 +29,34 @@ pub(super) fn migrate_journal(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Files written before waiting operations were counted by session get the column, filled from
-/// the data of the operations that wait, and the index that counts them.
-pub(super) fn migrate_pending_session(conn: &Connection) -> Result<(), StoreError> {
+/// Files written before waiting operations were counted by session or by credential get the
+/// column, filled from the data of the operations that wait, and the index that counts them.
+pub(super) fn migrate_pending_counts(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE").map_err(err)?;
     let migrated = (|| {
-        let has: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'session'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(err)?;
-        if has == 0 {
-            conn.execute_batch(
-                "ALTER TABLE pending ADD COLUMN session TEXT;
-                 UPDATE pending SET session = json_extract(data, '$.session')
-                     WHERE state = 'pending' AND json_valid(data);",
-            )
+        for column in ["session", "credential"] {
+            let has: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info('pending') WHERE name = ?1",
+                    [column],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+            if has == 0 {
+                conn.execute_batch(&format!(
+                    "ALTER TABLE pending ADD COLUMN {column} TEXT;
+                     UPDATE pending SET {column} = json_extract(data, '$.{column}')
+                         WHERE state = 'pending' AND json_valid(data);"
+                ))
+                .map_err(err)?;
+            }
+            conn.execute_batch(&format!(
+                "CREATE INDEX IF NOT EXISTS pending_{column} \
+                 ON pending(state, {column}, created_ms)"
+            ))
             .map_err(err)?;
         }
-        conn.execute_batch(
-            "CREATE INDEX IF NOT EXISTS pending_session ON pending(state, session, created_ms)",
-        )
-        .map_err(err)
+        Ok(())
     })();
     let end = if migrated.is_ok() {
         "COMMIT"

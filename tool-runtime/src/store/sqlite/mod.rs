@@ -14,6 +14,7 @@ use super::{
     Store, StoreError, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
+use crate::tool::Credential;
 
 /// A [`Store`] in a SQLite file. Open the same file from several handles or processes: the
 /// compare-and-set operations run in immediate transactions, which SQLite serialises.
@@ -57,7 +58,8 @@ CREATE TABLE IF NOT EXISTS pending (
     state TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     data TEXT NOT NULL,
-    session TEXT
+    session TEXT,
+    credential TEXT
 );
 CREATE INDEX IF NOT EXISTS pending_state ON pending(state, created_ms);
 CREATE TABLE IF NOT EXISTS gates (
@@ -187,7 +189,7 @@ impl SqliteStore {
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
-        migrate::migrate_pending_session(&conn)?;
+        migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             backlog: AuditBacklog::default(),
@@ -313,34 +315,42 @@ impl Store for SqliteStore {
     fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
         self.writer()?
             .execute(
-                "INSERT OR REPLACE INTO pending (id, state, created_ms, data, session) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR REPLACE INTO pending (id, state, created_ms, data, session, \
+                 credential) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
                     op.id,
                     op.state.name(),
                     op.created_ms as i64,
                     to_json(op)?,
-                    op.session
+                    op.session,
+                    op.credential.as_ref().map(Credential::as_str)
                 ],
             )
             .map_err(err)?;
         Ok(())
     }
 
-    fn count_pending(&self, session: Option<&str>) -> Result<PendingCount, StoreError> {
-        // both counts read one range of an index, without the rows' data
-        let (total, of_session): (i64, i64) = self
+    fn count_pending(
+        &self,
+        session: Option<&str>,
+        credential: Option<&Credential>,
+    ) -> Result<PendingCount, StoreError> {
+        // each count reads one range of an index, without the rows' data; a NULL credential
+        // matches no row (`=`, not `IS`), so "not asked" counts 0
+        let (total, of_session, of_credential): (i64, i64, i64) = self
             .conn()
             .query_row(
                 "SELECT (SELECT count(*) FROM pending WHERE state = 'pending'), \
-                        (SELECT count(*) FROM pending WHERE state = 'pending' AND session IS ?1)",
-                [session],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                        (SELECT count(*) FROM pending WHERE state = 'pending' AND session IS ?1), \
+                        (SELECT count(*) FROM pending WHERE state = 'pending' AND credential = ?2)",
+                params![session, credential.map(Credential::as_str)],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .map_err(err)?;
         Ok(PendingCount {
             total: total as usize,
             session: of_session as usize,
+            credential: of_credential as usize,
         })
     }
 
