@@ -197,7 +197,7 @@ fn the_python_sdk_client_confirms_a_deletion_in_band_over_stdio() {
 /// cancels it, edits the arguments or accepts, and the client gives a call up mid-question.
 #[test]
 fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
-    use test_support::mcp::{asked, calls, clients, error_code, text_of};
+    use test_support::mcp::{Mode, asked, calls, clients, error_code, text_of};
     for client in clients() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("graph.sqlite");
@@ -253,18 +253,28 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
         assert!(text_of(result).to_string().contains("declined"), "{result}");
         assert!(node_exists(), "a declined deletion ran: {client:?}");
 
-        // the person lets the question time out, or cancels it: not run, and not a failure
+        // the person lets the question time out, or cancels it: not run, and not a failure. A
+        // late answer in rounds leaves the operation for the approvals page; an elicitation
+        // unanswered in time is a denial.
         let timed = [
             ("TOOLS_MCP_HOST_CONFIRMS", "1"),
             ("TOOLS_CONFIRMATION_TIMEOUT_MS", "1500"),
         ];
-        for (env, answer) in [(&timed[..], "silent:3"), (&granted[..], "cancel")] {
+        let late = match client.mode {
+            Mode::Auto => ("pending", "ran out"),
+            Mode::Legacy => ("denied", "within 1.5 s"),
+        };
+        for (env, answer, (status, says)) in [
+            (&timed[..], "silent:3", late),
+            (&granted[..], "cancel", ("denied", "dismissed")),
+        ] {
             let lines = client.run(&stdio, env, answer, &[delete]);
             let context = format!("{client:?} {answer}: {lines:?}");
             assert_eq!(asked(&lines).len(), 1, "{context}");
             let result = calls(&lines)[0];
             assert_eq!(result["result"]["isError"], false, "{context}");
-            assert!(text_of(result)["status"].is_string(), "{context}");
+            assert_eq!(text_of(result)["status"], status, "{context}");
+            assert!(text_of(result).to_string().contains(says), "{context}");
             assert!(node_exists(), "{context}");
         }
 
