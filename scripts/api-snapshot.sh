@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 MODE="${1:-check}"
 TOOLCHAIN="${API_TOOLCHAIN:-nightly-2026-05-20}"
-CRATES=(tool-wire tool-runtime-macros tool-runtime tool-providers tool-server)
+CRATES=(tool-wire tool-runtime-macros tool-runtime tool-providers tool-server tool-mcp)
 
 case "$MODE" in
   check | update | toolchain) ;;

@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CRATES=(tool-wire tool-runtime-macros tool-runtime tool-providers tool-server)
+CRATES=(tool-wire tool-runtime-macros tool-runtime tool-providers tool-server tool-mcp)
 OUT=target/package-check
 VERSION="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "tool-runtime"))')"

@@ -93,6 +93,17 @@ pub fn mcp_typescript_sdk() -> Option<String> {
     )
 }
 
+/// The folder of `node_modules` that holds the reference MCP servers the client tests import
+/// tools from (`@modelcontextprotocol/server-filesystem`, `TOOLS_MCP_SERVERS`); `node` is taken
+/// from the PATH.
+pub fn mcp_servers() -> Option<String> {
+    service(
+        "TOOLS_MCP_SERVERS",
+        "a node_modules folder with @modelcontextprotocol/server-filesystem installed from npm, as \
+         .ci/run makes",
+    )
+}
+
 /// The OTLP receiver the telemetry tests export to: its base URL (`TOOLS_OTLP_URL`, for
 /// `OTEL_EXPORTER_OTLP_ENDPOINT`) and the file it writes each received span to as a JSON line
 /// (`TOOLS_OTLP_SPANS`).

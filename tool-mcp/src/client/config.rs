@@ -1,0 +1,246 @@
+//! Which MCP servers to import and how far to trust them: one [`ServerConfig`] per server, read
+//! from the `mcpServers` JSON that desktop MCP hosts write, or built in code.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use tool_runtime::definition::Safety;
+
+use super::ClientError;
+
+/// One MCP server: how to reach it and how its tools are imported.
+///
+/// The transport is a child process (`command`, with `args`, `env`, `cwd`) or streamable HTTP
+/// (`url`, with `headers`); exactly one of `command` and `url` is given. Values of `env` and
+/// `headers` written `${NAME}` are read from this process's environment when the server is
+/// connected, so secrets live in the environment, not in the file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The program that serves MCP on its stdin and stdout.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its environment, added to this process's (`${NAME}` values read from it).
+    pub env: BTreeMap<String, String>,
+    /// Its working directory.
+    pub cwd: Option<PathBuf>,
+    /// The server's streamable HTTP endpoint.
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request (`${NAME}` values read from the environment).
+    pub headers: BTreeMap<String, String>,
+    /// Desktop hosts' marker of the transport (`stdio`, `http`, `streamable-http`); read and
+    /// checked against `command`/`url`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Whether the server's annotations decide its tools' categories.
+    pub trust: Trust,
+    /// The prefix of its tools' names (`<prefix>__<tool>`); the server's name when absent.
+    pub prefix: Option<String>,
+    /// A category per tool (by the server's name for it), over what `trust` gives.
+    pub categories: BTreeMap<String, Safety>,
+    /// Only these tools are imported (by the server's names), when given.
+    pub allow: Option<Vec<String>>,
+    /// These tools are never imported.
+    pub deny: Vec<String>,
+}
+
+/// How far a server's own description of its tools is believed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// Annotations are a third party's hints and decide nothing: every tool is
+    /// [`Safety::Unspecified`], confirmed like a modifying tool and gated like an external one.
+    #[default]
+    None,
+    /// `readOnlyHint` makes a tool read-only, `destructiveHint` (true unless the server says
+    /// false) modifying, anything else creating; `idempotentHint` lets failed calls be retried.
+    Annotations,
+}
+
+/// How the server is reached, resolved from a [`ServerConfig`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Transport<'a> {
+    Stdio(&'a str),
+    Http(&'a str),
+}
+
+impl ServerConfig {
+    /// A server started as `command` with `args`.
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ServerConfig {
+            command: Some(command.into()),
+            args: args.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A server reached at `url` over streamable HTTP.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig {
+            url: Some(url.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The same, with its annotations trusted.
+    pub fn trusting_annotations(mut self) -> Self {
+        self.trust = Trust::Annotations;
+        self
+    }
+
+    pub(crate) fn transport(&self, name: &str) -> Result<Transport<'_>, ClientError> {
+        let wrong = |why: &str| ClientError::Config {
+            server: name.to_owned(),
+            message: why.to_owned(),
+        };
+        let transport = match (&self.command, &self.url) {
+            (Some(c), None) if !c.trim().is_empty() => Transport::Stdio(c),
+            (None, Some(u)) if u.starts_with("http://") || u.starts_with("https://") => {
+                Transport::Http(u)
+            }
+            (None, Some(_)) => return Err(wrong("`url` must be an http:// or https:// URL")),
+            (Some(_), Some(_)) => {
+                return Err(wrong(
+                    "give either `command` (stdio) or `url` (HTTP), not both",
+                ));
+            }
+            _ => return Err(wrong("give `command` (stdio) or `url` (streamable HTTP)")),
+        };
+        match (self.kind.as_deref(), &transport) {
+            (None | Some("stdio"), Transport::Stdio(_))
+            | (None | Some("http" | "streamable-http" | "streamableHttp"), Transport::Http(_)) => {
+                Ok(transport)
+            }
+            (Some(kind), _) => Err(wrong(&format!(
+                "`type` {kind:?} does not match the transport its `command`/`url` gives"
+            ))),
+        }
+    }
+
+    /// The name prefix of the server's tools.
+    pub(crate) fn prefix<'a>(&'a self, name: &'a str) -> &'a str {
+        self.prefix.as_deref().unwrap_or(name)
+    }
+
+    /// Whether the server's tool `tool` is imported at all.
+    pub(crate) fn admits(&self, tool: &str) -> bool {
+        let allowed = (self.allow.as_ref()).is_none_or(|a| a.iter().any(|t| t == tool));
+        allowed && !self.deny.iter().any(|t| t == tool)
+    }
+}
+
+/// The `mcpServers` file desktop MCP hosts use (`{"mcpServers": {"NAME": {...}}}`), each entry a
+/// [`ServerConfig`]; the servers by name. An unknown key in an entry is refused, naming it, so a
+/// misspelt `trust` or `deny` is never silently ignored.
+pub fn read_servers_json(text: &str) -> Result<BTreeMap<String, ServerConfig>, ClientError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct File {
+        mcp_servers: BTreeMap<String, ServerConfig>,
+    }
+    let file: File = serde_json::from_str(text).map_err(|e| ClientError::Config {
+        server: String::new(),
+        message: format!("not an mcpServers file: {e}"),
+    })?;
+    for (name, server) in &file.mcp_servers {
+        check_name(name)?;
+        server.transport(name)?;
+    }
+    Ok(file.mcp_servers)
+}
+
+/// A server's name becomes its tools' prefix: it must fit in a tool name.
+pub(crate) fn check_name(name: &str) -> Result<(), ClientError> {
+    let fits = !name.is_empty()
+        && name.len() <= 32
+        && (name.bytes()).all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if fits {
+        Ok(())
+    } else {
+        Err(ClientError::Config {
+            server: name.to_owned(),
+            message: "a server's name is its tools' prefix: 1 to 32 of a-z, A-Z, 0-9, _ and -"
+                .to_owned(),
+        })
+    }
+}
+
+/// `value`, or the environment variable it names when it is written `${NAME}`.
+pub(crate) fn resolve(server: &str, value: &str) -> Result<String, ClientError> {
+    let Some(var) = value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) else {
+        return Ok(value.to_owned());
+    };
+    std::env::var(var).map_err(|_| ClientError::Config {
+        server: server.to_owned(),
+        message: format!("the environment variable {var} is not set"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_desktop_hosts_file_is_read_as_is() {
+        let servers = read_servers_json(
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp"],
+                       "env": {"TOKEN": "${FS_TOKEN}"}},
+                "remote": {"type": "http", "url": "https://example.test/mcp",
+                           "headers": {"Authorization": "Bearer ${REMOTE}"}, "trust": "annotations"}
+            }}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            servers["fs"].transport("fs").unwrap(),
+            Transport::Stdio("npx")
+        );
+        assert_eq!(servers["fs"].trust, Trust::None);
+        assert_eq!(servers["remote"].trust, Trust::Annotations);
+        assert_eq!(
+            servers["remote"].transport("remote").unwrap(),
+            Transport::Http("https://example.test/mcp")
+        );
+    }
+
+    #[test]
+    fn a_wrong_entry_is_refused_naming_it() {
+        let cases = [
+            (r#"{"mcpServers": {"a": {}}}"#, "give `command`"),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}"#,
+                "not both",
+            ),
+            (r#"{"mcpServers": {"a": {"url": "ftp://h"}}}"#, "http://"),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "type": "http"}}}"#,
+                "`type`",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "trsut": "annotations"}}}"#,
+                "trsut",
+            ),
+            (r#"{"mcpServers": {"a b": {"command": "x"}}}"#, "prefix"),
+            (r#"{"servers": {}}"#, "mcpServers"),
+        ];
+        for (text, says) in cases {
+            let e = read_servers_json(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment() {
+        assert_eq!(resolve("s", "plain").unwrap(), "plain");
+        let e = resolve("s", "${TOOL_MCP_SURELY_UNSET}").unwrap_err();
+        assert!(e.to_string().contains("TOOL_MCP_SURELY_UNSET"), "{e}");
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(resolve("s", "${PATH}").unwrap(), path);
+    }
+}

@@ -1,0 +1,252 @@
+//! Tools from other people's MCP servers, under this project's policy.
+//!
+//! [`McpClient::connect`] starts a server (stdio: a child process this client owns, stopped when
+//! the client is dropped, its stderr passed to `tracing`) or reaches one (streamable HTTP),
+//! initializes, and lists every tool, page by page. [`McpClient::import`] registers each of them
+//! in a [`ToolSet`] as a dynamic tool named `<server>__<tool>`:
+//!
+//! - its `inputSchema` is checked and compiled once, as for any dynamic tool, and every call is
+//!   validated against it here, so a model's bad call never reaches the server; a schema that
+//!   cannot be compiled refuses that tool, with the reason, and the others still register;
+//! - its category is the operator's decision, not the server's: by default
+//!   [`Safety::Unspecified`](tool_runtime::definition::Safety::Unspecified) (every call confirmed
+//!   by a person and the server's first use gated), the server's annotations only when the
+//!   operator trusts them ([`Trust::Annotations`]), a category per tool over both; a tool the
+//!   server marks destructive is confirmed whatever the configuration says;
+//! - a call's result is its structured content, else its content (text as text, images and
+//!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
+//!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
+//!   cancelled at the server with `notifications/cancelled`.
+//!
+//! The executor then runs these tools like any other: timeouts, retries (only for tools the
+//! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
+
+mod config;
+mod import;
+mod result;
+
+use std::process::Stdio;
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RunningService, ServiceExt};
+use serde_json::Value;
+use tool_runtime::ToolSet;
+use tool_runtime::toolset::DynHandler;
+
+pub use config::{ServerConfig, Trust, read_servers_json};
+pub use import::{Imported, Refused};
+
+use config::Transport;
+
+/// What can go wrong reaching a server or reading its configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The configuration of a server is not usable.
+    #[error("MCP server {server:?}: {message}")]
+    Config {
+        /// The server's name (empty when the file itself is wrong).
+        server: String,
+        /// What is wrong, and what to write instead.
+        message: String,
+    },
+    /// The server could not be started, reached or initialized.
+    #[error("MCP server {server:?} could not be connected: {message}")]
+    Connect {
+        /// The server's name.
+        server: String,
+        /// Why.
+        message: String,
+    },
+    /// The server did not list its tools.
+    #[error("MCP server {server:?} did not list its tools: {message}")]
+    List {
+        /// The server's name.
+        server: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A connection to one MCP server and the tools it listed. The connection lasts while the client
+/// or any tool imported from it is alive, and a stdio server's process with it.
+pub struct McpClient {
+    name: String,
+    config: ServerConfig,
+    service: Arc<RunningService<RoleClient, ()>>,
+    tools: Vec<Tool>,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("name", &self.name)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpClient {
+    /// Starts or reaches the server `name` as `config` says, initializes and lists its tools.
+    pub async fn connect(name: &str, config: ServerConfig) -> Result<Self, ClientError> {
+        config::check_name(name)?;
+        let connect_error = |message: String| ClientError::Connect {
+            server: name.to_owned(),
+            message,
+        };
+        let service = match config.transport(name)? {
+            Transport::Stdio(command) => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(&config.args);
+                for (key, value) in &config.env {
+                    cmd.env(key, config::resolve(name, value)?);
+                }
+                if let Some(cwd) = &config.cwd {
+                    cmd.current_dir(cwd);
+                }
+                let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
+                if let Some(stderr) = stderr {
+                    tokio::spawn(log_stderr(name.to_owned(), stderr));
+                }
+                ().serve(process)
+                    .await
+                    .map_err(|e| connect_error(e.to_string()))?
+            }
+            #[cfg(feature = "client-http")]
+            Transport::Http(url) => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut headers = std::collections::HashMap::new();
+                for (key, value) in &config.headers {
+                    let value = config::resolve(name, value)?;
+                    let wrong = |what: &str| ClientError::Config {
+                        server: name.to_owned(),
+                        message: format!("header {key:?}: not a valid {what}"),
+                    };
+                    headers.insert(
+                        key.parse().map_err(|_| wrong("name"))?,
+                        value.parse().map_err(|_| wrong("value"))?,
+                    );
+                }
+                let transport_config =
+                    StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                ().serve(transport)
+                    .await
+                    .map_err(|e| connect_error(e.to_string()))?
+            }
+            #[cfg(not(feature = "client-http"))]
+            Transport::Http(_) => {
+                return Err(ClientError::Config {
+                    server: name.to_owned(),
+                    message: "this build has no HTTP client: enable tool-mcp's `client-http` \
+                              feature"
+                        .to_owned(),
+                });
+            }
+        };
+        let tools = service
+            .list_all_tools()
+            .await
+            .map_err(|e| ClientError::List {
+                server: name.to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(McpClient {
+            name: name.to_owned(),
+            config,
+            service: Arc::new(service),
+            tools,
+        })
+    }
+
+    /// The server's name (its tools' prefix unless the configuration gives another).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tools the server listed, as it described them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Registers the server's tools (those the configuration admits) in `set`, each as described
+    /// in the module docs. A tool that cannot be registered — a schema that does not compile, a
+    /// name that does not fit or is taken (both origins named) — is refused with its reason in
+    /// [`Imported::refused`]; the others are registered regardless.
+    pub fn import(&self, set: &mut ToolSet) -> Imported {
+        let prefix = self.config.prefix(&self.name);
+        let mut imported = Imported::default();
+        for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
+            let refuse = |reason: String| Refused {
+                tool: tool.name.to_string(),
+                reason,
+            };
+            let def = match import::definition(prefix, tool, &self.config, &mut imported.notes) {
+                Ok(def) => def,
+                Err(reason) => {
+                    imported.refused.push(refuse(reason));
+                    continue;
+                }
+            };
+            let registered = def.name.to_string();
+            if set.get(&registered).is_some() {
+                imported.refused.push(refuse(format!(
+                    "{registered} is already registered (another server or the application's \
+                     own tool); give this server another `prefix`"
+                )));
+                continue;
+            }
+            let handler = self.handler(tool.name.to_string());
+            match set.register_dynamic(def, Some(handler)) {
+                Ok(_) => imported.registered.push(registered),
+                Err(e) => imported.refused.push(refuse(e.to_string())),
+            }
+        }
+        imported
+    }
+
+    /// The body of an imported tool: the validated arguments sent to the server as they are.
+    fn handler(&self, tool: String) -> DynHandler {
+        // each tool holds the connection: it lasts while the client or any imported tool does
+        let service = self.service.clone();
+        let server: Arc<str> = self.name.as_str().into();
+        Arc::new(move |arguments: Value, _cx| {
+            let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
+            Box::pin(async move {
+                let mut params = CallToolRequestParams::new(tool.clone());
+                params.arguments = match arguments {
+                    Value::Object(map) => Some(map),
+                    Value::Null => None,
+                    other => Some([("value".to_owned(), other)].into_iter().collect()),
+                };
+                // dropping this future (the executor's timeout, a cancelled call) sends
+                // notifications/cancelled to the server
+                match service.call_tool(params).await {
+                    Ok(answer) => result::value_of(&server, answer),
+                    Err(e) => Err(result::error_of(&server, &tool, e)),
+                }
+            })
+        })
+    }
+
+    /// Stops the connection now (and a stdio server's process), for the client and every tool
+    /// imported from it: their calls answer `UNAVAILABLE` from then on.
+    pub fn close(&self) {
+        self.service.cancellation_token().cancel();
+    }
+}
+
+/// Passes a stdio server's stderr to `tracing`, a line at a time, until it closes.
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "tool_mcp::server", server = %server, "{line}");
+    }
+}
