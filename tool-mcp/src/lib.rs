@@ -19,6 +19,8 @@
 //! # Features
 //! - `client` (default): servers started as child processes, over stdio.
 //! - `client-http` (default): servers reached over streamable HTTP.
+//! - `cli`: `--mcp-config FILE` for the `tools` command line
+//!   ([`McpConfigOption`](client::McpConfigOption)).
 
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]

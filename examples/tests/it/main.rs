@@ -27,3 +27,4 @@ mod tasks;
 mod telemetry;
 mod tools_cli;
 mod tools_hostile;
+mod tools_mcp_config;

@@ -21,6 +21,9 @@
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+mod cli;
 mod config;
 mod import;
 mod result;
@@ -35,6 +38,9 @@ use serde_json::Value;
 use tool_runtime::ToolSet;
 use tool_runtime::toolset::DynHandler;
 
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub use cli::McpConfigOption;
 pub use config::{ServerConfig, Trust, read_servers_json};
 pub use import::{Imported, Refused};
 

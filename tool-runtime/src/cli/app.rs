@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::builtin;
-use super::{CliCommand, Exit, Output, SchemaView};
+use super::{CliCommand, Exit, Output, SchemaView, ToolSource};
 use crate::error::{ErrorCode, ToolError};
 use crate::toolset::ToolSet;
 
@@ -17,6 +17,7 @@ pub struct Cli {
     toolset: ToolSet,
     commands: Vec<Box<dyn CliCommand>>,
     views: Vec<Box<dyn SchemaView>>,
+    sources: Vec<Box<dyn ToolSource>>,
     stdin: Mutex<Option<Box<dyn Read + Send>>>,
 }
 
@@ -44,6 +45,7 @@ impl Cli {
             toolset,
             commands: Vec::new(),
             views: Vec::new(),
+            sources: vec![Box::new(Catalogs)],
             stdin: Mutex::new(None),
         }
     }
@@ -52,6 +54,13 @@ impl Cli {
     /// built-in replaces it.
     pub fn with(mut self, command: impl CliCommand + 'static) -> Self {
         self.commands.push(Box::new(command));
+        self
+    }
+
+    /// Adds a global option that brings more tools (the MCP client's `--mcp-config`, ...); its
+    /// tools are added after the `--catalog` files'.
+    pub fn with_source(mut self, source: impl ToolSource + 'static) -> Self {
+        self.sources.push(Box::new(source));
         self
     }
 
@@ -67,7 +76,7 @@ impl Cli {
         self
     }
 
-    /// The tool set the commands run against (before any `--catalog`).
+    /// The tool set the commands run against (before any `--catalog` or other source).
     pub fn toolset(&self) -> &ToolSet {
         &self.toolset
     }
@@ -78,22 +87,17 @@ impl Cli {
         let mut cmd = Command::new("tools")
             .about("Inspect and check the tools of this application")
             .subcommand_required(true)
-            .arg_required_else_help(true)
-            .arg(
-                Arg::new("catalog")
-                    .long("catalog")
-                    .value_name("FILE")
-                    .global(true)
-                    .action(ArgAction::Append)
-                    .help("Add the tools defined in FILE (a JSON array of canonical definitions)"),
-            )
-            .arg(
-                Arg::new("json")
-                    .long("json")
-                    .global(true)
-                    .action(ArgAction::SetTrue)
-                    .help("Write machine-readable JSON to standard output"),
-            );
+            .arg_required_else_help(true);
+        for source in &self.sources {
+            cmd = cmd.arg(source.arg().global(true).action(ArgAction::Append));
+        }
+        cmd = cmd.arg(
+            Arg::new("json")
+                .long("json")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Write machine-readable JSON to standard output"),
+        );
         for builtin in builtin::commands(&self.providers()) {
             if !self.overrides(builtin.get_name()) {
                 cmd = cmd.subcommand(builtin);
@@ -138,10 +142,20 @@ impl Cli {
     /// Runs the subcommand of already parsed matches of [`Cli::command`] (for a nested `tools`).
     pub async fn run_matches(&self, matches: &ArgMatches, output: &mut Output<'_>) -> Exit {
         output.json = output.json || matches.get_flag("json");
-        let toolset = match self.with_catalogs(matches, output) {
-            Ok(t) => t,
-            Err(exit) => return exit,
-        };
+        let mut toolset = self.toolset.clone();
+        for source in &self.sources {
+            let id = source.arg().get_id().clone();
+            let values: Vec<String> = matches
+                .get_many::<String>(id.as_str())
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default();
+            if values.is_empty() {
+                continue;
+            }
+            if let Err(exit) = source.add(values, &mut toolset, output).await {
+                return exit;
+            }
+        }
         let Some((name, sub)) = matches.subcommand() else {
             let _ = writeln!(output.err, "error: a subcommand is required; see --help");
             return Exit::Usage;
@@ -197,48 +211,55 @@ impl Cli {
     fn overrides(&self, name: &str) -> bool {
         self.commands.iter().any(|c| c.command().get_name() == name)
     }
+}
 
-    /// The tool set plus every `--catalog` file. An unreadable file is a usage error (2); a
-    /// catalog whose definitions are refused is refused input (1), explained like any other.
-    fn with_catalogs(
-        &self,
-        matches: &ArgMatches,
-        output: &mut Output<'_>,
-    ) -> Result<ToolSet, Exit> {
-        let files: Vec<&String> = matches
-            .get_many::<String>("catalog")
-            .map(|v| v.collect())
-            .unwrap_or_default();
-        if files.is_empty() {
-            return Ok(self.toolset.clone());
-        }
-        let mut toolset = self.toolset.clone();
-        for file in files {
-            let bytes = std::fs::read(file).map_err(|e| {
-                let _ = writeln!(output.err, "error: cannot read catalog {file:?}: {e}");
-                Exit::Usage
-            })?;
-            // a catalog that is not UTF-8 is refused like any other bad definition
-            let registered = match String::from_utf8(bytes) {
-                Ok(text) => toolset
-                    .register_catalog(&text)
-                    .map(drop)
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(format!(
-                    "not valid UTF-8 from byte {} on",
-                    e.utf8_error().valid_up_to()
-                )),
-            };
-            if let Err(e) = registered {
-                let err = ToolError::new(
-                    ErrorCode::INVALID_DEFINITION,
-                    format!("catalog {file:?}: {e}"),
-                )
-                .recover("fix the definition named in the message");
-                builtin::report(&err, output);
-                return Err(Exit::Refused);
+/// `--catalog FILE`: the tools defined in a JSON array of canonical definitions.
+struct Catalogs;
+
+impl ToolSource for Catalogs {
+    fn arg(&self) -> Arg {
+        Arg::new("catalog")
+            .long("catalog")
+            .value_name("FILE")
+            .help("Add the tools defined in FILE (a JSON array of canonical definitions)")
+    }
+
+    /// An unreadable file is a usage error (2); a catalog whose definitions are refused is
+    /// refused input (1), explained like any other.
+    fn add<'a>(
+        &'a self,
+        files: Vec<String>,
+        toolset: &'a mut ToolSet,
+        output: &'a mut Output<'_>,
+    ) -> futures::future::BoxFuture<'a, Result<(), Exit>> {
+        Box::pin(async move {
+            for file in files {
+                let bytes = std::fs::read(&file).map_err(|e| {
+                    let _ = writeln!(output.err, "error: cannot read catalog {file:?}: {e}");
+                    Exit::Usage
+                })?;
+                // a catalog that is not UTF-8 is refused like any other bad definition
+                let registered = match String::from_utf8(bytes) {
+                    Ok(text) => toolset
+                        .register_catalog(&text)
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(format!(
+                        "not valid UTF-8 from byte {} on",
+                        e.utf8_error().valid_up_to()
+                    )),
+                };
+                if let Err(e) = registered {
+                    let err = ToolError::new(
+                        ErrorCode::INVALID_DEFINITION,
+                        format!("catalog {file:?}: {e}"),
+                    )
+                    .recover("fix the definition named in the message");
+                    builtin::report(&err, output);
+                    return Err(Exit::Refused);
+                }
             }
-        }
-        Ok(toolset)
+            Ok(())
+        })
     }
 }

@@ -72,13 +72,32 @@ pub trait CliCommand: Send + Sync {
     /// The clap definition of the subcommand (its name, arguments and help).
     fn command(&self) -> clap::Command;
 
-    /// Runs the subcommand against `toolset` (which already includes any `--catalog` tools).
+    /// Runs the subcommand against `toolset` (which already includes the tools of every
+    /// [`ToolSource`], `--catalog` files among them).
     fn run<'a>(
         &'a self,
         toolset: &'a ToolSet,
         matches: &'a clap::ArgMatches,
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Exit>;
+}
+
+/// A global option that adds tools to the set every subcommand sees: `--catalog FILE` is one,
+/// the MCP client's `--mcp-config FILE` (in `tool-mcp`) another. The option is made global and
+/// repeatable; its values are handed over in the order given.
+pub trait ToolSource: Send + Sync {
+    /// The option; its id is the key its values are read under.
+    fn arg(&self) -> clap::Arg;
+
+    /// Adds the tools `values` name to `toolset`. An unreadable file or an unreachable source
+    /// is [`Exit::Usage`], a definition refused [`Exit::Refused`], each explained on `output`
+    /// first.
+    fn add<'a>(
+        &'a self,
+        values: Vec<String>,
+        toolset: &'a mut ToolSet,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Result<(), Exit>>;
 }
 
 /// A provider's view of tool declarations, for `tools schema --provider NAME`.

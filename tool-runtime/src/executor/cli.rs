@@ -115,6 +115,12 @@ impl CliCommand for ExecutorCommand {
                 .about("Run a tool through the executor, confirming in the terminal")
                 .arg(Arg::new("name").required(true).help("The tool"))
                 .arg(
+                    Arg::new("arguments")
+                        .value_name("JSON")
+                        .conflicts_with("args")
+                        .help("The arguments as a JSON object (the same as --args)"),
+                )
+                .arg(
                     Arg::new("args")
                         .long("args")
                         .value_name("JSON")
@@ -273,7 +279,9 @@ impl CliCommand for ExecutorCommand {
 
 async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>) -> Exit {
     let name = matches.get_one::<String>("name").expect("required");
-    let args = matches.get_one::<String>("args").expect("defaulted");
+    let args = (matches.get_one::<String>("arguments"))
+        .or_else(|| matches.get_one::<String>("args"))
+        .expect("defaulted");
     let session = matches.get_one::<String>("session").cloned();
     let call_id = format!("cli-{:016x}", fastrand::u64(..));
     let call = ToolCall::new(call_id.clone(), name.clone(), Arguments::Text(args.clone()));
