@@ -1,3 +1,4 @@
 //! The MCP client against MCP servers nobody here wrote, started as a host would start them.
 
 mod filesystem;
+mod http;

@@ -1,0 +1,114 @@
+//! A server reached over streamable HTTP: this project's own `tool-server` on 127.0.0.1, its
+//! tools imported with the bearer token in a header, and called through both executors.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_mcp::client::{ClientError, McpClient, ServerConfig};
+use tool_runtime::definition::Safety;
+use tool_runtime::executor::{Deferred, Executor, Outcome};
+use tool_runtime::store::MemoryStore;
+use tool_runtime::{CallContext, ErrorCode, ToolCall, ToolError, ToolSet, tool};
+use tool_server::{ServerOptions, Tokens};
+
+const AGENT: &str = "agent-token-for-mcp-client-01";
+const APPROVER: &str = "approver-token-for-mcp-client";
+
+/// Says hello.
+#[tool(read_only, intent = "Greet {name}")]
+fn greet(
+    /// Who.
+    name: String,
+) -> Result<String, ToolError> {
+    if name.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::INVALID_ARGUMENTS,
+            "nobody to greet",
+        ));
+    }
+    Ok(format!("hello, {name}"))
+}
+
+/// Forgets someone.
+#[tool(modify, intent = "Forget {name}")]
+fn forget(
+    /// Who.
+    name: String,
+) -> String {
+    format!("forgot {name}")
+}
+
+async fn upstream() -> String {
+    let set = tool_runtime::toolset![greet, forget].unwrap();
+    let executor = Executor::builder(set)
+        .store(Arc::new(MemoryStore::new()))
+        .confirmation(Deferred)
+        .build()
+        .unwrap();
+    let opts = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
+    let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = tool_server::router(executor, opts);
+    tokio::spawn(async move { axum_serve(listener, app).await });
+    url
+}
+
+async fn axum_serve(listener: tokio::net::TcpListener, app: axum::Router) {
+    let _ = axum::serve(listener, app).await;
+}
+
+fn with_token(url: &str, token: &str) -> ServerConfig {
+    let mut config = ServerConfig::http(url).trusting_annotations();
+    config
+        .headers
+        .insert("Authorization".into(), format!("Bearer {token}"));
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_tools_are_imported_and_called_over_streamable_http() {
+    let url = upstream().await;
+    let client = McpClient::connect("notes", with_token(&url, AGENT))
+        .await
+        .unwrap();
+    let mut set = ToolSet::new();
+    let imported = client.import(&mut set);
+    assert_eq!(imported.registered, ["notes__greet", "notes__forget"]);
+    assert_eq!(set.get("notes__greet").unwrap().safety, Safety::ReadOnly);
+    assert_eq!(set.get("notes__forget").unwrap().safety, Safety::Modify);
+    let exec = Executor::builder(set)
+        .store(Arc::new(MemoryStore::new()))
+        .confirmation(Deferred)
+        .build()
+        .unwrap();
+    let call = |id: &str, tool: &str, args| {
+        let (exec, call) = (exec.clone(), ToolCall::new(id, tool, args));
+        let id = id.to_owned();
+        async move { exec.call(&call, CallContext::new(id)).await.outcome }
+    };
+    let hello = call("c1", "notes__greet", json!({"name": "Ada"})).await;
+    assert!(
+        matches!(&hello, Outcome::Success { value, .. } if value == "hello, Ada"),
+        "{hello:?}"
+    );
+    // the server's own error reaches the model as the tool's failure, with its words
+    let nobody = call("c2", "notes__greet", json!({"name": ""})).await;
+    let error = nobody.error().expect("an error");
+    assert_eq!(error.code, ErrorCode::EXECUTION_FAILED);
+    assert!(error.message.contains("nobody to greet"), "{error:?}");
+    // a modifying tool waits for a person here before the server is ever asked
+    let forget = call("c3", "notes__forget", json!({"name": "Ada"})).await;
+    assert!(matches!(forget, Outcome::Pending { .. }), "{forget:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_the_token_is_a_connection_error() {
+    let url = upstream().await;
+    let e = McpClient::connect("notes", with_token(&url, "not-a-token-of-this-server"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, ClientError::Connect { .. }), "{e}");
+    assert!(e.to_string().contains("notes"), "{e}");
+}
