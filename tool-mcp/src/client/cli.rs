@@ -59,6 +59,14 @@ impl ToolSource for McpConfigOption {
                             refused.tool, refused.reason
                         );
                     }
+                    for flagged in &imported.flagged {
+                        let s = &flagged.suspicion;
+                        let _ = writeln!(
+                            output.err,
+                            "warning: {name}: tool {:?}: its text at {} reads like {} ({:?})",
+                            flagged.tool, s.pointer, s.kind, s.phrase
+                        );
+                    }
                     for note in &imported.notes {
                         let _ = writeln!(output.err, "note: {name}: {note}");
                     }

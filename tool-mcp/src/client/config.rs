@@ -44,6 +44,9 @@ pub struct ServerConfig {
     pub allow: Option<Vec<String>>,
     /// These tools are never imported.
     pub deny: Vec<String>,
+    /// Refuse a tool whose description or schema reads like instructions to the model (the
+    /// executor's injection check); by default such a tool is imported and flagged.
+    pub refuse_suspicious: bool,
 }
 
 /// How far a server's own description of its tools is believed.

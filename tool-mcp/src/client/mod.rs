@@ -13,6 +13,8 @@
 //!   by a person and the server's first use gated), the server's annotations only when the
 //!   operator trusts them ([`Trust::Annotations`]), a category per tool over both; a tool the
 //!   server marks destructive is confirmed whatever the configuration says;
+//! - a description or schema that reads like instructions to the model ("tool poisoning", the
+//!   executor's injection check) is flagged, or refused with `refuse_suspicious`;
 //! - a call's result is its structured content, else its content (text as text, images and
 //!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
 //!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
@@ -42,7 +44,7 @@ use tool_runtime::toolset::DynHandler;
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub use cli::McpConfigOption;
 pub use config::{ServerConfig, Trust, read_servers_json};
-pub use import::{Imported, Refused};
+pub use import::{Flagged, Imported, Refused};
 
 use config::Transport;
 
@@ -193,6 +195,27 @@ impl McpClient {
                 tool: tool.name.to_string(),
                 reason,
             };
+            if let Some(suspicion) = import::suspicion(tool) {
+                tracing::warn!(
+                    server = %self.name, tool = %tool.name, at = %suspicion.pointer,
+                    "an MCP tool's own text reads like {}: {:?}", suspicion.kind, suspicion.phrase
+                );
+                let refused = self.config.refuse_suspicious;
+                if refused {
+                    imported.refused.push(refuse(format!(
+                        "its text at {} reads like {} ({:?}), and this server's configuration \
+                         refuses such tools",
+                        suspicion.pointer, suspicion.kind, suspicion.phrase
+                    )));
+                }
+                imported.flagged.push(import::Flagged {
+                    tool: tool.name.to_string(),
+                    suspicion,
+                });
+                if refused {
+                    continue;
+                }
+            }
             let def = match import::definition(prefix, tool, &self.config, &mut imported.notes) {
                 Ok(def) => def,
                 Err(reason) => {

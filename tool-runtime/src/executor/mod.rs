@@ -36,6 +36,7 @@ pub mod policy;
 mod record;
 mod run;
 mod store_call;
+mod suspicion;
 mod undo;
 
 use std::collections::{HashMap, HashSet};
@@ -72,6 +73,7 @@ pub use confirm::{TerminalConfirmer, read_stdin_line};
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use injection::POTENTIAL_INJECTION;
 pub use limit::RateLimiter;
+pub use suspicion::{Suspicion, find_suspicious};
 pub use undo::{Reversible, UndoPlanner};
 
 use crate::error::ToolError;
