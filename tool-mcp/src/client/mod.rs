@@ -15,7 +15,8 @@
 //!   server marks destructive is confirmed whatever the configuration says;
 //! - a description or schema that reads like instructions to the model ("tool poisoning", the
 //!   executor's injection check) is flagged, or refused with `refuse_suspicious`;
-//! - a call's result is its structured content, else its content (text as text, images and
+//! - a call's result is its structured content (checked against the tool's `outputSchema` when
+//!   it declares one), else its content (text as text, images and
 //!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
 //!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
 //!   cancelled at the server with `notifications/cancelled`.
@@ -39,6 +40,7 @@ use rmcp::service::{RunningService, ServiceExt};
 use serde_json::Value;
 use tool_runtime::ToolSet;
 use tool_runtime::toolset::DynHandler;
+use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
@@ -231,7 +233,19 @@ impl McpClient {
                 )));
                 continue;
             }
-            let handler = self.handler(tool.name.to_string());
+            let output = match &def.output_schema {
+                None => None,
+                Some(schema) => match Validator::compile(schema) {
+                    Ok(v) => Some(Arc::new(v)),
+                    Err(e) => {
+                        imported
+                            .refused
+                            .push(refuse(format!("its outputSchema: {e}")));
+                        continue;
+                    }
+                },
+            };
+            let handler = self.handler(tool.name.to_string(), output);
             match set.register_dynamic(def, Some(handler)) {
                 Ok(_) => imported.registered.push(registered),
                 Err(e) => imported.refused.push(refuse(e.to_string())),
@@ -241,12 +255,13 @@ impl McpClient {
     }
 
     /// The body of an imported tool: the validated arguments sent to the server as they are.
-    fn handler(&self, tool: String) -> DynHandler {
+    fn handler(&self, tool: String, output: Option<Arc<Validator>>) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
         let service = self.service.clone();
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, _cx| {
             let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
+            let output = output.clone();
             Box::pin(async move {
                 let mut params = CallToolRequestParams::new(tool.clone());
                 params.arguments = match arguments {
@@ -257,7 +272,7 @@ impl McpClient {
                 // dropping this future (the executor's timeout, a cancelled call) sends
                 // notifications/cancelled to the server
                 match service.call_tool(params).await {
-                    Ok(answer) => result::value_of(&server, answer),
+                    Ok(answer) => result::value_of(&server, answer, output.as_deref()),
                     Err(e) => Err(result::error_of(&server, &tool, e)),
                 }
             })

@@ -4,13 +4,22 @@
 use rmcp::ServiceError;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
+use tool_runtime::validate::Validator;
 use tool_runtime::{ErrorCode, ToolError};
 
 /// The value of a result: its structured content when it has one (what an output schema
 /// describes), else its content — one text as a string, several blocks as an array in which
 /// each non-text block stands as its kind, MIME type and size, never its bytes. A result the
 /// server flags `isError` is the tool's failure, with the server's text as the message.
-pub(crate) fn value_of(server: &str, result: CallToolResult) -> Result<Value, ToolError> {
+///
+/// With the tool's declared `outputSchema` (`output`), the structured content must be there and
+/// match it: a server that breaks its own declaration gets a structured error naming each
+/// violation rather than a value the caller's types do not expect.
+pub(crate) fn value_of(
+    server: &str,
+    result: CallToolResult,
+    output: Option<&Validator>,
+) -> Result<Value, ToolError> {
     if result.is_error == Some(true) {
         let text = texts(&result).join("\n");
         let message = if text.is_empty() {
@@ -20,6 +29,31 @@ pub(crate) fn value_of(server: &str, result: CallToolResult) -> Result<Value, To
         };
         return Err(ToolError::new(ErrorCode::EXECUTION_FAILED, message)
             .with_detail("server", server.to_owned()));
+    }
+    if let Some(schema) = output {
+        let Some(structured) = result.structured_content else {
+            return Err(ToolError::new(
+                ErrorCode::EXECUTION_FAILED,
+                format!(
+                    "the MCP server {server} declared an outputSchema for this tool but \
+                     returned no structured content"
+                ),
+            )
+            .with_detail("server", server.to_owned()));
+        };
+        let violations = schema.violations(&structured);
+        if !violations.is_empty() {
+            return Err(ToolError::new(
+                ErrorCode::EXECUTION_FAILED,
+                format!(
+                    "the MCP server {server} returned structured content that does not match \
+                     the outputSchema it declared"
+                ),
+            )
+            .with_detail("server", server.to_owned())
+            .with_violations(violations));
+        }
+        return Ok(structured);
     }
     if let Some(structured) = result.structured_content {
         return Ok(structured);
@@ -95,5 +129,46 @@ fn without_payloads(value: &mut Value) {
             }
         }
         map.values_mut().for_each(without_payloads);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{CallToolResult, ContentBlock};
+    use serde_json::json;
+
+    use super::*;
+
+    fn structured(value: Value) -> CallToolResult {
+        CallToolResult::structured(value)
+    }
+
+    #[test]
+    fn a_result_must_keep_to_the_output_schema_it_declared() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}},
+                            "required": ["n"]});
+        let output = Validator::compile(&schema).unwrap();
+        let fine = value_of("s", structured(json!({"n": 1})), Some(&output)).unwrap();
+        assert_eq!(fine, json!({"n": 1}));
+        let wrong = value_of("s", structured(json!({"n": "one"})), Some(&output)).unwrap_err();
+        assert_eq!(wrong.violations[0].pointer, "/n", "{wrong:?}");
+        let text_only = CallToolResult::success(vec![ContentBlock::text("1")]);
+        let missing = value_of("s", text_only.clone(), Some(&output)).unwrap_err();
+        assert!(
+            missing.message.contains("no structured content"),
+            "{missing:?}"
+        );
+        assert_eq!(value_of("s", text_only, None).unwrap(), json!("1"));
+    }
+
+    #[test]
+    fn binary_content_is_its_type_and_size_never_its_bytes() {
+        let image = ContentBlock::image("aGVsbG8gd29ybGQh", "image/png");
+        let result = CallToolResult::success(vec![ContentBlock::text("a chart"), image]);
+        let value = value_of("s", result, None).unwrap();
+        assert_eq!(value[0], "a chart");
+        assert_eq!(value[1]["mimeType"], "image/png");
+        assert_eq!(value[1]["bytes"], 12);
+        assert!(!value.to_string().contains("aGVsbG8"), "{value}");
     }
 }
