@@ -5,7 +5,7 @@
 //! tools into one MCP server.
 //!
 //! What the suite asks for that a `#[tool]` cannot do yet (image, audio and embedded-resource
-//! results, progress, logging, sampling and questions from inside a tool) has no fixture here,
+//! results, logging, sampling and questions from inside a tool) has no fixture here,
 //! so those scenarios fail on an unknown tool rather than pass on a stand-in.
 
 mod app;
@@ -19,13 +19,16 @@ use tool_runtime::store::MemoryStore;
 use tool_runtime::{Executor, ToolSet};
 
 pub use app::{Fixtures, TEST_IMAGE_BASE64};
-pub use tools::{Address, JsonSchema202012, test_error_handling, test_simple_text};
+pub use tools::{
+    Address, JsonSchema202012, test_error_handling, test_simple_text, test_tool_with_progress,
+};
 
 /// The fixture tools.
 pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
     Ok(ToolSet::new()
         .with::<test_simple_text>()?
         .with::<test_error_handling>()?
+        .with::<test_tool_with_progress>()?
         .with::<JsonSchema202012>()?)
 }
 

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tool_runtime::progress::Progress;
 use tool_runtime::{CallContext, ErrorCode, ToolError, tool, tool::Run};
 
 /// Tests simple text content response.
@@ -53,4 +54,20 @@ impl Run for JsonSchema202012 {
             .map(|a| serde_json::json!({"street": a.street, "city": a.city}));
         Ok(serde_json::json!({"name": self.name, "address": address}))
     }
+}
+
+/// Tests tool that reports progress notifications: three steps, 50 ms apart, out of 100.
+#[tool(read_only)]
+pub async fn test_tool_with_progress(cx: &CallContext) -> String {
+    for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        cx.report_progress(
+            Progress::new(step)
+                .of(100.0)
+                .message(format!("Completed step {step} of 100")),
+        );
+    }
+    "Tool with progress executed successfully".to_owned()
 }

@@ -23,7 +23,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::{
-    McpServer, TOOLS_LIST_TTL_MS, app, client_name, elicit, request_id, result_of, tool_call,
+    McpServer, TOOLS_LIST_TTL_MS, app, client_name, elicit, progress, request_id, result_of,
+    tool_call,
 };
 
 type Request = RequestContext<RoleServer>;
@@ -111,7 +112,16 @@ impl ServerHandler for McpServer {
             } else {
                 self.executor.clone()
             };
-            let outcome = self.run(&executor, &call, &session).await;
+            // a client that sent a progress token gets the tool's reports, before the result
+            let forward = context
+                .meta
+                .get_progress_token()
+                .map(|token| progress::Forward::start(context.peer.clone(), token));
+            let reporter = forward.as_ref().map(progress::Forward::reporter);
+            let outcome = self.run(&executor, &call, &session, reporter).await;
+            if let Some(forward) = forward {
+                forward.finish().await;
+            }
             Ok(result_of(&call, &outcome).into())
         };
         tokio::select! {

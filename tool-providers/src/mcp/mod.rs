@@ -56,6 +56,7 @@ mod door;
 mod elicit;
 mod handler;
 mod not_run;
+mod progress;
 mod rounds;
 
 use std::sync::Arc;
@@ -292,13 +293,20 @@ impl McpServer {
     /// Runs one `tools/call` through the executor as the call `request_id`.
     pub async fn call(&self, params: CallToolRequestParams, request_id: &str) -> CallToolResult {
         let call = tool_call(&params, request_id);
-        let outcome = self.run(&self.executor, &call, &self.session).await;
+        let outcome = self.run(&self.executor, &call, &self.session, None).await;
         result_of(&call, &outcome)
     }
 
-    async fn run(&self, executor: &Executor, call: &ToolCall, session: &str) -> Outcome {
+    async fn run(
+        &self,
+        executor: &Executor,
+        call: &ToolCall,
+        session: &str,
+        progress: Option<tool_runtime::progress::Reporter>,
+    ) -> Outcome {
         let mut cx = CallContext::new(call.id.clone());
         cx.session = Some(session.to_owned());
+        cx.progress = progress;
         executor.call(call, cx).await.outcome
     }
 
@@ -431,7 +439,7 @@ impl McpServer {
     async fn ask_in_rounds(&self, call: &ToolCall, session: &str) -> CallToolResponse {
         let asking = Arc::new(rounds::AskInRounds::default());
         let executor = self.executor.with_confirmation(asking.clone());
-        let outcome = self.run(&executor, call, session).await;
+        let outcome = self.run(&executor, call, session, None).await;
         if let (Outcome::Pending { operation_id, .. }, Some(request)) = (&outcome, asking.asked()) {
             let ticket = rounds::Ticket {
                 op: operation_id.clone(),
