@@ -17,7 +17,8 @@
 #   scripts/mcp-conformance.sh run         build the example, run the suite, compare (default)
 #   scripts/mcp-conformance.sh update      run, then write the scenarios that pass to the list
 #
-# Environment: TOOLS_CACHE_DIR (as llama-server.sh).
+# Environment: TOOLS_CACHE_DIR (as llama-server.sh); TOOLS_CONFORMANCE_BIN, the conformance
+# binary to serve (default: built here with `cargo build -p examples --bin conformance`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,11 +47,17 @@ install() {
 
 run() {
     install
-    cargo build --quiet -p examples --bin conformance
+    # CI passes the binary its test build made (the workspace's features), so nothing rebuilds
+    local bin="${TOOLS_CONFORMANCE_BIN:-}"
+    if [[ -z "$bin" ]]; then
+        cargo build --quiet -p examples --bin conformance
+        bin=target/debug/conformance
+    fi
+    [[ -x "$bin" ]] || die "no conformance binary at $bin"
     local out log server addr
     out="$(mktemp -d)"
     log="$out/server.log"
-    target/debug/conformance serve --addr 127.0.0.1:0 --without-token 2>"$log" &
+    "$bin" serve --addr 127.0.0.1:0 --without-token 2>"$log" &
     server=$!
     trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' RETURN
     for _ in $(seq 100); do

@@ -128,10 +128,11 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
         [
             "test_simple_text",
             "test_error_handling",
+            "test_tool_with_progress",
             "json_schema_2020_12_tool"
         ]
     );
-    let schema = &tools[2]["inputSchema"];
+    let schema = &tools[3]["inputSchema"];
     assert_eq!(
         schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
         "{schema}"

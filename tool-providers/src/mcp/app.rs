@@ -243,11 +243,10 @@ impl<H: ServerHandler + Clone> Erased for H {
 
 /// What `initialize` (and `server/discover`) announce for the tools of the tool set and the
 /// application's handler together: the application's capabilities for everything but tools,
-/// which are the tool set's (`tools` is always declared, with the list fixed while the server
-/// runs), and no tasks extension, since tool calls are not run as tasks. The server's name,
-/// version and instructions are the tool server's when it was given them
-/// ([`McpServer::named`](super::McpServer::named), [`McpServer::instructions`](super::McpServer::instructions)),
-/// else the instructions are the application's.
+/// which are the tool set's, and no tasks extension, since tool calls are not run as tasks. The
+/// name and version are the tool server's ([`McpServer::named`](super::McpServer::named)), and
+/// so are the instructions when it has some
+/// ([`McpServer::instructions`](super::McpServer::instructions)), else the application's.
 pub(crate) fn merged(own: ServerConfig, app: ServerConfig) -> ServerConfig {
     let mut capabilities = app.capabilities;
     capabilities.tools = own.capabilities.tools.clone();

@@ -39,6 +39,11 @@
 //! beside the tool's own output (`anyOf`), so that clients that check results against the schema
 //! accept it.
 //!
+//! Resources, prompts, completions and logging come from the application's own rmcp handler,
+//! composed with the tools into one server ([`McpServer::with_app`]). A tool's progress reports
+//! ([`CallContext::report_progress`]) reach a client that sent a `progressToken` as
+//! `notifications/progress`, before the result.
+//!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
 //! use tool_providers::mcp::McpServer;
