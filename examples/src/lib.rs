@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod conformance;
 pub mod events;
 pub mod graph;
 pub mod history;

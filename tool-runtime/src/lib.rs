@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod hydrate;
 pub mod id;
+pub mod progress;
 mod records;
 pub mod schema;
 #[cfg(feature = "select")]

@@ -196,9 +196,20 @@ pub struct CallContext {
     pub credential: Option<Credential>,
     /// Shared application state.
     pub state: Arc<Extensions>,
+    /// Where the tool's progress reports go ([`CallContext::report_progress`]), when whoever
+    /// runs the call listens for them.
+    pub progress: Option<crate::progress::Reporter>,
 }
 
 impl CallContext {
+    /// Reports how far the call is to whoever waits on it (an MCP client that asked for progress
+    /// gets `notifications/progress`); nothing happens when nobody listens.
+    pub fn report_progress(&self, progress: crate::progress::Progress) {
+        if let Some(reporter) = &self.progress {
+            reporter.report(progress);
+        }
+    }
+
     /// A context with the given call id and empty state; correlation id equals the call id.
     pub fn new(call_id: impl Into<SharedId>) -> Self {
         let call_id = call_id.into();

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use tool_providers::agent::Agent;
+use tool_providers::mcp::McpServer;
 
 use crate::link::SignInLinks;
 
@@ -153,6 +154,16 @@ fn random_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Adds the application's handler to the MCP server of each session.
+#[derive(Clone)]
+pub(crate) struct McpApp(pub(crate) Arc<dyn Fn(McpServer) -> McpServer + Send + Sync>);
+
+impl fmt::Debug for McpApp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("McpApp")
+    }
+}
+
 /// How [`crate::router`] serves: tokens and limits.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -161,6 +172,8 @@ pub struct ServerOptions {
     /// The name and version `/mcp` reports in `serverInfo`, and its instructions.
     pub(crate) mcp_info: Option<(String, String)>,
     pub(crate) mcp_instructions: Option<String>,
+    /// The application's handler for everything `/mcp` serves besides tools.
+    pub(crate) mcp_app: Option<McpApp>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
     pub(crate) serving: crate::conn::Serving,
@@ -176,6 +189,7 @@ impl ServerOptions {
             max_body_bytes: None,
             mcp_info: None,
             mcp_instructions: None,
+            mcp_app: None,
             agent: None,
             links: SignInLinks::new(&approver),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
@@ -211,6 +225,19 @@ impl ServerOptions {
     /// What `/mcp` tells the client's model about the server in `initialize`'s `instructions`.
     pub fn mcp_instructions(mut self, text: impl Into<String>) -> Self {
         self.mcp_instructions = Some(text.into());
+        self
+    }
+
+    /// Composes the application's own rmcp handler with the tools at `/mcp`: one MCP server
+    /// whose tools are the executor's tool set (with its policy) and whose resources, prompts,
+    /// completions, `logging/setLevel` and the rest are `handler`'s, with `handler`'s
+    /// capabilities announced beside `tools` (see
+    /// [`McpServer::with_app`](tool_providers::mcp::McpServer::with_app)). Each MCP session gets
+    /// its own clone of `handler`; state its sessions share goes behind an `Arc`.
+    pub fn mcp_app<H: rmcp::ServerHandler + Clone>(mut self, handler: H) -> Self {
+        self.mcp_app = Some(McpApp(Arc::new(move |server: McpServer| {
+            server.with_app(handler.clone())
+        })));
         self
     }
 

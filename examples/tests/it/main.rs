@@ -6,6 +6,7 @@ mod support;
 
 mod app_cli;
 mod catalog;
+mod conformance;
 mod e2e_graph;
 mod e2e_peer;
 mod e2e_research_cli;

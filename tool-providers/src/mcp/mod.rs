@@ -39,6 +39,11 @@
 //! beside the tool's own output (`anyOf`), so that clients that check results against the schema
 //! accept it.
 //!
+//! Resources, prompts, completions and logging come from the application's own rmcp handler,
+//! composed with the tools into one server ([`McpServer::with_app`]). A tool's progress reports
+//! ([`CallContext::report_progress`]) reach a client that sent a `progressToken` as
+//! `notifications/progress`, before the result.
+//!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
 //! use tool_providers::mcp::McpServer;
@@ -51,9 +56,12 @@
 //! [`ConfirmationHandler`]: tool_runtime::executor::ConfirmationHandler
 //! [`Deferred`]: tool_runtime::executor::Deferred
 
+mod app;
 mod door;
 mod elicit;
+mod handler;
 mod not_run;
+mod progress;
 mod rounds;
 
 use std::sync::Arc;
@@ -62,9 +70,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::ServiceExt;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ResultType, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -139,6 +145,9 @@ pub struct McpServer {
     in_band: InBandConfirmation,
     /// Seals the `requestState` of a confirmation asked with `InputRequiredResult`.
     states: rounds::States,
+    /// The application's handler for everything but tools ([`McpServer::with_app`]); by default
+    /// one that serves nothing.
+    app: Arc<dyn app::Erased>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -146,6 +155,7 @@ impl std::fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("tools", &self.tools.len())
             .field("info", &self.info)
+            .field("app", &self.app.name())
             .finish_non_exhaustive()
     }
 }
@@ -196,6 +206,7 @@ impl McpServer {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             in_band: InBandConfirmation::default(),
             states: rounds::States::random(),
+            app: Arc::new(app::NoApp),
         })
     }
 
@@ -235,6 +246,42 @@ impl McpServer {
         Ok(self)
     }
 
+    /// One MCP server of the tool set's tools and the application's `handler` for everything
+    /// else: `tools/list` and `tools/call` are this server's (through the executor, with its
+    /// policy), and resources, prompts, completions, `logging/setLevel`, subscriptions, skills,
+    /// custom requests and the client's notifications are `handler`'s methods, called as rmcp
+    /// would call them. `initialize` announces `handler`'s capabilities with this server's
+    /// tools (a `tools` capability of `handler` is replaced, and it should not serve tools of its
+    /// own, which would bypass the executor), and this server's name, version and instructions
+    /// (`handler`'s instructions when this server has none). Each connection
+    /// ([`McpServer::new_session`], one per HTTP session) gets its own clone of `handler`, as
+    /// rmcp's HTTP service makes one handler per session: state shared across sessions goes
+    /// behind an `Arc`.
+    ///
+    /// ```no_run
+    /// # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
+    /// use rmcp::ServerHandler;
+    /// use rmcp::model::{ServerCapabilities, ServerConfig};
+    /// use tool_providers::mcp::McpServer;
+    ///
+    /// /// The application's resources and prompts (their methods left out here).
+    /// #[derive(Clone)]
+    /// struct Library;
+    ///
+    /// impl ServerHandler for Library {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_resources().build())
+    ///     }
+    /// }
+    ///
+    /// McpServer::new(executor).with_app(Library).serve_stdio().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_app<H: ServerHandler + Clone>(mut self, handler: H) -> Self {
+        self.app = Arc::new(handler);
+        self
+    }
+
     /// The `tools/list` entries.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -245,6 +292,7 @@ impl McpServer {
     pub fn new_session(&self) -> Self {
         McpServer {
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
+            app: self.app.fresh(),
             ..self.clone()
         }
     }
@@ -362,99 +410,6 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
 /// A `CallToolResult` for an error of this adapter's own, in the shape of the executor's.
 fn error_result(call: &ToolCall, error: ToolError) -> CallToolResult {
     result_of(call, &Outcome::Error { error })
-}
-
-impl ServerHandler for McpServer {
-    fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info.clone());
-        match &self.instructions {
-            Some(text) => config.with_instructions(text.clone()),
-            None => config,
-        }
-    }
-
-    async fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, rmcp::ErrorData> {
-        if let Some(cursor) = request.and_then(|r| r.cursor) {
-            // every tool is in the first page and no cursor was ever issued: one is made up
-            return Err(rmcp::ErrorData::invalid_params(
-                format!(
-                    "cursor {:?} is not one this server issued: tools/list answers every tool \
-                     in one page, without a cursor",
-                    tool_runtime::display::visible_prefix(&cursor, 64)
-                ),
-                None,
-            ));
-        }
-        let mut result = ListToolsResult::with_all_items(self.tools.to_vec());
-        if context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-        {
-            // The list is made once, when the server is, and is the same for every caller; it
-            // is answered behind the caller's credential, so only the caller's client keeps it.
-            result.ttl_ms = Some(TOOLS_LIST_TTL_MS);
-            result.cache_scope = Some(CacheScope::Private);
-        }
-        Ok(result)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let call = tool_call(&request, &request_id(&context.id));
-        let cx = self.context_of(&call, &context);
-        let granted = self.may_elicit(&context) && elicit::supported(&context);
-        let in_rounds = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let answering = request.request_state.is_some() || request.input_responses.is_some();
-        let response = async {
-            if answering {
-                // Only a caller granted in-band confirmation may answer; the answer of any
-                // other (an agent holding a state it saw) is not looked at.
-                if !(granted && in_rounds) {
-                    return Err(rmcp::ErrorData::invalid_params(
-                        "this client may not answer confirmations in-band: a call that needs a \
-                         person waits for the approvals page",
-                        None,
-                    ));
-                }
-                return self.resume(&request, &call, &context).await;
-            }
-            if granted && in_rounds {
-                return Ok(self.ask_in_rounds(&call, cx).await);
-            }
-            // A granted host that can be asked while the call waits confirms in-band; every
-            // other call gets the executor's own handler (a pending operation, with `Deferred`).
-            let executor = if granted {
-                self.executor.with_confirmation(Arc::new(elicit::Elicit {
-                    peer: context.peer.clone(),
-                    client: client_name(&context),
-                }))
-            } else {
-                self.executor.clone()
-            };
-            let outcome = executor.call(&call, cx).await.outcome;
-            Ok(result_of(&call, &outcome).into())
-        };
-        tokio::select! {
-            response = response => response,
-            // The client gave up (notifications/cancelled): dropping the call cancels the tool.
-            () = context.ct.cancelled() => Err(rmcp::ErrorData::internal_error(
-                "the client cancelled the call", None)),
-        }
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
-    }
 }
 
 impl McpServer {

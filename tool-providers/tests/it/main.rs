@@ -17,6 +17,8 @@ mod encode;
 mod encode_prebuilt;
 mod http_client;
 mod llm_classifier;
+mod mcp_compose;
+mod mcp_progress;
 mod mcp_server;
 mod prompt_fallback;
 mod request_body;

@@ -10,6 +10,7 @@ mod chat;
 mod feed;
 mod hygiene;
 mod limits;
+mod mcp_app;
 mod mcp_http;
 mod mcp_revisions;
 mod page;

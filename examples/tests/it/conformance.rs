@@ -1,0 +1,157 @@
+//! The `conformance` app as the suite meets it: `serve --without-token` serves a client that
+//! sends no token as the agent (it lists and calls, it never approves), on a loopback address
+//! only; `/mcp` announces the application's resources, prompts, completions and logging beside
+//! the fixture tools, whose 2020-12 schema is declared as written. The suite itself runs in CI
+//! (`scripts/mcp-conformance.sh`).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn conformance() -> std::process::Command {
+    let mut cmd = crate::support::isolated(env!("CARGO_BIN_EXE_conformance"));
+    cmd.env_remove("TOOLS_AGENT_TOKEN")
+        .env_remove("TOOLS_APPROVER_TOKEN")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// The JSON-RPC message of a response: the body, or the event of a stream that answers.
+async fn rpc(res: reqwest::Response) -> Value {
+    let text = res.text().await.unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|_| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {text:?}"))
+    })
+}
+
+#[test]
+fn without_a_token_only_a_loopback_address_is_served() {
+    let out = conformance()
+        .args(["serve", "--addr", "0.0.0.0:0", "--without-token"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("loopback address only"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
+    let mut child = conformance()
+        .args(["serve", "--addr", "127.0.0.1:0", "--without-token"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let _server = Server(child);
+    let mcp = loop {
+        let line = lines.next().expect("the address line").unwrap();
+        if let Some(rest) = line.strip_prefix("MCP: ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let base = mcp.trim_end_matches("/mcp").to_owned();
+    let http = reqwest::Client::new();
+
+    // the agent's rights and no more
+    let tools = http
+        .get(format!("{base}/api/v1/tools"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tools.status(), 200);
+    let pending = http
+        .get(format!("{base}/api/v1/pending"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pending.status(), 403, "an agent does not decide");
+
+    let post = |session: Option<String>, body: Value| {
+        let mut req = http
+            .post(&mcp)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(id) = session {
+            req = req
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "suite", "version": "1"}}});
+    let res = post(None, init).await.unwrap();
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let init = rpc(res).await;
+    let result = &init["result"];
+    for capability in ["tools", "resources", "prompts", "completions", "logging"] {
+        assert!(
+            result["capabilities"][capability].is_object(),
+            "{capability}: {init}"
+        );
+    }
+    assert_eq!(result["capabilities"]["resources"]["subscribe"], true);
+    assert_eq!(result["serverInfo"]["name"], "mcp-conformance-server");
+    post(
+        Some(session.clone()),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let list = rpc(post(Some(session.clone()), list).await.unwrap()).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "test_simple_text",
+            "test_error_handling",
+            "test_tool_with_progress",
+            "json_schema_2020_12_tool"
+        ]
+    );
+    let schema = &tools[3]["inputSchema"];
+    assert_eq!(
+        schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "{schema}"
+    );
+    assert_eq!(schema["properties"]["address"]["$ref"], "#/$defs/address");
+    assert_eq!(schema["additionalProperties"], false);
+
+    // the verbatim schema validates: an unknown property is refused before the tool runs
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "json_schema_2020_12_tool", "arguments": {"name": "Ada", "age": 36}}});
+    let call = rpc(post(Some(session.clone()), call).await.unwrap()).await;
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    let read = json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+        "params": {"uri": "test://template/42/data"}});
+    let read = rpc(post(Some(session), read).await.unwrap()).await;
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap()["id"],
+        "42",
+        "{read}"
+    );
+}
