@@ -514,3 +514,81 @@ impl Agent {
         }
     }
 }
+
+impl Agent {
+    /// [`Agent::resume_run`], with this run's events also sent to `sink`.
+    pub async fn resume_run_observed(
+        &self,
+        run_id: &str,
+        sink: super::EventSink,
+    ) -> Result<RunReport, AgentError> {
+        super::events::RUN_EVENTS
+            .scope(sink, self.resume_run(run_id))
+            .await
+    }
+
+    /// Cancels the stored run `run_id`: its calls still waiting for a person are denied with
+    /// `reason`, and the run is checkpointed `cancelled`, never to be resumed. Refused while
+    /// another worker drives it ([`AgentError::Claimed`]) and once it has ended.
+    pub async fn cancel_run(&self, run_id: &str, reason: &str) -> Result<Checkpoint, AgentError> {
+        let Some(cp) = &self.checkpoints else {
+            return Err(AgentError::Resume(
+                "this agent keeps no runs; build it with Agent::with_checkpoints".into(),
+            ));
+        };
+        let (worker, ttl, id) = (cp.worker.clone(), cp.lease, run_id.to_owned());
+        let claimed = on_store(self.executor.store(), move |s| {
+            Ok(match s.claim_run(&id, &worker, ttl)? {
+                Some(run) => Ok(run),
+                None => Err(s.get_run(&id)?),
+            })
+        })
+        .await?;
+        let stored = match claimed {
+            Ok(run) => run,
+            Err(None) => return Err(AgentError::Resume(format!("there is no run {run_id:?}"))),
+            Err(Some(run)) => {
+                return Err(AgentError::Claimed {
+                    run_id: run_id.to_owned(),
+                    worker: run.lease.map(|l| l.owner).unwrap_or_default(),
+                });
+            }
+        };
+        let mut checkpoint = match Checkpoint::from_json(&stored.checkpoint) {
+            Ok(c) if !c.status.is_final() => c,
+            Ok(c) => {
+                self.release(run_id).await;
+                return Err(AgentError::Resume(format!(
+                    "run {run_id:?} has ended ({})",
+                    c.status.as_str()
+                )));
+            }
+            Err(e) => {
+                self.release(run_id).await;
+                return Err(AgentError::Checkpoint(e));
+            }
+        };
+        for op in checkpoint.state.operation_ids() {
+            let reason = reason.to_owned();
+            // one already decided keeps its decision: the deny is refused by the store
+            let _ = self
+                .off_runtime(move |executor| executor.deny(&op, Some(reason)))
+                .await;
+        }
+        let p = Progress::from_state(&checkpoint.state);
+        let error = ToolError::new(ErrorCode::of("CANCELLED"), reason);
+        self.checkpoint(
+            &p,
+            CheckpointStatus::Cancelled,
+            Some(&checkpoint.state),
+            None,
+            None,
+            Some(error.clone()),
+        )
+        .await?;
+        checkpoint.status = CheckpointStatus::Cancelled;
+        checkpoint.turn = None;
+        checkpoint.error = Some(error);
+        Ok(checkpoint)
+    }
+}
