@@ -5,10 +5,11 @@
 //! few fields a listing filters on beside it (status, session, times). The agent loop defines
 //! and versions the checkpoint's format (`tool_providers::agent::Checkpoint`).
 //!
-//! A lease is an owner's name and an expiry on the store's clock. [`Store::claim_run`] takes a
-//! run whose lease is free, expired or already the caller's; [`Store::save_run`] writes only
-//! under a lease the caller holds (or creates the run with one), so a worker whose lease ran out
-//! and was taken by another cannot overwrite what the new one writes.
+//! A lease is an owner's name and an expiry on the store's clock.
+//! [`Store::claim_run`](super::Store::claim_run) takes a run whose lease is free, expired or
+//! already the caller's; [`Store::save_run`](super::Store::save_run) writes only under a lease
+//! the caller holds (or creates the run with one), so a worker whose lease ran out and was taken
+//! by another cannot overwrite what the new one writes.
 
 use std::time::Duration;
 
@@ -47,7 +48,7 @@ pub struct RunLease {
     pub expires_ms: u64,
 }
 
-/// Which runs [`Store::list_runs`] gives, newest first.
+/// Which runs [`Store::list_runs`](super::Store::list_runs) gives, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunQuery {
     /// Only runs with this status.
