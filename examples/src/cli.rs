@@ -68,15 +68,30 @@ pub enum AppCommand {
 }
 
 /// An app's database: `flag` (its `--db`) if given, else the path in the variable `var`, else
-/// `FILE` in `~/.local/share/tool-calling`.
-pub fn data_path(flag: Option<PathBuf>, var: &str, file: &str) -> PathBuf {
-    flag.or_else(|| std::env::var_os(var).map(PathBuf::from))
-        .unwrap_or_else(|| {
-            let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
-            PathBuf::from(home)
-                .join(".local/share/tool-calling")
-                .join(file)
-        })
+/// `FILE` in `~/.local/share/tool-calling`. A URL there (`redis://...`) is refused with the
+/// setting that names a shared store, `TOOLS_STORE`: the database is the app's own file, and
+/// taking a URL for a path would create a directory named after its scheme.
+pub fn data_path(flag: Option<PathBuf>, var: &str, file: &str) -> Result<PathBuf, String> {
+    let (given, by) = match (flag, std::env::var_os(var)) {
+        (Some(p), _) => (Some(p), "--db".to_owned()),
+        (None, Some(v)) => (Some(PathBuf::from(v)), var.to_owned()),
+        (None, None) => (None, String::new()),
+    };
+    if let Some(path) = given {
+        if let Some((scheme, _)) = path.to_str().and_then(|p| p.split_once("://")) {
+            return Err(format!(
+                "{by} is the app's database file, and {:?} is a {scheme}:// URL; a store shared by \
+                 several processes is set with TOOLS_STORE (e.g. TOOLS_STORE=redis://127.0.0.1:6379/), \
+                 and {by} stays a file path",
+                path.display().to_string()
+            ));
+        }
+        return Ok(path);
+    }
+    let home = std::env::var("HOME").unwrap_or_else(|_| ".".into());
+    Ok(PathBuf::from(home)
+        .join(".local/share/tool-calling")
+        .join(file))
 }
 
 /// Exits with a usage error (code 2) that clap formats like its own, with `P`'s usage line.

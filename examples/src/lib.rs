@@ -19,11 +19,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tool_runtime::ToolError;
-use tool_runtime::store::{SqliteStore, Store};
+use tool_runtime::executor::StoreConfig;
+use tool_runtime::store::Store;
 
-/// Opens (creating it and its directory if needed) the SQLite store at `path`: the pending
-/// operations, audit records and undo journal an app keeps next to its data.
+/// The store an app keeps its pending operations, audit records, undo journal and agent runs
+/// in: the one `TOOLS_STORE` names when it is set (`redis://...` for replicas sharing state,
+/// `memory`, or a SQLite path), else the SQLite file at `path`, next to the app's data (created
+/// with its directory if needed).
 pub fn open_store(path: &Path) -> Result<Arc<dyn Store>, ToolError> {
-    let store = SqliteStore::open(path).map_err(|e| ToolError::execution(e.to_string()))?;
-    Ok(Arc::new(store))
+    let config = match std::env::var("TOOLS_STORE") {
+        Ok(named) if !named.trim().is_empty() => StoreConfig::parse(&named)
+            .map_err(|e| ToolError::execution(format!("TOOLS_STORE: {e}")))?,
+        _ => StoreConfig::sqlite(path),
+    };
+    config
+        .open()
+        .map_err(|e| ToolError::execution(e.to_string()))
 }

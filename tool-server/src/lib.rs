@@ -18,6 +18,7 @@
 //! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations: paged summaries, and one whole |
 //! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
 //! | `POST /api/v1/chat`, `GET /api/v1/chat/{run_id}` | agent | the agent loop run server-side (with [`ServerOptions::chat`]), as JSON or server-sent events; a run waiting for a person resumes once every operation is decided |
+//! | `GET /api/v1/chat`, `POST /api/v1/chat/{run_id}/cancel` | agent | the runs checkpointed in the store (any replica answers; a starting server resumes those whose worker died), and cancelling one |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
@@ -149,6 +150,9 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         )),
         links: options.links,
     };
+    if let Some(chat) = &state.chat {
+        routes::runs::recover(chat.clone(), state.executor.clone());
+    }
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();

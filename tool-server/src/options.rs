@@ -243,9 +243,12 @@ impl ServerOptions {
 
     /// Serves `POST /api/v1/chat` with this agent. Build it over the same executor the server
     /// serves, so that its calls that wait for a person are the pending operations the page
-    /// shows, and a decision resumes the run.
+    /// shows, and a decision resumes the run. When the executor's store keeps agent runs (the
+    /// built-in stores do) and the agent has no checkpoint settings of its own
+    /// ([`Agent::with_checkpoints`]), its runs are checkpointed there, so that any replica
+    /// answers for them and a restarted server resumes them.
     pub fn chat(mut self, agent: Agent) -> Self {
-        self.agent = Some(Arc::new(agent));
+        self.agent = Some(Arc::new(crate::routes::chat::durable(agent)));
         self
     }
 

@@ -158,7 +158,8 @@ async fn main() -> ExitCode {
     examples::setup::init_logging();
     let args = Args::parse();
     cli::check_question::<Args>(&args.question);
-    let db_path = cli::data_path(args.db.clone(), "TOOLS_GRAPH_DB", "graph.sqlite");
+    let db_path = cli::data_path(args.db.clone(), "TOOLS_GRAPH_DB", "graph.sqlite")
+        .unwrap_or_else(|e| cli::usage_error::<Args>(e));
     let db = GraphDb::open(&db_path).unwrap_or_else(|e| fail(e));
     let store_path = db_path.with_extension("store.sqlite");
     let mut services = Services::from_env().unwrap_or_else(|e| fail(e));

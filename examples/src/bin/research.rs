@@ -89,7 +89,8 @@ async fn main() -> ExitCode {
     examples::setup::init_logging();
     let args = Args::parse();
     cli::check_question::<Args>(&args.question);
-    let db_path = cli::data_path(args.db.clone(), "TOOLS_RESEARCH_DB", "research.sqlite");
+    let db_path = cli::data_path(args.db.clone(), "TOOLS_RESEARCH_DB", "research.sqlite")
+        .unwrap_or_else(|e| cli::usage_error::<Args>(e));
     let db = Db::open(&db_path).unwrap_or_else(|e| {
         eprintln!("cannot open {}: {e}", db_path.display());
         std::process::exit(1)

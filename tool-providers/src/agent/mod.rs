@@ -28,6 +28,7 @@
 //! [`tool_runtime::executor::Executor::approve`] on a person's behalf.
 
 mod calls;
+mod checkpoint;
 mod classify;
 mod events;
 mod model;
@@ -48,6 +49,10 @@ use tool_runtime::select::{Catalog, PickOptions};
 use tool_runtime::store::PendingState;
 use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition, id::SharedId};
 
+pub use checkpoint::{
+    CHECKPOINT_VERSION, CHECKPOINT_VERSION_MISMATCH, Checkpoint, CheckpointStatus, Checkpoints,
+    IssuedTurn,
+};
 pub use events::{AgentEvent, ConfirmWithEvents, EventSink};
 pub use model::{ChatModel, ToolMode, Turn};
 pub use report::{
@@ -91,9 +96,25 @@ pub enum AgentError {
     /// A suspended state does not fit this agent.
     #[error("cannot resume: {0}")]
     Resume(String),
-    /// The executor's store failed while resuming.
+    /// The executor's store failed while resuming or checkpointing.
     #[error("the store failed: {0}")]
     Store(ToolError),
+    /// Another worker claimed the run while this one drove it (this one's lease expired): this
+    /// one stopped, and wrote nothing more.
+    #[error("the run {0:?} was claimed by another worker; this one stopped driving it")]
+    LeaseLost(String),
+    /// Another worker holds the run's lease: it is being driven elsewhere.
+    #[error("the run {run_id:?} is being driven by {worker:?}")]
+    Claimed {
+        /// The run.
+        run_id: String,
+        /// The worker holding its lease.
+        worker: String,
+    },
+    /// The stored checkpoint cannot be read by this build (another format version, or not a
+    /// checkpoint).
+    #[error("cannot resume: {0}")]
+    Checkpoint(ToolError),
     /// The run failed partway: `error` is why, `partial` what it did before (transcript, audit
     /// records, usage, costs, and a state to resume from).
     #[error(
@@ -208,6 +229,8 @@ pub struct Agent {
     events: Option<EventSink>,
     /// The selection index, built once with the agent when `config.selection` is set.
     catalog: Option<Catalog>,
+    /// Where runs are checkpointed, when they are.
+    checkpoints: Option<checkpoint::Checkpoints>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -234,6 +257,22 @@ struct Progress {
 }
 
 impl Progress {
+    /// The progress a state continues from.
+    fn from_state(state: &RunState) -> Self {
+        Progress {
+            conversation: state.conversation.clone(),
+            query: state.query.clone(),
+            iterations: state.iterations,
+            failures: state.failures.iter().cloned().collect(),
+            transcript: state.transcript.clone(),
+            usage: state.usage,
+            call_costs: state.call_costs.clone(),
+            repairs: state.repairs.clone(),
+            mode: state.tool_mode,
+            correlation_id: state.correlation_id.as_str().into(),
+        }
+    }
+
     /// The state to store or resume from (everything but the turn-specific pending and done
     /// calls, which the caller adds).
     fn state(&self, provider: &str) -> RunState {
@@ -269,6 +308,7 @@ impl Agent {
             config,
             events: None,
             catalog,
+            checkpoints: None,
         }
     }
 
@@ -356,8 +396,12 @@ impl Agent {
             mode: self.model.mode(),
             correlation_id: new_correlation_id().into(),
         };
+        self.checkpoint(&p, CheckpointStatus::Running, None, None, None, None)
+            .await?;
+        let _lease = self.keep_lease(&p.correlation_id);
         let result = self.drive_traced(&mut p).await;
-        self.keep_partial(&p, result).await
+        let result = self.keep_partial(&p, result).await;
+        self.end_checkpoint(&p, result).await
     }
 
     /// Wraps a failure of a started run with what it did so far.
@@ -387,8 +431,35 @@ impl Agent {
 
     /// Continues a suspended run once its pending operations are decided (approved and run, or
     /// denied) by anyone sharing the executor's store. Operations still undecided keep the run
-    /// suspended (the report carries the state again).
+    /// suspended (the report carries the state again). With checkpoints, the run's lease is
+    /// claimed first (refused while another worker holds it).
     pub async fn resume(&self, state: RunState) -> Result<RunReport, AgentError> {
+        if let Some(cp) = &self.checkpoints {
+            let (worker, ttl, id) = (cp.worker.clone(), cp.lease, state.correlation_id.clone());
+            let held = self
+                .off_runtime(move |executor| {
+                    let store = executor.store();
+                    match store.claim_run(&id, &worker, ttl)? {
+                        Some(_) => Ok(None),
+                        None => Ok(store.get_run(&id)?.and_then(|r| r.lease)),
+                    }
+                })
+                .await
+                .ok_or_else(|| AgentError::Resume("the store query was cancelled".into()))?
+                .map_err(|e: tool_runtime::store::StoreError| AgentError::Store(e.into()))?;
+            if let Some(lease) = held {
+                return Err(AgentError::Claimed {
+                    run_id: state.correlation_id.clone(),
+                    worker: lease.owner,
+                });
+            }
+        }
+        self.resume_claimed(state).await
+    }
+
+    /// [`Agent::resume`] of a run whose lease this worker holds (or that has none).
+    async fn resume_claimed(&self, state: RunState) -> Result<RunReport, AgentError> {
+        let _lease = self.keep_lease(&state.correlation_id);
         if state.provider != self.model.provider().as_str() {
             return Err(AgentError::Resume(format!(
                 "the run was encoded for {}, this agent speaks {}",
@@ -434,18 +505,7 @@ impl Agent {
                 PendingState::Pending | PendingState::Approved { .. } => still.push(pc.clone()),
             }
         }
-        let mut p = Progress {
-            conversation: state.conversation.clone(),
-            query: state.query.clone(),
-            iterations: state.iterations,
-            failures: state.failures.iter().cloned().collect(),
-            transcript: state.transcript.clone(),
-            usage: state.usage,
-            call_costs: state.call_costs.clone(),
-            repairs: state.repairs.clone(),
-            mode: state.tool_mode,
-            correlation_id: state.correlation_id.as_str().into(),
-        };
+        let mut p = Progress::from_state(&state);
         if !still.is_empty() {
             let done = results
                 .into_iter()
@@ -455,7 +515,7 @@ impl Agent {
                     outcome: outcome.into(),
                 })
                 .collect();
-            return Ok(self.suspend(&p, still, done).await);
+            return self.suspend(&p, still, done).await;
         }
         results.sort_by_key(|(i, _, _)| *i);
         let results: Vec<ToolResult> = results
@@ -465,8 +525,11 @@ impl Agent {
         // Empty after an interruption: the failed request is simply sent again.
         p.conversation
             .extend(self.model.result_entries_in(p.mode, &results));
+        self.checkpoint(&p, CheckpointStatus::Running, None, None, None, None)
+            .await?;
         let result = self.drive_traced(&mut p).await;
-        self.keep_partial(&p, result).await
+        let result = self.keep_partial(&p, result).await;
+        self.end_checkpoint(&p, result).await
     }
 
     /// The tools to declare on the next request: every tool, or with pre-selection the ones the
@@ -550,6 +613,13 @@ impl Agent {
             p.conversation
                 .extend(self.model.assistant_entries_in(p.mode, &decoded));
             self.attribute_costs(p, &decoded.calls, turn.usage);
+            // before any call runs: a resume finds each one's fate in the store, never runs one twice
+            let issued = IssuedTurn {
+                calls: decoded.calls.clone(),
+                issued_ms: checkpoint_clock(),
+            };
+            self.checkpoint(p, CheckpointStatus::Running, None, Some(issued), None, None)
+                .await?;
 
             let (results, pending) = match self.run_calls(p, &decoded.calls).await {
                 Ok(r) => r,
@@ -569,7 +639,7 @@ impl Agent {
                         outcome: outcome.into(),
                     })
                     .collect();
-                return Ok(self.suspend(p, pending, done).await);
+                return self.suspend(p, pending, done).await;
             }
             let mut results: Vec<ToolResult> = results
                 .into_iter()
@@ -582,6 +652,8 @@ impl Agent {
             }
             p.conversation
                 .extend(self.model.result_entries_in(p.mode, &results));
+            self.checkpoint(p, CheckpointStatus::Running, None, None, None, None)
+                .await?;
         }
         Ok(self.report(p, RunStatus::MaxIterations, None).await)
     }
@@ -645,21 +717,31 @@ impl Agent {
         p: &Progress,
         pending: Vec<PendingCall>,
         done: Vec<DoneCall>,
-    ) -> RunReport {
+    ) -> Result<RunReport, AgentError> {
         let mut state = p.state(self.model.provider().as_str());
         state.pending = pending;
         state.done = done;
+        self.checkpoint(
+            p,
+            CheckpointStatus::Suspended,
+            Some(&state),
+            None,
+            None,
+            None,
+        )
+        .await?;
         self.emit(AgentEvent::Suspended {
             operations: state.operation_ids(),
         });
-        self.report(
-            p,
-            RunStatus::Suspended {
-                state: Box::new(state),
-            },
-            None,
-        )
-        .await
+        Ok(self
+            .report(
+                p,
+                RunStatus::Suspended {
+                    state: Box::new(state),
+                },
+                None,
+            )
+            .await)
     }
 }
 
@@ -675,6 +757,15 @@ fn selection_query(p: &Progress) -> String {
         Some(text) if !text.is_empty() => format!("{}\n{text}", p.query),
         _ => p.query.clone(),
     }
+}
+
+/// Milliseconds since the epoch, for an issued turn: audit records of the turn's calls are
+/// stamped on this clock at or after it.
+fn checkpoint_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn new_correlation_id() -> String {

@@ -63,6 +63,9 @@ fn error_type(e: &AgentError) -> String {
         AgentError::Selection(_) => "selection".into(),
         AgentError::Resume(_) => "resume".into(),
         AgentError::Store(_) => "store".into(),
+        AgentError::LeaseLost(_) => "lease_lost".into(),
+        AgentError::Claimed { .. } => "claimed".into(),
+        AgentError::Checkpoint(_) => "checkpoint".into(),
         AgentError::Interrupted { .. } => "interrupted".into(),
     }
 }

@@ -5,6 +5,7 @@
 mod common;
 mod mock;
 
+mod agent_checkpoint;
 mod agent_loop;
 mod agent_prompt;
 mod agent_providers;

@@ -3,10 +3,12 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::Duration;
 
+use super::runs::{lease_ms, now_ms};
 use super::{
-    GateScope, JournalEntry, PendingCount, PendingOperation, PendingState, Resolve, Scrubbed,
-    Store, StoreError, UnreadableOperation, scrubbed,
+    GateScope, JournalEntry, PendingCount, PendingOperation, PendingState, Resolve, RunLease,
+    RunQuery, Scrubbed, Store, StoreError, StoredRun, UnreadableOperation, scrubbed,
 };
 use crate::records::{ActivityQuery, AuditRecord, Outcome};
 use crate::tool::Credential;
@@ -28,6 +30,7 @@ struct Inner {
     gates: HashSet<(String, String)>,
     journal: HashMap<String, JournalEntry>,
     audit: Vec<AuditRecord>,
+    runs: HashMap<String, StoredRun>,
 }
 
 impl MemoryStore {
@@ -273,7 +276,96 @@ impl Store for MemoryStore {
             .collect())
     }
 
+    fn save_run(&self, run: &StoredRun, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let created_ms = match inner.runs.get(&run.id) {
+            Some(old) if !held_by(old, owner, now) => return Ok(false),
+            Some(old) => old.created_ms,
+            None => run.created_ms,
+        };
+        let stored = StoredRun {
+            created_ms,
+            lease: Some(RunLease {
+                owner: owner.to_owned(),
+                expires_ms: now + lease_ms(ttl),
+            }),
+            ..run.clone()
+        };
+        inner.runs.insert(run.id.clone(), stored);
+        Ok(true)
+    }
+
+    fn claim_run(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<StoredRun>, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let Some(run) = inner.runs.get_mut(id) else {
+            return Ok(None);
+        };
+        if run
+            .lease
+            .as_ref()
+            .is_some_and(|l| l.owner != owner && l.expires_ms > now)
+        {
+            return Ok(None);
+        }
+        run.lease = Some(RunLease {
+            owner: owner.to_owned(),
+            expires_ms: now + lease_ms(ttl),
+        });
+        Ok(Some(run.clone()))
+    }
+
+    fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if let Some(run) = inner.runs.get_mut(id)
+            && run.lease.as_ref().is_some_and(|l| l.owner == owner)
+        {
+            run.lease = None;
+        }
+        Ok(())
+    }
+
+    fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
+        let now = now_ms();
+        Ok(self.lock().runs.get(id).map(|r| current(r.clone(), now)))
+    }
+
+    fn list_runs(&self, query: &RunQuery) -> Result<Vec<StoredRun>, StoreError> {
+        let now = now_ms();
+        let inner = self.lock();
+        let mut runs: Vec<StoredRun> = inner
+            .runs
+            .values()
+            .filter(|r| query.matches(r))
+            .map(|r| current(r.clone(), now))
+            .collect();
+        runs.sort_by(|a, b| (b.updated_ms, &b.id).cmp(&(a.updated_ms, &a.id)));
+        runs.truncate(query.cap());
+        Ok(runs)
+    }
+
     fn kind(&self) -> &'static str {
         "memory"
     }
+}
+
+/// Whether `owner` holds `run`'s lease at `now`.
+fn held_by(run: &StoredRun, owner: &str, now: u64) -> bool {
+    run.lease
+        .as_ref()
+        .is_some_and(|l| l.owner == owner && l.expires_ms > now)
+}
+
+/// `run` with an expired lease shown as none.
+fn current(mut run: StoredRun, now: u64) -> StoredRun {
+    if run.lease.as_ref().is_some_and(|l| l.expires_ms <= now) {
+        run.lease = None;
+    }
+    run
 }

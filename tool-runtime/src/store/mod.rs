@@ -26,12 +26,22 @@
 //! be recorded leaves the operation in doubt, as after a crash. Audit records that could not be
 //! written are kept in the process and written once the store takes writes again
 //! (`tests/it/faults_sqlite.rs` and `tests/it/faults_redis.rs` inject each of these faults).
+//!
+//! # Agent runs
+//!
+//! The built-in stores also keep agent runs ([`StoredRun`]): a checkpoint per run, written after
+//! every step, and a lease with an expiry so that one worker at a time drives a run. A worker
+//! that dies leaves its lease to expire; another claims the run ([`Store::claim_run`]) and goes
+//! on from the last checkpoint. Writes are fenced by the lease ([`Store::save_run`]), so a worker
+//! that was only slow cannot overwrite a run another has claimed since. A store of your own that
+//! does not implement these methods refuses them with an error saying so.
 
 mod memory;
 #[cfg(any(feature = "sqlite", feature = "redis"))]
 mod persisted;
 #[cfg(feature = "redis")]
 pub(crate) mod redis_store;
+mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -42,6 +52,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_store::RedisStore;
+pub use runs::{MAX_RUNS_LISTED, RunLease, RunQuery, StoredRun};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
@@ -399,6 +410,43 @@ pub trait Store: Send + Sync + 'static {
     /// The activity feed: matching records with their sequence numbers, newest first, or oldest
     /// first after a sequence number ([`ActivityQuery::after`]).
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;
+
+    /// Writes an agent run (see [Agent runs](self#agent-runs) in the module docs) and
+    /// gives `owner` its lease for `ttl`, if and only if the run is new or `owner` holds its
+    /// lease, unexpired: `true` if written. `false` means another worker claimed the run (this
+    /// one's lease ran out): the caller stops driving it. `created_ms` of a run that exists is
+    /// kept. The default refuses: the store keeps no runs.
+    fn save_run(&self, run: &StoredRun, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let _ = (run, owner, ttl);
+        Err(runs::no_runs())
+    }
+    /// Takes the lease of run `id` for `owner` for `ttl`, if it is free, expired or already
+    /// `owner`'s (then it is renewed): the run as stored, or `None` when it is unknown or
+    /// another worker holds it. Exactly one of any number of concurrent claimants wins.
+    fn claim_run(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<StoredRun>, StoreError> {
+        let _ = (id, owner, ttl);
+        Err(runs::no_runs())
+    }
+    /// Gives up `owner`'s lease of run `id` (nothing if another worker holds it).
+    fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        let _ = (id, owner);
+        Err(runs::no_runs())
+    }
+    /// One run by id, with its lease as of now.
+    fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
+        let _ = id;
+        Err(runs::no_runs())
+    }
+    /// Runs matching `query`, most recently saved first, at most [`RunQuery::cap`].
+    fn list_runs(&self, query: &RunQuery) -> Result<Vec<StoredRun>, StoreError> {
+        let _ = query;
+        Err(runs::no_runs())
+    }
 
     /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or
     /// a log line: it names no file and no server, so it can be shown to anyone.

@@ -39,3 +39,4 @@ mod select_cli;
 mod select_embedding;
 mod select_minilm;
 mod select_pick;
+mod store_runs;

@@ -5,6 +5,10 @@
 //! once every one is decided; the model then sees each outcome (a denial with the person's
 //! reason). With `Accept: text/event-stream` the run's events stream as they happen, across the
 //! suspension, and the stream ends with a `done` event carrying the run's final report.
+//!
+//! When the executor's store keeps agent runs (the built-in ones do), every run is checkpointed
+//! there after each step: any replica answers `GET /api/v1/chat/{run_id}`, lists runs and cancels
+//! them (`runs.rs`), and a server that starts resumes the runs whose worker died.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -19,7 +23,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tool_providers::agent::{Agent, AgentError, AgentEvent, EventSink, RunReport, RunStatus};
+use tool_providers::agent::{
+    Agent, AgentError, AgentEvent, Checkpoints, EventSink, RunReport, RunStatus,
+};
 use tool_providers::codec::{Decoded, StopReason};
 use tool_runtime::store::PendingState;
 use tool_runtime::{ErrorCode, Executor, ToolError};
@@ -45,6 +51,27 @@ const KEPT_RUNS: usize = 1000;
 pub(crate) struct Chat {
     pub(crate) agent: Arc<Agent>,
     runs: Mutex<Runs>,
+    /// The runs a task of this process watches or drives, so that the store's scan for runs
+    /// nobody drives does not start a second one.
+    watched: Mutex<std::collections::HashSet<String>>,
+}
+
+/// `agent`, checkpointing its runs in the executor's store when the store keeps runs and the
+/// agent was not given checkpoint settings of its own.
+pub(crate) fn durable(agent: Agent) -> Agent {
+    if agent.checkpoints().is_none() && keeps_runs(agent.executor().store().as_ref()) {
+        agent.with_checkpoints(Checkpoints::new())
+    } else {
+        agent
+    }
+}
+
+/// Whether `store` keeps agent runs: a store without them refuses every run method.
+fn keeps_runs(store: &dyn tool_runtime::store::Store) -> bool {
+    match store.get_run("") {
+        Ok(_) => true,
+        Err(e) => !e.message.contains("keeps no agent runs"),
+    }
 }
 
 /// Run reports by id, and the ids in the order they started.
@@ -59,7 +86,29 @@ impl Chat {
         Chat {
             agent,
             runs: Mutex::new(Runs::default()),
+            watched: Mutex::new(Default::default()),
         }
+    }
+
+    /// Marks run `id` as watched by this process: `false` if it already was.
+    pub(crate) fn watch(&self, id: &str) -> bool {
+        self.watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned())
+    }
+
+    /// Marks run `id` as no longer watched by this process.
+    pub(crate) fn unwatch(&self, id: &str) {
+        self.watched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Whether runs are kept in the store (and read from there).
+    pub(crate) fn durable(&self) -> bool {
+        self.agent.checkpoints().is_some()
     }
 
     fn set(&self, run_id: &str, body: Value) {
@@ -185,9 +234,11 @@ pub(crate) async fn chat(
     if report.suspended().is_none() {
         return Ok(Json(body).into_response());
     }
+    chat.watch(&run_id);
     tokio::spawn(async move {
         let report = carry_on(&chat, &executor, report, None).await;
         chat.set(&run_id, report);
+        chat.unwatch(&run_id);
     });
     Ok((StatusCode::ACCEPTED, Json(body)).into_response())
 }
@@ -213,6 +264,11 @@ pub(crate) async fn run(
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let chat = state.chat.clone().ok_or_else(no_agent)?;
+    if chat.durable()
+        && let Some(body) = super::runs::stored_body(&state.executor, &run_id).await?
+    {
+        return Ok(Json(body));
+    }
     chat.get(&run_id).map(Json).ok_or_else(|| {
         ApiError::new(ToolError::new(
             ErrorCode::NOT_FOUND,
@@ -228,7 +284,7 @@ fn wants_events(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.contains("text/event-stream"))
 }
 
-fn no_agent() -> ApiError {
+pub(crate) fn no_agent() -> ApiError {
     ApiError::new(
         ToolError::new(
             ErrorCode::NOT_FOUND,
@@ -238,7 +294,7 @@ fn no_agent() -> ApiError {
     )
 }
 
-fn agent_failed(e: AgentError) -> ApiError {
+pub(crate) fn agent_failed(e: AgentError) -> ApiError {
     let mut err = ApiError::new(ToolError::new(
         ErrorCode::of("AGENT_FAILED"),
         format!("the run failed: {e}"),
@@ -248,7 +304,7 @@ fn agent_failed(e: AgentError) -> ApiError {
 }
 
 /// The report as the API answers it.
-fn run_body(report: &RunReport) -> Value {
+pub(crate) fn run_body(report: &RunReport) -> Value {
     let (status, pending) = match &report.status {
         RunStatus::Answered => ("answered", Vec::new()),
         RunStatus::MaxIterations => ("max_iterations", Vec::new()),
@@ -276,8 +332,9 @@ fn run_body(report: &RunReport) -> Value {
 }
 
 /// Waits for each suspension's decisions and resumes, until the run ends (or waits too long);
-/// the last report's body.
-async fn carry_on(
+/// the last report's body. A run kept in the store is resumed from there, under its lease: if
+/// another worker claimed it first, this one stops watching and answers what the store holds.
+pub(crate) async fn carry_on(
     chat: &Chat,
     executor: &Executor,
     mut report: RunReport,
@@ -288,12 +345,23 @@ async fn carry_on(
         if !decided(executor, &state.operation_ids()).await {
             return run_body(&report);
         }
-        let resumed = match &sink {
-            Some(s) => chat.agent.resume_observed(state, s.clone()).await,
-            None => chat.agent.resume(state).await,
+        let id = report.correlation_id.clone();
+        let resumed = match (&sink, chat.durable()) {
+            (Some(s), true) => chat.agent.resume_run_observed(&id, s.clone()).await,
+            (None, true) => chat.agent.resume_run(&id).await,
+            (Some(s), false) => chat.agent.resume_observed(state, s.clone()).await,
+            (None, false) => chat.agent.resume(state).await,
         };
         report = match resumed {
             Ok(r) => r,
+            Err(AgentError::Claimed { .. } | AgentError::Resume(_)) if chat.durable() => {
+                // driven (or ended) elsewhere: the store says where it stands
+                return super::runs::stored_body(executor, &id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| run_body(&report));
+            }
             Err(e) => {
                 return json!({
                     "run_id": report.correlation_id,
@@ -307,7 +375,7 @@ async fn carry_on(
 }
 
 /// Whether every operation was decided (completed or denied) within [`MAX_WAIT`].
-async fn decided(executor: &Executor, ids: &[String]) -> bool {
+pub(crate) async fn decided(executor: &Executor, ids: &[String]) -> bool {
     let deadline = tokio::time::Instant::now() + MAX_WAIT;
     while tokio::time::Instant::now() < deadline {
         let (executor, ids) = (executor.clone(), ids.to_vec());
@@ -363,8 +431,10 @@ fn stream(
             Ok(report) => {
                 chat.set(&report.correlation_id, run_body(&report));
                 let id = report.correlation_id.clone();
+                chat.watch(&id);
                 let body = carry_on(&chat, &executor, report, Some(sink)).await;
                 chat.set(&id, body.clone());
+                chat.unwatch(&id);
                 body
             }
             Err(e) => json!({ "error": agent_failed(e).error() }),

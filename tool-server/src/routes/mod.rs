@@ -5,6 +5,7 @@ mod activity;
 pub(crate) mod chat;
 mod health;
 mod pending;
+pub(crate) mod runs;
 mod session;
 mod summary;
 mod tools;
@@ -33,8 +34,9 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(activity::stream))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
-        .routes(routes!(chat::chat))
+        .routes(routes!(chat::chat, runs::list))
         .routes(routes!(chat::run))
+        .routes(routes!(runs::cancel))
 }
 
 /// An execution as the API answers it: the outcome's fields (`status` first) at the top level,

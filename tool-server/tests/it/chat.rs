@@ -177,3 +177,65 @@ async fn chat_refuses_what_it_cannot_run() {
         .await;
     assert_eq!(status, 401);
 }
+
+#[tokio::test]
+async fn runs_are_listed_from_the_store_and_a_cancelled_one_denies_its_calls() {
+    let (base, script) = scripted(vec![call("c1", "delete_note", json!({"id": "n1"}))]).await;
+    let s = start_with_model(&base).await;
+    let (status, body) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            json!({"messages": [{"role": "user", "content": "delete note n1"}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let run_id = body["run_id"].as_str().unwrap().to_owned();
+    let op = body["pending"][0]["operation_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let (status, listed) = s.get("/api/v1/chat?status=suspended", Some(AGENT)).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["runs"][0]["run_id"], run_id.as_str(), "{listed}");
+    assert!(listed["runs"][0].get("transcript").is_none(), "{listed}");
+    let (_, none) = s.get("/api/v1/chat?status=answered", Some(AGENT)).await;
+    assert_eq!(none["runs"], json!([]), "{none}");
+    let (status, _) = s.get("/api/v1/chat", None).await;
+    assert_eq!(status, 401);
+
+    let (status, cancelled) = s
+        .post(
+            &format!("/api/v1/chat/{run_id}/cancel"),
+            Some(AGENT),
+            json!({"reason": "changed my mind"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{cancelled}");
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["error"]["message"], "changed my mind");
+    let (_, op_now) = s
+        .get(&format!("/api/v1/pending/{op}"), Some(APPROVER))
+        .await;
+    assert_eq!(op_now["state"]["state"], "denied", "{op_now}");
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    // once ended, a second cancel is a conflict, an unknown run is not found
+    let (status, again) = s
+        .post(
+            &format!("/api/v1/chat/{run_id}/cancel"),
+            Some(AGENT),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 409, "{again}");
+    let (status, _) = s
+        .post("/api/v1/chat/run-unknown/cancel", Some(AGENT), json!({}))
+        .await;
+    assert_eq!(status, 404);
+    // the watcher of the cancelled run never asks the model again
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(script.requests.lock().unwrap().len(), 1);
+    let (_, run) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
+    assert_eq!(run["status"], "cancelled", "{run}");
+}

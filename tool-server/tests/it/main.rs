@@ -7,6 +7,7 @@ mod api;
 mod api_load;
 mod approver_api;
 mod chat;
+mod chat_crash;
 mod feed;
 mod hygiene;
 mod limits;

@@ -18,6 +18,7 @@ use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 use crate::tool::Credential;
 
 mod audit;
+mod runs;
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
 ///
@@ -675,6 +676,36 @@ impl Store for RedisStore {
         } else {
             self.audit_newest(&key, query)
         }
+    }
+
+    fn save_run(
+        &self,
+        run: &super::StoredRun,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        self.save_run_key(run, owner, ttl)
+    }
+
+    fn claim_run(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<super::StoredRun>, StoreError> {
+        self.claim_run_key(id, owner, ttl)
+    }
+
+    fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        self.release_run_key(id, owner)
+    }
+
+    fn get_run(&self, id: &str) -> Result<Option<super::StoredRun>, StoreError> {
+        self.get_run_key(id)
+    }
+
+    fn list_runs(&self, query: &super::RunQuery) -> Result<Vec<super::StoredRun>, StoreError> {
+        self.list_run_keys(query)
     }
 
     fn kind(&self) -> &'static str {

@@ -31,6 +31,7 @@ type FileId = (u64, u64);
 
 mod audit;
 mod migrate;
+mod runs;
 
 fn file_id(path: &Path) -> Option<FileId> {
     let meta = std::fs::metadata(path).ok()?;
@@ -86,6 +87,18 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
 CREATE INDEX IF NOT EXISTS audit_correlation ON audit(correlation_id);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    session TEXT,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    checkpoint TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS runs_updated ON runs(updated_ms);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status, updated_ms);
 ";
 
 /// How long a connection waits for another connection's lock before giving up (see
@@ -586,6 +599,36 @@ impl Store for SqliteStore {
         // query shows what is written
         let _ = self.backlog.flush(&|r| self.write_audit(r));
         self.query_written(q)
+    }
+
+    fn save_run(
+        &self,
+        run: &super::StoredRun,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        self.save_run_row(run, owner, ttl)
+    }
+
+    fn claim_run(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Option<super::StoredRun>, StoreError> {
+        self.claim_run_row(id, owner, ttl)
+    }
+
+    fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        self.release_run_row(id, owner)
+    }
+
+    fn get_run(&self, id: &str) -> Result<Option<super::StoredRun>, StoreError> {
+        self.get_run_row(id)
+    }
+
+    fn list_runs(&self, query: &super::RunQuery) -> Result<Vec<super::StoredRun>, StoreError> {
+        self.list_run_rows(query)
     }
 
     fn kind(&self) -> &'static str {
