@@ -8,15 +8,34 @@
 # branch mispredictions or lock contention, so they are a companion, not a replacement).
 #
 #   bash bench/instr.sh hydrate|registration|executor|codec|all
+#       a markdown table: case, instructions per operation, baseline, ratio
+#   bash bench/instr.sh check
+#       every operation of bench/budgets.txt against its budget: exits non-zero when one costs
+#       more than BUDGET_TOLERANCE_PCT (3) percent above it, and names those far below it
+#   bash bench/instr.sh set-budgets
+#       writes the counts of this build into bench/budgets.txt (commit it with the change that
+#       moved them, and say why in the message)
 #
-# Prints a markdown table: case, instructions per operation, baseline, ratio.
+# Every mode builds with the toolchain named in bench/budgets.txt (installed with rustup when
+# missing) and the bench profile, so that counts compare with the committed budgets.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WHAT="${1:-all}"
 OUT="${INSTR_OUT:-$REPO/target/instr}"
+BUDGETS="$REPO/bench/budgets.txt"
+TOLERANCE_PCT="${BUDGET_TOLERANCE_PCT:-3}"
+# a count this far below its budget is worth a lower budget, so that a later rise is seen
+SLACK_PCT="${BUDGET_SLACK_PCT:-10}"
 mkdir -p "$OUT"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+
+TOOLCHAIN="$(awk '$1 == "toolchain" { print $2 }' "$BUDGETS")"
+[ -n "$TOOLCHAIN" ] || { echo "$BUDGETS names no toolchain" >&2; exit 1; }
+if command -v rustup >/dev/null && ! rustup run "$TOOLCHAIN" rustc -V >/dev/null 2>&1; then
+  rustup toolchain install --profile minimal "$TOOLCHAIN" >&2
+fi
+cargo_() { cargo "+$TOOLCHAIN" "$@"; }
 
 # case baseline iterations, per bench ("-" as baseline: the row is itself a baseline)
 cases_hydrate="serde_valid - 4000
@@ -30,6 +49,7 @@ hydrate_object_reader serde_object 4000
 serde_invalid - 4000
 hydrate_invalid serde_invalid 4000"
 cases_registration="jsonschema_1000 - 3
+typed_100_first jsonschema_1000 1
 typed_first_derived jsonschema_1000 1
 typed_first jsonschema_1000 1
 typed_again jsonschema_1000 3
@@ -38,7 +58,8 @@ catalog_mixed10 jsonschema_1000 3
 catalog_none jsonschema_1000 3
 catalog_mixed10_forced jsonschema_1000 3"
 cases_executor="direct_call - 4000
-run_read_only direct_call 4000"
+run_read_only direct_call 4000
+run_confirmed direct_call 4000"
 cases_codec=""
 for p in openai openai-responses anthropic ollama gemini mcp; do
   cases_codec+="encode_fresh/$p - 300
@@ -53,18 +74,35 @@ done
 
 crate_of() { case "$1" in codec) echo tool-providers ;; *) echo tool-runtime ;; esac; }
 
-binary() { # bench -> path of the bench executable (built with the bench profile)
-  # INSTR_NO_BUILD=1 reuses the path found last time (no cargo, so no wait on its lock)
-  if [ "${INSTR_NO_BUILD:-0}" = 1 ] && [ -x "$(cat "$OUT/bin.$1" 2>/dev/null)" ]; then
-    cat "$OUT/bin.$1"
-    return
-  fi
-  (cd "$REPO" && cargo bench -q -p "$(crate_of "$1")" --bench "$1" --no-run --message-format=json 2>/dev/null) |
-    python3 -c 'import json,sys
+build_all() { # bench... -> builds them in one cargo call (bench profile); writes $OUT/bin.<bench>
+  local args=() b crates
+  crates="$(for b in "$@"; do crate_of "$b"; done | sort -u)"
+  for b in $crates; do args+=(-p "$b"); done
+  for b in "$@"; do args+=(--bench "$b"); done
+  (cd "$REPO" && cargo_ bench -q "${args[@]}" --no-run --message-format=json 2>"$OUT/build.log") |
+    OUT="$OUT" python3 -c 'import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
-        print(m["executable"])' | tail -1 | tee "$OUT/bin.$1"
+        with open(os.path.join(os.environ["OUT"], "bin." + m["target"]["name"]), "w") as f:
+            f.write(m["executable"])' ||
+    { echo "could not build the benches $*:" >&2; tail -40 "$OUT/build.log" >&2; exit 1; }
+  for b in "$@"; do
+    [ -x "$(cat "$OUT/bin.$b" 2>/dev/null)" ] ||
+      { echo "could not build the $b bench:" >&2; tail -40 "$OUT/build.log" >&2; exit 1; }
+  done
+}
+
+# Every mode builds all the benches in one cargo call: features are unified over the packages
+# built together, so one build gives every count, and the tables' counts are the budgets' counts.
+ALL_BENCHES=(hydrate registration executor codec)
+
+binary() { # bench -> path of the bench executable (built with the bench profile)
+  # INSTR_NO_BUILD=1 reuses the path found last time (no cargo, so no wait on its lock)
+  if [ "${INSTR_NO_BUILD:-0}" != 1 ] || [ ! -x "$(cat "$OUT/bin.$1" 2>/dev/null)" ]; then
+    build_all "${ALL_BENCHES[@]}"
+  fi
+  cat "$OUT/bin.$1"
 }
 
 count() { # binary case iterations -> instructions per iteration
@@ -101,7 +139,54 @@ run_bench() { # bench
   echo
 }
 
-if [ "$WHAT" = all ]; then
+budget_rows() { # the rows of the budget file: bench case iterations budget
+  awk '!/^#/ && NF == 4' "$BUDGETS"
+}
+
+check() { # set: rewrite the budgets with the counts; otherwise compare
+  local mode="$1" bench case iters budget n over=0 rows="" base
+  echo "toolchain: $(cargo_ -V) ($(rustc "+$TOOLCHAIN" -V)), bench profile; valgrind: $(valgrind --version)"
+  if [ "${INSTR_NO_BUILD:-0}" != 1 ]; then build_all "${ALL_BENCHES[@]}"; fi
+  printf '| operation | budget | count | change |\n|---|---|---|---|\n'
+  while read -r bench case iters budget; do
+    n="$(count "$(cat "$OUT/bin.$bench")" "$case" "$iters")"
+    rows+="$bench $case $iters $n"$'\n'
+    local pct
+    pct="$(awk -v n="$n" -v b="$budget" 'BEGIN { printf "%+.1f", (b > 0 ? (n - b) * 100 / b : 100) }')"
+    printf '| %s/%s | %s | %s | %s%% |\n' "$bench" "$case" "$budget" "$n" "$pct"
+    [ "$mode" = set ] && continue
+    base="$OUT/callgrind.$(echo "$case" | tr '/' '_').out"
+    if awk -v p="$pct" -v t="$TOLERANCE_PCT" 'BEGIN { exit !(p > t) }'; then
+      over=1
+      {
+        echo "OVER BUDGET: $bench/$case costs $n instructions per operation, budget $budget ($pct%, more than +$TOLERANCE_PCT% fails)."
+        echo "  where they go: callgrind_annotate --inclusive=yes $base | head -60"
+        echo "  (remake it: bash bench/instr.sh check, or only this case: INSTR_CASE=$case INSTR_ITERS=$iters valgrind --tool=callgrind --collect-atstart=no --toggle-collect=instr_measured_loop $(cat "$OUT/bin.$bench"))"
+        echo "  if the cost is meant, raise the budget in the same commit and say why in its message (bench/instr.sh set-budgets)."
+      } >&2
+    elif awk -v p="$pct" -v t="$SLACK_PCT" 'BEGIN { exit !(p < -t) }'; then
+      echo "far below budget: $bench/$case costs $n, budget $budget ($pct%): lower the budget (bash bench/instr.sh set-budgets) so that a rise shows." >&2
+    fi
+  done < <(budget_rows)
+  if [ "$mode" = set ]; then
+    # the comments and the toolchain line stay; the rows keep their order
+    {
+      awk '/^#/ || $1 == "toolchain" || NF == 0' "$BUDGETS"
+      printf '%s' "$rows" | awk '{ printf "%-13s %-22s %6s %10s\n", $1, $2, $3, $4 }'
+    } >"$BUDGETS.new"
+    mv "$BUDGETS.new" "$BUDGETS"
+    echo "wrote $BUDGETS"
+  fi
+  return "$over"
+}
+
+if [ "$WHAT" = check ]; then
+  check compare
+  exit $?
+elif [ "$WHAT" = set-budgets ]; then
+  check set
+  exit 0
+elif [ "$WHAT" = all ]; then
   for b in hydrate registration executor codec; do run_bench "$b"; done
 else
   run_bench "$WHAT"

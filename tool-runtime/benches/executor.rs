@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, Throughput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_runtime::executor::{AuditRecord, AuditSink, Executor, ExecutorConfig, MemoryAuditSink};
+use tool_runtime::executor::{
+    ApproveAll, AuditRecord, AuditSink, Decision, Executor, ExecutorConfig, MemoryAuditSink,
+};
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{
     CallContext, Tool, ToolCall, ToolError, ToolSet,
@@ -37,6 +39,32 @@ async fn add(args: AddArgs) -> Result<i64, ToolError> {
 }
 
 struct Add;
+
+/// The same addition declared as creating something: the policy asks for a confirmation, which
+/// [`ApproveAll`] gives, so a call goes through the confirmation path (preview, request, answer).
+struct AddConfirmed;
+
+impl Tool for AddConfirmed {
+    type Args = AddArgs;
+    type Output = i64;
+
+    fn definition() -> &'static ToolDefinition {
+        static DEF: LazyLock<ToolDefinition> = LazyLock::new(|| {
+            let mut d = ToolDefinition::new(
+                "add_confirmed",
+                "Add two numbers, once a person says yes.",
+                &tool_runtime::schema::derive::<AddArgs>(),
+            );
+            d.safety = Safety::Create;
+            d
+        });
+        &DEF
+    }
+
+    async fn call(args: AddArgs, _: &CallContext) -> Result<i64, ToolError> {
+        add(args).await
+    }
+}
 
 impl Tool for Add {
     type Args = AddArgs;
@@ -88,6 +116,7 @@ fn config(cache: bool) -> ExecutorConfig {
 fn executor(set: &ToolSet, cache: bool, sink: Arc<dyn AuditSink>) -> Executor {
     Executor::builder(set.clone())
         .config(config(cache))
+        .confirmation(ApproveAll)
         .store(Arc::new(MemoryStore::new()))
         .store_audit(false)
         .audit_sink(sink)
@@ -225,16 +254,43 @@ fn bench(c: &mut Criterion) {
 
 fn instr_cases() -> Vec<instr::Case> {
     use instr::Case;
-    let set = ToolSet::new().with::<Add>().unwrap();
+    let set = ToolSet::new()
+        .with::<Add>()
+        .unwrap()
+        .with::<AddConfirmed>()
+        .unwrap();
     let exec = executor(&set, false, Arc::new(Ring::default()));
+    let confirmed_exec = exec.clone();
     let call = ToolCall::new("c1", "add", serde_json::json!({"a": 2, "b": 3}));
+    let confirmed_call = ToolCall::new("c1", "add_confirmed", serde_json::json!({"a": 2, "b": 3}));
     // as in criterion's set-up, the instances are hydrated before the count (one per run, plus
     // the warm-up run)
-    let mut instances: Vec<_> = (0..=instr::iterations())
-        .map(|_| set.hydrate(&call).unwrap())
-        .collect();
+    let hydrated = |call: &ToolCall| -> Vec<_> {
+        (0..=instr::iterations())
+            .map(|_| set.hydrate(call).unwrap())
+            .collect()
+    };
+    let mut instances = hydrated(&call);
+    let mut confirmed = hydrated(&confirmed_call);
     let rt = Arc::new(current_thread());
-    let rt1 = rt.clone();
+    let (rt1, rt2) = (rt.clone(), rt.clone());
+    // the measured paths must be the ones named: run at once, or asked, approved and run; one
+    // record each
+    for (name, decision) in [
+        ("add", Decision::Allowed),
+        ("add_confirmed", Decision::Confirmed),
+    ] {
+        let sink = Arc::new(MemoryAuditSink::new());
+        let check = executor(&set, false, sink.clone());
+        let e = rt.block_on(check.call(
+            &ToolCall::new("c0", name, serde_json::json!({"a": 2, "b": 3})),
+            CallContext::new("c0"),
+        ));
+        assert!(e.outcome.is_success(), "{name}");
+        let records = sink.records();
+        assert_eq!(records.len(), 1, "{name}");
+        assert_eq!(records[0].decision, decision, "{name}");
+    }
     vec![
         Case::warm("direct_call", move || {
             black_box(
@@ -245,6 +301,11 @@ fn instr_cases() -> Vec<instr::Case> {
         Case::warm("run_read_only", move || {
             let i = instances.pop().expect("one instance per run");
             let e = rt.block_on(exec.run(i, CallContext::new("c1")));
+            assert!(e.outcome.is_success());
+        }),
+        Case::warm("run_confirmed", move || {
+            let i = confirmed.pop().expect("one instance per run");
+            let e = rt2.block_on(confirmed_exec.run(i, CallContext::new("c1")));
             assert!(e.outcome.is_success());
         }),
     ]

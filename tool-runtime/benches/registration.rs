@@ -502,6 +502,14 @@ fn instr_cases() -> Vec<instr::Case> {
         // counted from the first call: run it with INSTR_ITERS=1
         Case::cold("typed_first", keeping(|| register_1000_typed(true))),
         Case::cold(
+            "typed_100_first",
+            keeping(|| {
+                let mut set = ToolSet::new();
+                register_tens!(Numbered, set, true, 0);
+                set
+            }),
+        ),
+        Case::cold(
             "typed_first_derived",
             keeping(|| register_1000_typed(false)),
         ),

@@ -104,9 +104,55 @@ const SECRET_WORDS: &[&str] = &[
 /// short names as a whole word of it, in any of `snake_case`, `camelCase`, `kebab-case` or
 /// `SCREAMING_CASE`.
 pub fn is_secret_key(key: &str) -> bool {
-    let normal = snake_case(key);
-    SECRET_FRAGMENTS.iter().any(|f| normal.contains(f))
-        || normal.split('_').any(|word| SECRET_WORDS.contains(&word))
+    // every argument key of every call is asked about (for the audit record and again for the
+    // result summary), so the usual key, short and ASCII, is normalised on the stack
+    let mut buf = [0u8; 2 * SHORT_KEY];
+    match snake_case_short(key, &mut buf) {
+        Some(normal) => is_secret_normal(normal),
+        None => is_secret_normal(snake_case(key).as_bytes()),
+    }
+}
+
+/// The longest key normalised on the stack (its `snake_case` form is at most twice as long).
+const SHORT_KEY: usize = 32;
+
+/// Whether a key already in lower `snake_case` names a secret.
+fn is_secret_normal(normal: &[u8]) -> bool {
+    let contains = |fragment: &[u8]| {
+        fragment.len() <= normal.len() && normal.windows(fragment.len()).any(|w| w == fragment)
+    };
+    SECRET_FRAGMENTS.iter().any(|f| contains(f.as_bytes()))
+        || normal
+            .split(|&b| b == b'_')
+            .any(|word| SECRET_WORDS.iter().any(|w| w.as_bytes() == word))
+}
+
+/// [`snake_case`] of an ASCII key of at most [`SHORT_KEY`] bytes, written into `buf`; `None`
+/// for any other key. For ASCII the two agree byte for byte.
+fn snake_case_short<'a>(key: &str, buf: &'a mut [u8; 2 * SHORT_KEY]) -> Option<&'a [u8]> {
+    if key.len() > SHORT_KEY || !key.is_ascii() {
+        return None;
+    }
+    let mut len = 0;
+    let mut prev_lower = false;
+    for c in key.bytes() {
+        if c.is_ascii_alphanumeric() {
+            if c.is_ascii_uppercase() && prev_lower {
+                buf[len] = b'_';
+                len += 1;
+            }
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+            buf[len] = c.to_ascii_lowercase();
+            len += 1;
+        } else {
+            if len == 0 || buf[len - 1] != b'_' {
+                buf[len] = b'_';
+                len += 1;
+            }
+            prev_lower = false;
+        }
+    }
+    Some(&buf[..len])
 }
 
 /// `key` in lower `snake_case`: a word starts at each upper-case letter that follows a lower-case
@@ -142,32 +188,46 @@ pub fn redact_shapes(text: &str) -> Option<String> {
     if text.contains("PRIVATE KEY-----") {
         return Some(REDACTED.to_owned());
     }
-    let mut changed = false;
-    let mut out = String::with_capacity(text.len());
+    // every string of every call's arguments and result comes through here, and almost none has
+    // anything to hide: the redacted copy is made from the first word that changes
+    let mut out: Option<String> = None;
     let mut after_scheme = false;
+    let mut offset = 0;
     for (i, word) in text.split(' ').enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let lower = word.to_ascii_lowercase();
-        if after_scheme && !word.is_empty() {
-            out.push_str(REDACTED);
-            changed = true;
+        let replaced: Option<Cow<'_, str>> = if after_scheme && !word.is_empty() {
             after_scheme = false;
-            continue;
-        }
-        after_scheme = lower == "bearer" || lower == "basic" || lower == "token";
-        if let Some(redacted) = url_user_info(word) {
-            out.push_str(&redacted);
-            changed = true;
-        } else if looks_like_token(word) {
-            out.push_str(REDACTED);
-            changed = true;
+            Some(Cow::Borrowed(REDACTED))
         } else {
-            out.push_str(word);
+            after_scheme = ["bearer", "basic", "token"]
+                .iter()
+                .any(|scheme| word.eq_ignore_ascii_case(scheme));
+            if let Some(redacted) = url_user_info(word) {
+                Some(Cow::Owned(redacted))
+            } else if looks_like_token(word) {
+                Some(Cow::Borrowed(REDACTED))
+            } else {
+                None
+            }
+        };
+        match (&mut out, replaced) {
+            (None, None) => {}
+            (None, Some(r)) => {
+                // the words before this one, with the space that follows them
+                let mut o = String::with_capacity(text.len());
+                o.push_str(&text[..offset]);
+                o.push_str(&r);
+                out = Some(o);
+            }
+            (Some(o), r) => {
+                if i > 0 {
+                    o.push(' ');
+                }
+                o.push_str(r.as_deref().unwrap_or(word));
+            }
         }
+        offset += word.len() + 1;
     }
-    changed.then_some(out)
+    out
 }
 
 /// `scheme://user:password@host...` with the user-info replaced.
@@ -241,25 +301,43 @@ pub(crate) fn redact_with_keys(arguments: &Value) -> Value {
     redact_with(arguments, &[])
 }
 
+/// [`redact`], and whether it hid anything.
+pub(crate) fn redact_noting(arguments: &Value, definition: &ToolDefinition) -> (Value, bool) {
+    let mut hid = false;
+    let redacted = redacting(arguments, &definition.sensitive, &mut hid);
+    (redacted, hid)
+}
+
 fn redact_with(value: &Value, sensitive: &[Cow<'static, str>]) -> Value {
+    redacting(value, sensitive, &mut false)
+}
+
+fn redacting(value: &Value, sensitive: &[Cow<'static, str>], hid: &mut bool) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
                     let hide = is_secret_key(k) || sensitive.iter().any(|s| s == k);
                     let v = if hide {
+                        *hid = true;
                         Value::String(REDACTED.into())
                     } else {
-                        redact_with(v, sensitive)
+                        redacting(v, sensitive, hid)
                     };
                     (k.clone(), v)
                 })
                 .collect(),
         ),
         Value::Array(items) => {
-            Value::Array(items.iter().map(|v| redact_with(v, sensitive)).collect())
+            Value::Array(items.iter().map(|v| redacting(v, sensitive, hid)).collect())
         }
-        Value::String(text) => Value::String(redact_shapes(text).unwrap_or_else(|| text.clone())),
+        Value::String(text) => Value::String(match redact_shapes(text) {
+            Some(redacted) => {
+                *hid = true;
+                redacted
+            }
+            None => text.clone(),
+        }),
         other => other.clone(),
     }
 }
@@ -625,6 +703,41 @@ mod tests {
             scrubbed.message
         );
         assert_eq!(scrubbed.violations[1].message, "x");
+    }
+
+    #[test]
+    fn short_keys_are_normalised_as_long_ones_are() {
+        let keys = [
+            "privateKey",
+            "private-key",
+            "PRIVATE_KEY",
+            "__a__B",
+            "userPIN",
+            "x2FA",
+            "a.b c",
+            "AuthorName",
+            "spinner",
+            "",
+            "_",
+            "9lives",
+            "ÄpiKey",
+            "api_key_with_a_long_suffix_x",
+        ];
+        for key in keys {
+            let mut buf = [0u8; 2 * SHORT_KEY];
+            if let Some(short) = snake_case_short(key, &mut buf) {
+                assert_eq!(short, snake_case(key).as_bytes(), "{key:?}");
+            }
+            let by_string = {
+                let normal = snake_case(key);
+                SECRET_FRAGMENTS.iter().any(|f| normal.contains(f))
+                    || normal.split('_').any(|word| SECRET_WORDS.contains(&word))
+            };
+            assert_eq!(is_secret_key(key), by_string, "{key:?}");
+        }
+        let long = format!("{}Token", "x".repeat(40));
+        assert!(snake_case_short(&long, &mut [0u8; 2 * SHORT_KEY]).is_none());
+        assert!(is_secret_key(&long));
     }
 
     #[test]

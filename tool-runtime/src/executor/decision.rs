@@ -104,11 +104,7 @@ impl Executor {
                         Ok(edited) => {
                             trail.decision = Decision::Edited;
                             (trail.by, trail.via) = (route.decider, route.via);
-                            trail.note_arguments(
-                                self.audited(edited.arguments(), def),
-                                edited.arguments(),
-                                def,
-                            );
+                            trail.note_arguments(self.keeps_arguments(), edited.arguments(), def);
                             if first_use {
                                 self.pass_gate(def, &cx).await;
                             }

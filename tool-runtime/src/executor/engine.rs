@@ -15,7 +15,7 @@ use crate::tool::CallContext;
 
 use super::chain::{self, ChainResult, ChainStep};
 use super::decision::needs_gate;
-use super::format::fit;
+use super::format::fit_owned;
 use super::policy::{self, Requirement};
 use super::record::{Trail, span};
 use super::{Executor, audit};
@@ -160,13 +160,11 @@ impl Executor {
         let entry = instance.entry.clone();
         let def = entry.definition();
         let cfg = &self.inner.config;
-        let gate_passed = !needs_gate(def.safety) || self.gate_passed(def, &cx).await;
+        // the paths most calls do not take are boxed: every call's future stays small, and it is
+        // moved (copied) a few times on its way to being polled
+        let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, &cx)).await;
         let mut trail = Trail::new(started);
-        trail.note_arguments(
-            self.audited(instance.arguments(), def),
-            instance.arguments(),
-            def,
-        );
+        trail.note_arguments(self.keeps_arguments(), instance.arguments(), def);
         trail.repairs = instance.repairs().to_vec();
         let injected = (cfg.check_injection && !def.safety.is_read_only())
             .then(|| super::injection::find(instance.arguments()))
@@ -191,8 +189,7 @@ impl Executor {
             }
             Requirement::RunNow => self.proceed(instance, cx, trail).await,
             Requirement::Confirm { first_use } => {
-                self.confirm_then_run(instance, &entry, cx, trail, first_use)
-                    .await
+                Box::pin(self.confirm_then_run(instance, &entry, cx, trail, first_use)).await
             }
         }
     }
@@ -206,7 +203,11 @@ impl Executor {
     ) -> Execution {
         let entry = instance.entry.clone();
         let def = entry.definition();
-        let planner = self.inner.undo.get(def.name.as_ref());
+        let planner = if self.inner.undo.is_empty() {
+            None
+        } else {
+            self.inner.undo.get(def.name.as_ref())
+        };
         let arguments = planner.map(|_| instance.arguments().clone());
         let ran = self.execute(instance, &cx).await;
         trail.attempts = ran.attempts;
@@ -219,7 +220,7 @@ impl Executor {
                     let journaled = match std::panic::catch_unwind(AssertUnwindSafe(|| {
                         planner(args, &value)
                     })) {
-                        Ok(inverse) => self.journal(def, &cx, inverse).await,
+                        Ok(inverse) => Box::pin(self.journal(def, &cx, inverse)).await,
                         Err(payload) => Err(format!(
                             "its undo could not be planned (the planner panicked: {})",
                             panic_text(&*payload)
@@ -236,12 +237,11 @@ impl Executor {
                         }
                     }));
                 }
-                let (for_model, truncated) = fit(&value, self.inner.config.max_result_chars);
-                let full = truncated.then_some(value);
+                let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
                 (
                     Outcome::Success {
                         value: for_model,
-                        truncated,
+                        truncated: full.is_some(),
                     },
                     full,
                 )

@@ -110,8 +110,33 @@ pub fn fit(value: &Value, max_chars: usize) -> (Value, bool) {
     )
 }
 
+/// [`fit`] of a value the caller gives up: the value itself when it fits (no copy), else the
+/// fitted value and the full one.
+pub(crate) fn fit_owned(value: Value, max_chars: usize) -> (Value, Option<Value>) {
+    if json_len(&value) <= max_chars {
+        return (value, None);
+    }
+    let (fitted, _) = fit(&value, max_chars);
+    (fitted, Some(value))
+}
+
+/// The length of `v`'s JSON text, counted as it is written, without keeping it.
 fn json_len(v: &Value) -> usize {
-    serde_json::to_string(v).map(|s| s.len()).unwrap_or(0)
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, v) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }
 
 /// Halves the largest shrinkable part of `v`; false when nothing can shrink.

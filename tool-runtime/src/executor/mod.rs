@@ -6,7 +6,8 @@
 //!   confirm     ConfirmationHandler: yes | no(reason) | edit(args → re-validated) | timeout | defer
 //!               defer → PendingOperation in the Store, approved/denied by id later, runs at
 //!               most once (a crash after approval leaves it in doubt: listed, never re-run)
-//!   run         cache (read-only) → rate limits → attempt on its own task with a timeout
+//!   run         cache (read-only) → rate limits → attempt under a timeout, panics caught
+//!               (polled in place first; a body that waits goes on on its own task)
 //!               → retries with backoff (read-only / idempotent / opted-in tools)
 //!   after       undo journal (reversible tools) → result fitted for the model
 //!   record      one AuditRecord per call → sinks + store; `execute_tool {name}` tracing span

@@ -121,7 +121,7 @@ impl Executor {
                 } => e,
                 _ => &op.arguments,
             };
-            trail.note_arguments(self.audited(arguments, def), arguments, def);
+            trail.note_arguments(self.keeps_arguments(), arguments, def);
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();
@@ -240,7 +240,7 @@ impl Executor {
                 Decision::Confirmed
             };
             trail.note_arguments(
-                self.audited(instance.arguments(), instance.definition()),
+                self.keeps_arguments(),
                 instance.arguments(),
                 instance.definition(),
             );
@@ -316,7 +316,7 @@ impl Executor {
         (trail.by, trail.via) = (route.decider, route.via.clone());
         trail.decision = Decision::Denied;
         if let Some(def) = self.inner.toolset.get(&op.tool) {
-            trail.note_arguments(self.audited(&op.arguments, def), &op.arguments, def);
+            trail.note_arguments(self.keeps_arguments(), &op.arguments, def);
         }
         let span = span(&op.tool, &cx);
         let _g = span.enter();

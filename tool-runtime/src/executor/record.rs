@@ -34,17 +34,18 @@ pub(crate) struct Trail {
 }
 
 impl Trail {
-    /// Keeps the audited form of arguments the call runs with, and remembers the raw ones so that
-    /// their secret values can be kept out of the result summary.
-    pub(crate) fn note_arguments(
-        &mut self,
-        audited: Option<Value>,
-        raw: &Value,
-        def: &ToolDefinition,
-    ) {
+    /// Keeps the redacted form of the arguments the call runs with (when `keep`: the
+    /// configuration keeps arguments in the record), and remembers the raw ones when they hold
+    /// something to hide, so that their secret values can be kept out of the result summary and
+    /// of errors. Arguments the redaction leaves unchanged have no secret value to find again
+    /// (no secret or sensitive key, no value shaped like a credential), so they are not kept.
+    pub(crate) fn note_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
         self.secrets.use_definition(def);
-        self.secrets.add_arguments(raw);
-        self.arguments = audited;
+        let (redacted, hides) = audit::redact_noting(raw, def);
+        if hides {
+            self.secrets.add_arguments(raw);
+        }
+        self.arguments = keep.then_some(redacted);
         self.no_schema = def.no_schema_mode();
     }
 
@@ -66,15 +67,9 @@ impl Trail {
 }
 
 impl Executor {
-    /// The arguments as the audit record keeps them: redacted, or none when the configuration
-    /// keeps no arguments.
-    pub(crate) fn audited(&self, arguments: &Value, def: &ToolDefinition) -> Option<Value> {
-        match self.inner.config.audit_mode {
-            AuditMode::Redacted if self.inner.config.log_tool_calls => {
-                Some(audit::redact(arguments, def))
-            }
-            _ => None,
-        }
+    /// Whether the audit record keeps the (redacted) arguments.
+    pub(crate) fn keeps_arguments(&self) -> bool {
+        self.inner.config.audit_mode == AuditMode::Redacted && self.inner.config.log_tool_calls
     }
 
     /// Writes the one audit record of a call to every sink and the store, and onto the span.

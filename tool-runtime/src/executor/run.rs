@@ -1,7 +1,10 @@
 //! Running a decided call: the cache of read-only results, the rate limits, then attempts of the
-//! tool body, each on its own task (so a panic is caught and stays with this call) under a
-//! timeout (so an overrun is cancelled), with backoff between retries.
+//! tool body under a timeout (so an overrun is cancelled) with a panic caught as this call's
+//! error, with backoff between retries. A body that answers at once runs in place; one that waits
+//! goes on on its own task.
 
+use std::panic::AssertUnwindSafe;
+use std::task::Poll;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -55,7 +58,11 @@ impl Executor {
                 cached: true,
             };
         }
-        if let Err(error) = self.acquire_rate(def, &cfg.rate_limits).await {
+        let limited = !super::limit::windows(def, &cfg.rate_limits).is_empty();
+        if let Err(error) = match limited {
+            true => Box::pin(self.acquire_rate(def, &cfg.rate_limits)).await,
+            false => Ok(()),
+        } {
             return Ran {
                 result: Err(error),
                 attempts: 0,
@@ -68,7 +75,9 @@ impl Executor {
                 || def.idempotent
                 || def.retry
                 || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
-        let retry_args = may_retry.then(|| instance.arguments().clone());
+        // the audit record has its own copy: these are only read again by a retry
+        let mut instance = instance;
+        let retry_args = may_retry.then(|| instance.take_arguments());
         let mut next = Some(instance);
         let mut attempts = 0;
         let result = loop {
@@ -96,7 +105,7 @@ impl Executor {
                         delay_ms = delay.as_millis() as u64,
                         "retrying a retryable failure"
                     );
-                    tokio::time::sleep(delay).await;
+                    Box::pin(tokio::time::sleep(delay)).await;
                 }
                 other => break other,
             }
@@ -161,39 +170,65 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// One attempt: the tool runs on its own task; a panic becomes `TOOL_PANICKED`, an overrun a
-/// retryable `TIMEOUT` (and the task is cancelled).
+/// One attempt: a panic becomes `TOOL_PANICKED`, an overrun a retryable `TIMEOUT` (and the body is
+/// cancelled).
+///
+/// The body is polled once in place, under `catch_unwind`: many bodies (a lookup, a computation)
+/// answer at once, and then neither a task nor a timer is set up for them. A body that waits (on
+/// IO, a timer, a sync body on the blocking pool) goes on on its own task, under the timeout
+/// counted from before the first poll: its panic is caught by the task, and an await it blocks
+/// in later cannot hold up the caller's timeout on a multi-thread runtime. Dropping the attempt
+/// drops or aborts the body either way.
 pub(crate) async fn attempt(
     instance: ToolInstance,
     cx: CallContext,
     timeout: Duration,
 ) -> Result<Value, ToolError> {
-    let name = instance.name().to_owned();
-    // the body runs in the call's span, so what it logs and the spans it opens belong to the call
-    let mut task = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(
-        instance.run(cx),
-    )));
-    match tokio::time::timeout(timeout, &mut task.0).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(join)) if join.is_panic() => {
-            let what = super::engine::panic_text(&*join.into_panic());
-            // the panic's text may quote the arguments: it goes only into the error, which the
-            // executor scrubs of the call's secrets before anyone sees it
-            tracing::error!(tool = %name, "tool panicked");
-            Err(ToolError::new(
-                ErrorCode::TOOL_PANICKED,
-                format!("the tool {name:?} failed unexpectedly (it panicked): {what}"),
-            )
-            .recover("do not retry the same call; tell the user the tool is failing"))
+    let entry = instance.entry.clone();
+    let name = || entry.definition().name.as_ref();
+    let deadline = tokio::time::Instant::now() + timeout;
+    // the body runs in the call's span (the caller's future is in it), so what it logs and the
+    // spans it opens belong to the call
+    let mut body = instance.into_body(cx);
+    let first = std::future::poll_fn(|task| {
+        Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+            body.as_mut().poll(task)
+        })))
+    })
+    .await;
+    match first {
+        Ok(Poll::Ready(result)) => return result,
+        Ok(Poll::Pending) => {}
+        Err(payload) => {
+            // a future that panicked may panic again when dropped; that is this call's too
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(body)));
+            return Err(panicked(name(), &*payload));
         }
+    }
+    Box::pin(on_own_task(body, &entry, deadline, timeout)).await
+}
+
+/// The rest of an attempt whose body waits: on its own task, under the timeout.
+async fn on_own_task(
+    body: futures::future::BoxFuture<'static, Result<Value, ToolError>>,
+    entry: &crate::hydrate::entry::Entry,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
+    let name = || entry.definition().name.as_ref();
+    let mut task = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(body)));
+    match tokio::time::timeout_at(deadline, &mut task.0).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) if join.is_panic() => Err(panicked(name(), &*join.into_panic())),
         Ok(Err(_)) => Err(ToolError::new(
             ErrorCode::INTERNAL,
-            format!("the tool {name:?} was cancelled"),
+            format!("the tool {:?} was cancelled", name()),
         )),
         Err(_) => Err(ToolError::new(
             ErrorCode::TIMEOUT,
             format!(
-                "the tool {name:?} did not finish within {} ms and was cancelled",
+                "the tool {:?} did not finish within {} ms and was cancelled",
+                name(),
                 timeout.as_millis()
             ),
         )
@@ -201,6 +236,19 @@ pub(crate) async fn attempt(
         .recover("retry later, or ask for less (a narrower query, a smaller limit)")
         .with_detail("timeout_ms", timeout.as_millis() as u64)),
     }
+}
+
+/// The error of a body that panicked.
+fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
+    let what = super::engine::panic_text(payload);
+    // the panic's text may quote the arguments: it goes only into the error, which the executor
+    // scrubs of the call's secrets before anyone sees it
+    tracing::error!(tool = %name, "tool panicked");
+    ToolError::new(
+        ErrorCode::TOOL_PANICKED,
+        format!("the tool {name:?} failed unexpectedly (it panicked): {what}"),
+    )
+    .recover("do not retry the same call; tell the user the tool is failing")
 }
 
 /// The delay before retry number `retry` (1 for the first retry): exponential, capped, with

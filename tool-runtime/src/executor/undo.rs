@@ -96,11 +96,7 @@ impl Executor {
                 .map(|d| d.safety)
                 .unwrap_or_default();
             if let Some(def) = self.inner.toolset.get(&inverse.tool) {
-                trail.note_arguments(
-                    self.audited(&inverse.arguments, def),
-                    &inverse.arguments,
-                    def,
-                );
+                trail.note_arguments(self.keeps_arguments(), &inverse.arguments, def);
             }
             if let Some(err) = policy::refusal(&inverse.tool, &self.inner.config) {
                 let mut exec = fail(&inverse.tool, err);

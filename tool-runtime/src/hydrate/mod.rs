@@ -12,6 +12,7 @@ pub(crate) mod typed;
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -124,8 +125,22 @@ impl ToolInstance {
     /// Runs the tool body. The executor calls this after its policy allowed the call; calling it
     /// directly skips every policy, which is what tests and trusted callers may want.
     pub async fn run(self, cx: CallContext) -> Result<Value, ToolError> {
+        self.into_body(cx).await
+    }
+
+    /// The tool body's future, not yet polled.
+    pub(crate) fn into_body(self, cx: CallContext) -> BoxFuture<'static, Result<Value, ToolError>> {
         let ToolInstance { entry, typed, .. } = self;
-        entry.run(typed, cx).await
+        entry.run(typed, cx)
+    }
+
+    /// The validated arguments as JSON, taken out (made first if they were not yet): for a caller
+    /// that keeps them past the instance, without a copy.
+    pub(crate) fn take_arguments(&mut self) -> Value {
+        match self.arguments.take() {
+            Some(v) => v,
+            None => self.entry.arguments_json(&*self.typed),
+        }
     }
 }
 

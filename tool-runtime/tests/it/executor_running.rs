@@ -316,6 +316,54 @@ async fn a_batch_runs_concurrently_up_to_the_limit_in_call_order_and_a_panic_sta
     assert_eq!(sink.len(), 9);
 }
 
+/// A body that answers at once runs in place; one that waits goes on on its own task. Both
+/// keep the guarantees: a panic after an await is the call's error, and a caller that stops
+/// waiting cancels the body.
+#[tokio::test]
+async fn a_panic_after_an_await_and_a_dropped_call_stay_with_their_call() {
+    let finished = Counter::default();
+    let mut set = ToolSet::new();
+    add(
+        &mut set,
+        def("late_boom", Safety::ReadOnly),
+        &Counter::default(),
+        |_, _| async {
+            sleep_ms(10).await;
+            if true {
+                panic!("late failure");
+            }
+            Ok(json!(null))
+        },
+    );
+    let f = finished.clone();
+    add(
+        &mut set,
+        def("slow", Safety::ReadOnly),
+        &Counter::default(),
+        move |_, _| {
+            let f = f.clone();
+            async move {
+                sleep_ms(200).await;
+                f.hit();
+                Ok(json!(1))
+            }
+        },
+    );
+    let (exec, sink) = executor(set, quick(), &Person::default());
+    let r = exec
+        .call(&ToolCall::new("1", "late_boom", "{}"), cx())
+        .await;
+    let e = r.outcome.error().expect("panicked");
+    assert_eq!(e.code, ErrorCode::TOOL_PANICKED);
+    assert!(e.message.contains("late failure"), "{}", e.message);
+    assert_eq!(sink.len(), 1);
+    let call = ToolCall::new("2", "slow", "{}");
+    let gave_up = tokio::time::timeout(Duration::from_millis(30), exec.call(&call, cx())).await;
+    assert!(gave_up.is_err(), "the caller stopped waiting");
+    sleep_ms(400).await;
+    assert_eq!(finished.get(), 0, "the body was cancelled with the call");
+}
+
 #[tokio::test]
 async fn large_results_are_fitted_for_the_model_and_kept_whole_for_the_caller() {
     let mut set = ToolSet::new();
