@@ -5,6 +5,7 @@
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+pub mod content;
 pub mod definition;
 pub mod display;
 pub mod error;

@@ -4,11 +4,12 @@
 //! completions from an rmcp handler of the application's own ([`Fixtures`]), composed with the
 //! tools into one MCP server.
 //!
-//! What the suite asks for that a `#[tool]` cannot do yet (image, audio and embedded-resource
-//! results, logging, sampling and questions from inside a tool) has no fixture here,
+//! What the suite asks for that a `#[tool]` cannot do yet (logging, sampling and questions from
+//! inside a tool) has no fixture here,
 //! so those scenarios fail on an unknown tool rather than pass on a stand-in.
 
 mod app;
+mod rich;
 mod tools;
 
 use std::error::Error;
@@ -19,6 +20,10 @@ use tool_runtime::store::MemoryStore;
 use tool_runtime::{Executor, ToolSet};
 
 pub use app::{Fixtures, TEST_IMAGE_BASE64};
+pub use rich::{
+    TEST_IMAGE_PNG, TestMultipleContentTypes, silent_wav, test_audio_content,
+    test_embedded_resource, test_image_content,
+};
 pub use tools::{
     Address, JsonSchema202012, test_error_handling, test_simple_text, test_tool_with_progress,
 };
@@ -29,7 +34,11 @@ pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
         .with::<test_simple_text>()?
         .with::<test_error_handling>()?
         .with::<test_tool_with_progress>()?
-        .with::<JsonSchema202012>()?)
+        .with::<JsonSchema202012>()?
+        .with::<TestMultipleContentTypes>()?
+        .with::<test_image_content>()?
+        .with::<test_audio_content>()?
+        .with::<test_embedded_resource>()?)
 }
 
 /// An executor over the fixture tools, with a store in memory (the suite's calls leave nothing

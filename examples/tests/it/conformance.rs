@@ -129,7 +129,11 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
             "test_simple_text",
             "test_error_handling",
             "test_tool_with_progress",
-            "json_schema_2020_12_tool"
+            "json_schema_2020_12_tool",
+            "test_multiple_content_types",
+            "test_image_content",
+            "test_audio_content",
+            "test_embedded_resource"
         ]
     );
     let schema = &tools[3]["inputSchema"];
@@ -154,4 +158,110 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
         "42",
         "{read}"
     );
+}
+
+/// The rich fixtures as each official SDK's client reads them (its own result types parse every
+/// block): an image, a sound, an embedded resource and mixed content, with their bytes intact.
+#[test]
+fn each_official_client_reads_the_rich_results() {
+    use test_support::mcp::{calls, clients};
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let mut child = conformance()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env("TOOLS_AGENT_TOKEN", "agent-token-for-rich-results")
+        .env("TOOLS_APPROVER_TOKEN", "approver-token-for-rich-results")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let _server = Server(child);
+    let mcp = loop {
+        let line = lines.next().expect("the address line").unwrap();
+        if let Some(rest) = line.strip_prefix("MCP: ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // the rest of its output is not read: keep the pipe from filling
+    std::thread::spawn(move || lines.for_each(drop));
+    let target = [
+        "--http".to_owned(),
+        mcp,
+        "--token".to_owned(),
+        "agent-token-for-rich-results".to_owned(),
+    ];
+    let png = base64_of(&examples::conformance::TEST_IMAGE_PNG);
+    assert_eq!(png, examples::conformance::TEST_IMAGE_BASE64);
+    for client in clients {
+        let out = client.run(
+            &target,
+            &[],
+            "none",
+            &[
+                "test_image_content",
+                "test_audio_content",
+                "test_embedded_resource",
+                "test_multiple_content_types",
+            ],
+        );
+        let context = format!("{client:?}: {out:?}");
+        let steps = calls(&out);
+        assert_eq!(steps.len(), 4, "{context}");
+        for step in &steps {
+            assert_eq!(step["result"]["isError"], false, "{context}");
+            assert!(
+                step["result"].get("structuredContent").is_none(),
+                "{context}"
+            );
+        }
+        assert_eq!(
+            steps[0]["result"]["content"],
+            json!([{"type": "image", "data": png, "mimeType": "image/png"}]),
+            "{context}"
+        );
+        let audio = &steps[1]["result"]["content"][0];
+        assert_eq!(audio["type"], "audio", "{context}");
+        assert_eq!(audio["mimeType"], "audio/wav", "{context}");
+        assert_eq!(
+            audio["data"],
+            base64_of(&examples::conformance::silent_wav(80)),
+            "{context}"
+        );
+        assert_eq!(
+            steps[2]["result"]["content"],
+            json!([{"type": "resource", "resource": {
+                "uri": "test://embedded-resource", "mimeType": "text/plain",
+                "text": "This is an embedded resource content."}}]),
+            "{context}"
+        );
+        let mixed = steps[3]["result"]["content"].as_array().unwrap();
+        let kinds: Vec<&str> = mixed.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["text", "image", "resource"], "{context}");
+        assert_eq!(mixed[0]["text"], "Multiple content types test:");
+        assert_eq!(mixed[1]["data"], png);
+        assert_eq!(
+            mixed[2]["resource"]["text"], r#"{"test":"data","value":123}"#,
+            "{context}"
+        );
+    }
+}
+
+/// Standard base64, written out here so the test does not share the library's encoder.
+fn base64_of(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |n, b| (n << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

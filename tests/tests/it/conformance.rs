@@ -21,6 +21,7 @@ use tool_providers::codec::openai_responses::OpenAiResponses;
 use tool_providers::codec::{
     Codec, CodecError, Provider, ToolChoice, ToolConfig, ToolOutcome, ToolResult,
 };
+use tool_runtime::content::{self, Content};
 use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition};
 
 fn configs() -> Vec<(&'static str, ToolConfig)> {
@@ -69,6 +70,7 @@ fn turn() -> (Vec<ToolCall>, Vec<ToolResult>) {
         ),
         ToolCall::new("call_2", "delete_file", json!({"path": "/tmp/x"})),
         ToolCall::new("call_3", "delete_file", json!({"path": "/etc/hosts"})),
+        ToolCall::new("call_4", "search_notes", json!({"query": "chart"})),
     ];
     let results = vec![
         ToolResult::new(&calls[0], ToolOutcome::Success(json!({"hits": ["a.md"]}))),
@@ -84,6 +86,18 @@ fn turn() -> (Vec<ToolCall>, Vec<ToolResult>) {
             ToolOutcome::Denied {
                 reason: Some("keep it".into()),
             },
+        ),
+        // a rich result: every block kind, in the parts each provider accepts or as text
+        ToolResult::new(
+            &calls[3],
+            ToolOutcome::Success(content::to_value(&[
+                Content::text("The chart:"),
+                Content::image([0x89, b'P', b'N', b'G'], "image/png"),
+                Content::audio([0u8; 8], "audio/wav"),
+                Content::resource_text("file:///notes/a.md", "text/markdown", "# A"),
+                Content::resource_blob("file:///notes/a.pdf", "application/pdf", b"%PDF-1.4"),
+                Content::resource_link("file:///notes/b.md", "b.md", Some("text/markdown")),
+            ])),
         ),
     ];
     (calls, results)

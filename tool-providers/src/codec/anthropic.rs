@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
+use tool_runtime::content::{Content, ResourceBody};
 use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
@@ -136,10 +137,14 @@ impl Codec for Anthropic {
         let blocks: Vec<Value> = results
             .iter()
             .map(|r| {
+                let content = match r.outcome.blocks() {
+                    Some(blocks) => Value::Array(blocks.iter().map(rich_block).collect()),
+                    None => Value::String(r.outcome.to_text()),
+                };
                 let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": r.call_id,
-                    "content": r.outcome.to_text(),
+                    "content": content,
                 });
                 if r.outcome.is_error() {
                     block["is_error"] = json!(true);
@@ -148,6 +153,36 @@ impl Codec for Anthropic {
             })
             .collect();
         vec![json!({"role": "user", "content": blocks})]
+    }
+}
+
+/// One block of a rich result as `tool_result` content: images of the types Messages reads as
+/// image blocks, PDFs and text resources as documents, anything else as its text stand-in.
+fn rich_block(block: &Content) -> Value {
+    match block {
+        Content::Image { data, mime_type }
+            if matches!(
+                mime_type.as_str(),
+                "image/jpeg" | "image/png" | "image/gif" | "image/webp"
+            ) =>
+        {
+            json!({"type": "image",
+                   "source": {"type": "base64", "media_type": mime_type, "data": data}})
+        }
+        Content::Resource { resource } => match &resource.body {
+            ResourceBody::Blob { blob }
+                if resource.mime_type.as_deref() == Some("application/pdf") =>
+            {
+                json!({"type": "document", "title": resource.uri,
+                       "source": {"type": "base64", "media_type": "application/pdf", "data": blob}})
+            }
+            ResourceBody::Text { text } => {
+                json!({"type": "document", "title": resource.uri,
+                       "source": {"type": "text", "media_type": "text/plain", "data": text}})
+            }
+            ResourceBody::Blob { .. } => json!({"type": "text", "text": block.stand_in()}),
+        },
+        other => json!({"type": "text", "text": other.stand_in()}),
     }
 }
 

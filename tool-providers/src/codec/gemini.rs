@@ -21,6 +21,7 @@
 //! `response.output` with `status: "denied"`.
 
 use serde_json::{Map, Value, json};
+use tool_runtime::content::{Content, ResourceBody};
 use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::ids::is_generated;
@@ -207,11 +208,17 @@ impl Codec for Gemini {
         let parts: Vec<Value> = results
             .iter()
             .map(|r| {
-                let response = match &r.outcome {
-                    ToolOutcome::Error(e) => json!({"error": e.to_json()}),
-                    other => json!({"output": other.to_value()}),
+                let blocks = r.outcome.blocks();
+                let response = match (&r.outcome, &blocks) {
+                    (ToolOutcome::Error(e), _) => json!({"error": e.to_json()}),
+                    (_, Some(_)) => json!({"output": r.outcome.to_text()}),
+                    (other, None) => json!({"output": other.to_value()}),
                 };
                 let mut fr = json!({"name": r.name, "response": response});
+                let parts: Vec<Value> = blocks.iter().flatten().filter_map(inline_part).collect();
+                if !parts.is_empty() {
+                    fr["parts"] = Value::Array(parts);
+                }
                 if !is_generated(&r.call_id) {
                     fr["id"] = json!(r.call_id);
                 }
@@ -220,6 +227,21 @@ impl Codec for Gemini {
             .collect();
         vec![json!({"role": "user", "parts": parts})]
     }
+}
+
+/// The bytes of a rich result's block as a function-response part (`inlineData`), for the kinds
+/// Gemini reads there: images and PDFs. Every block is also in the response's text stand-in,
+/// which names the type and size of those sent as parts.
+fn inline_part(block: &Content) -> Option<Value> {
+    let (data, mime) = match block {
+        Content::Image { data, mime_type } => (data, mime_type),
+        Content::Resource { resource } => match (&resource.body, &resource.mime_type) {
+            (ResourceBody::Blob { blob }, Some(mime)) if mime == "application/pdf" => (blob, mime),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(json!({"inlineData": {"mimeType": mime, "data": data}}))
 }
 
 #[derive(Debug, Default)]

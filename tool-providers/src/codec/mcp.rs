@@ -11,6 +11,7 @@
 //! and an optional allowed subset (which lists only the subset) are accepted.
 
 use serde_json::{Map, Value, json};
+use tool_runtime::content;
 use tool_runtime::{ToolCall, definition::ToolDefinition};
 
 use super::json::{self, object, str_opt, str_req};
@@ -154,6 +155,12 @@ impl Codec for Mcp {
         results
             .iter()
             .map(|r| {
+                if let ToolOutcome::Success(v) = &r.outcome
+                    && content::is_rich(v)
+                {
+                    // content blocks are MCP's own shape: sent as they are, never structured
+                    return json!({"content": v[content::CONTENT_KEY], "isError": false});
+                }
                 let mut out = json!({
                     "content": [{"type": "text", "text": r.outcome.to_text()}],
                     "isError": r.outcome.is_error(),

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value, json};
+use tool_runtime::content::{Content, ResourceBody};
 use tool_runtime::{ToolCall, definition::ToolDefinition, hydrate::Arguments};
 
 use super::json::{self, array_opt, object, str_opt, str_req};
@@ -184,9 +185,38 @@ impl Codec for OpenAiResponses {
     fn encode_results(&self, results: &[ToolResult]) -> Vec<Value> {
         results
             .iter()
-            .map(|r| json!({"type": "function_call_output", "call_id": r.call_id, "output": r.outcome.to_text()}))
+            .map(|r| {
+                let output = match r.outcome.blocks() {
+                    Some(blocks) => Value::Array(blocks.iter().map(rich_item).collect()),
+                    None => Value::String(r.outcome.to_text()),
+                };
+                json!({"type": "function_call_output", "call_id": r.call_id, "output": output})
+            })
             .collect()
     }
+}
+
+/// One block of a rich result as a `function_call_output` item: images as `input_image`,
+/// embedded binary resources as `input_file` (both as data URLs), anything else as its text
+/// stand-in (`input_text`).
+fn rich_item(block: &Content) -> Value {
+    match block {
+        Content::Image { data, mime_type } => json!({"type": "input_image",
+            "image_url": format!("data:{mime_type};base64,{}", data.as_str())}),
+        Content::Resource { resource } => match (&resource.body, &resource.mime_type) {
+            (ResourceBody::Blob { blob }, Some(mime)) => json!({"type": "input_file",
+                "filename": file_name(&resource.uri),
+                "file_data": format!("data:{mime};base64,{}", blob.as_str())}),
+            _ => json!({"type": "input_text", "text": block.stand_in()}),
+        },
+        other => json!({"type": "input_text", "text": other.stand_in()}),
+    }
+}
+
+/// The last segment of a URI, the name a file part is given.
+fn file_name(uri: &str) -> &str {
+    let path = uri.split(['?', '#']).next().unwrap_or(uri);
+    path.rsplit('/').find(|s| !s.is_empty()).unwrap_or(path)
 }
 
 #[derive(Debug)]

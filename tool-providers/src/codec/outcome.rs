@@ -3,8 +3,14 @@
 //! A denial is the user's choice, not a failure: it is rendered with `"status": "denied"` and
 //! never with a provider's error flag (`is_error`, `isError`), so the model does not retry it as
 //! if something broke.
+//!
+//! A rich result (images, audio, resources: see [`tool_runtime::content`]) goes to each provider
+//! in the parts it accepts in a tool result; [`ToolOutcome::to_text`] gives its text stand-in
+//! (text blocks as they are, other blocks as type, MIME type and size) for those that take only
+//! text.
 
 use serde_json::{Value, json};
+use tool_runtime::content::{self, Content};
 use tool_runtime::{ToolCall, ToolError, id::SharedId};
 
 /// The outcome of one call. The executor maps its own result type onto this.
@@ -47,11 +53,24 @@ impl ToolOutcome {
         }
     }
 
-    /// The outcome as the text a model reads: a string result as is, anything else as compact JSON.
+    /// The outcome as the text a model reads: a string result as is, a rich result as its text
+    /// stand-in, anything else as compact JSON.
     pub fn to_text(&self) -> String {
         match self {
             ToolOutcome::Success(Value::String(s)) => s.clone(),
+            ToolOutcome::Success(v) if content::is_rich(v) => match content::blocks(v) {
+                Some(blocks) => content::stand_in(&blocks),
+                None => v.to_string(),
+            },
             other => other.to_value().to_string(),
+        }
+    }
+
+    /// The blocks of a rich result; `None` for any other outcome.
+    pub fn blocks(&self) -> Option<Vec<Content>> {
+        match self {
+            ToolOutcome::Success(v) => content::blocks(v),
+            _ => None,
         }
     }
 }

@@ -415,8 +415,10 @@ impl DefinitionBuilder {
     /// is left out.
     pub fn output<T: schemars::JsonSchema>(mut self) -> Self {
         let schema = crate::schema::output::<T>();
-        self.def.output_schema =
-            (schema.get("type").and_then(Value::as_str) != Some("null")).then_some(schema);
+        // a unit output has no result to describe, and a rich one (`Content`) is not structured
+        self.def.output_schema = (schema.get("type").and_then(Value::as_str) != Some("null")
+            && !crate::content::is_content_schema(&schema))
+        .then_some(schema);
         self
     }
 

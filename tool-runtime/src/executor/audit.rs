@@ -601,7 +601,11 @@ impl Secrets {
     /// before it is cut (so that no prefix of a secret survives at the cut).
     pub fn summary(&self, outcome: &Outcome) -> String {
         let text = match outcome {
-            Outcome::Success { value, .. } => self.redact_value(value).to_string(),
+            Outcome::Success { value, .. } => match crate::content::blocks(value) {
+                // what the blocks are, never what they carry
+                Some(blocks) => self.scrub_text(&crate::content::describe(&blocks)),
+                None => self.redact_value(value).to_string(),
+            },
             Outcome::Error { error } => {
                 let e = self.scrub_error(error);
                 format!("{}: {}", e.code, e.message)

@@ -113,7 +113,7 @@ pub fn fit(value: &Value, max_chars: usize) -> (Value, bool) {
 /// [`fit`] of a value the caller gives up: the value itself when it fits (no copy), else the
 /// fitted value and the full one.
 pub(crate) fn fit_owned(value: Value, max_chars: usize) -> (Value, Option<Value>) {
-    if json_len(&value) <= max_chars {
+    if json_len(&value) <= max_chars || crate::content::is_rich(&value) {
         return (value, None);
     }
     let (fitted, _) = fit(&value, max_chars);

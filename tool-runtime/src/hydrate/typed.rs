@@ -99,7 +99,7 @@ impl<T: Tool> Handler for Typed<T> {
         let args = *args;
         Box::pin(async move {
             let out = T::call(args, &cx).await?;
-            Ok(serde_json::to_value(out)?)
+            Ok(crate::content::output_value(out)?)
         })
     }
 

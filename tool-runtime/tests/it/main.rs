@@ -4,6 +4,7 @@
 //! the resident set size, which other tests running beside them in one process would disturb.
 
 mod common;
+mod content;
 mod executor_support;
 
 mod agree_registration;
