@@ -16,6 +16,7 @@ mod decode_strictness;
 mod disconnects;
 mod encode;
 mod encode_prebuilt;
+mod encode_rich;
 mod http_client;
 mod llm_classifier;
 mod mcp_compose;

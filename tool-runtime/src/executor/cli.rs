@@ -419,6 +419,14 @@ fn print_outcome(exec: &Execution, output: &mut Output<'_>) -> Exit {
         );
     } else {
         match &exec.outcome {
+            Outcome::Success { value, .. } if crate::content::is_rich(value) => {
+                // a person reads what the blocks are; their bytes would flood the terminal
+                let text = match crate::content::blocks(value) {
+                    Some(blocks) => crate::content::stand_in(&blocks),
+                    None => value.to_string(),
+                };
+                let _ = writeln!(output.out, "{}", visible_lines(&text));
+            }
             Outcome::Success { .. } => {
                 let value = exec.value().cloned().unwrap_or_default();
                 let _ = writeln!(

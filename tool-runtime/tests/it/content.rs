@@ -130,3 +130,46 @@ fn a_rich_tool_declares_no_output_schema() {
     assert_eq!(picture::definition().output_schema, None);
     assert_eq!(Captioned::definition().output_schema, None);
 }
+
+#[tokio::test]
+async fn the_command_line_prints_what_the_blocks_are_not_their_bytes() {
+    use tool_runtime::cli::{Cli, Exit, Output};
+    use tool_runtime::executor::cli::ExecutorCli;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.toml");
+    std::fs::write(
+        &config,
+        format!("[store]\npath = {:?}\n", dir.path().join("state.sqlite3")),
+    )
+    .unwrap();
+    let set = ToolSet::new().with::<Captioned>().unwrap();
+    let cli = ExecutorCli::new().install(Cli::new(set));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let exit = {
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json: false,
+        };
+        let args = [
+            "tools",
+            "call",
+            "captioned",
+            "--args",
+            r#"{"caption":"A chart"}"#,
+            "--config",
+            config.to_str().unwrap(),
+        ];
+        cli.run(args, &mut output).await
+    };
+    let (out, err) = (
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    );
+    assert_eq!(exit, Exit::Success, "{err}");
+    assert_eq!(
+        out,
+        "A chart\n[image image/jpeg, 3 bytes]\n[resource file:///r.pdf application/pdf, 12 bytes]\n"
+    );
+}
