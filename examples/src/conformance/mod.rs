@@ -5,10 +5,11 @@
 //! tools into one MCP server.
 //!
 //! What the suite asks for that a `#[tool]` cannot do yet (image, audio and embedded-resource
-//! results, logging, sampling and questions from inside a tool) has no fixture here,
-//! so those scenarios fail on an unknown tool rather than pass on a stand-in.
+//! results) has no fixture here, so those scenarios fail on an unknown tool rather than pass on
+//! a stand-in.
 
 mod app;
+mod asking;
 mod tools;
 
 use std::error::Error;
@@ -25,11 +26,12 @@ pub use tools::{
 
 /// The fixture tools.
 pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
-    Ok(ToolSet::new()
+    let set = ToolSet::new()
         .with::<test_simple_text>()?
         .with::<test_error_handling>()?
         .with::<test_tool_with_progress>()?
-        .with::<JsonSchema202012>()?)
+        .with::<JsonSchema202012>()?;
+    asking::register(set)
 }
 
 /// An executor over the fixture tools, with a store in memory (the suite's calls leave nothing
