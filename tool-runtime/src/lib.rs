@@ -10,6 +10,7 @@ pub mod definition;
 pub mod display;
 pub mod error;
 pub mod executor;
+pub mod host;
 pub mod hydrate;
 pub mod id;
 pub mod progress;

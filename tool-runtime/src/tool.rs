@@ -199,6 +199,10 @@ pub struct CallContext {
     /// Where the tool's progress reports go ([`CallContext::report_progress`]), when whoever
     /// runs the call listens for them.
     pub progress: Option<crate::progress::Reporter>,
+    /// Whoever runs the call, for what the tool asks of it beyond progress: logging, questions to
+    /// the person, sampling the host's model ([`crate::host`]). `None`: logs go to `tracing`
+    /// only, and questions and sampling are refused with a structured error.
+    pub host: Option<crate::host::Host>,
 }
 
 impl CallContext {
@@ -207,6 +211,102 @@ impl CallContext {
     pub fn report_progress(&self, progress: crate::progress::Progress) {
         if let Some(reporter) = &self.progress {
             reporter.report(progress);
+        }
+    }
+
+    /// Writes `message` to the call's log: a `tracing` event (target `tool_runtime::tool_log`,
+    /// with the call id) and, when whoever runs the call takes logs, an entry for it (an MCP
+    /// client gets `notifications/message` at or above the level it set).
+    pub fn log(&self, level: crate::host::LogLevel, message: impl fmt::Display) {
+        crate::host::logging_trace(level, &self.call_id, &message);
+        if let Some(host) = &self.host {
+            host.get().log(crate::host::LogEntry {
+                level,
+                message: message.to_string(),
+            });
+        }
+    }
+
+    /// Asks the person `message` with the form of `Q` (see [`crate::host`] for the types that
+    /// can be a form) and waits for their reply, at most
+    /// [`DEFAULT_QUESTION_TIMEOUT`](crate::host::DEFAULT_QUESTION_TIMEOUT).
+    ///
+    /// The reply comes from the person whoever runs the call shows the form to (an MCP host's
+    /// user through elicitation, the terminal), never from the model. Errors: nobody to ask
+    /// ([`ErrorCode::NOT_SUPPORTED_BY_CALLER`]), `Q` is not a flat form
+    /// ([`ErrorCode::INVALID_FORM`]), the accepted answer does not fit `Q`
+    /// ([`ErrorCode::INVALID_ANSWER`]).
+    ///
+    /// A question is not a confirmation: the executor's policy confirms calls before they run,
+    /// and a client may answer a form on its own, so a tool does not use a question to approve
+    /// its own effects.
+    pub async fn ask<Q>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<crate::host::Reply<Q>, ToolError>
+    where
+        Q: DeserializeOwned + schemars::JsonSchema,
+    {
+        self.ask_within(message, crate::host::DEFAULT_QUESTION_TIMEOUT)
+            .await
+    }
+
+    /// [`CallContext::ask`], waiting at most `timeout` for the reply.
+    pub async fn ask_within<Q>(
+        &self,
+        message: impl Into<String>,
+        timeout: std::time::Duration,
+    ) -> Result<crate::host::Reply<Q>, ToolError>
+    where
+        Q: DeserializeOwned + schemars::JsonSchema,
+    {
+        use crate::host::Reply;
+        let schema = crate::host::form_schema::<Q>().map_err(|e| {
+            ToolError::new(
+                ErrorCode::INVALID_FORM,
+                format!("the question {} cannot be asked: {e}", type_name::<Q>()),
+            )
+        })?;
+        let Some(host) = &self.host else {
+            return Err(crate::host::not_supported(
+                "there is nobody to ask a question",
+            ));
+        };
+        let form = crate::host::Form {
+            message: message.into(),
+            schema,
+            timeout,
+        };
+        let reply = match tokio::time::timeout(timeout, host.get().ask(&form)).await {
+            Ok(reply) => reply?,
+            Err(_) => return Ok(Reply::TimedOut),
+        };
+        Ok(match reply {
+            Reply::Accepted(value) => {
+                Reply::Accepted(serde_json::from_value(value).map_err(|e| {
+                    ToolError::new(
+                        ErrorCode::INVALID_ANSWER,
+                        format!("the answer does not fit {}: {e}", type_name::<Q>()),
+                    )
+                })?)
+            }
+            Reply::Declined => Reply::Declined,
+            Reply::Cancelled => Reply::Cancelled,
+            Reply::TimedOut => Reply::TimedOut,
+        })
+    }
+
+    /// Asks the host's model (over MCP, `sampling/createMessage` to a client that declared
+    /// sampling); [`ErrorCode::NOT_SUPPORTED_BY_CALLER`] when whoever runs the call offers none.
+    pub async fn sample(
+        &self,
+        request: crate::host::SampleRequest,
+    ) -> Result<crate::host::Sampled, ToolError> {
+        match &self.host {
+            Some(host) => host.get().sample(&request).await,
+            None => Err(crate::host::not_supported(
+                "the caller offers no model to sample",
+            )),
         }
     }
 

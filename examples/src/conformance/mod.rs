@@ -4,11 +4,11 @@
 //! completions from an rmcp handler of the application's own ([`Fixtures`]), composed with the
 //! tools into one MCP server.
 //!
-//! What the suite asks for that a `#[tool]` cannot do yet (logging, sampling and questions from
-//! inside a tool) has no fixture here,
-//! so those scenarios fail on an unknown tool rather than pass on a stand-in.
+//! Every scenario of the suite that a `#[tool]` can serve has its fixture here; the ones left
+//! fail on an unknown tool rather than pass on a stand-in.
 
 mod app;
+mod asking;
 mod rich;
 mod tools;
 
@@ -30,7 +30,7 @@ pub use tools::{
 
 /// The fixture tools.
 pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
-    Ok(ToolSet::new()
+    let set = ToolSet::new()
         .with::<test_simple_text>()?
         .with::<test_error_handling>()?
         .with::<test_tool_with_progress>()?
@@ -38,7 +38,8 @@ pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
         .with::<TestMultipleContentTypes>()?
         .with::<test_image_content>()?
         .with::<test_audio_content>()?
-        .with::<test_embedded_resource>()?)
+        .with::<test_embedded_resource>()?;
+    asking::register(set)
 }
 
 /// An executor over the fixture tools, with a store in memory (the suite's calls leave nothing

@@ -243,13 +243,17 @@ impl<H: ServerHandler + Clone> Erased for H {
 
 /// What `initialize` (and `server/discover`) announce for the tools of the tool set and the
 /// application's handler together: the application's capabilities for everything but tools,
-/// which are the tool set's, and no tasks extension, since tool calls are not run as tasks. The
+/// which are the tool set's, and logging, which both have, and no tasks extension, since tool calls are not run as tasks. The
 /// name and version are the tool server's ([`McpServer::named`](super::McpServer::named)), and
 /// so are the instructions when it has some
 /// ([`McpServer::instructions`](super::McpServer::instructions)), else the application's.
 pub(crate) fn merged(own: ServerConfig, app: ServerConfig) -> ServerConfig {
     let mut capabilities = app.capabilities;
     capabilities.tools = own.capabilities.tools.clone();
+    // the tools log whether or not the application does
+    if capabilities.logging.is_none() {
+        capabilities.logging = own.capabilities.logging.clone();
+    }
     if let Some(extensions) = capabilities.extensions.as_mut() {
         extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
         if extensions.is_empty() {

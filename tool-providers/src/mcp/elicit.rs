@@ -198,7 +198,7 @@ impl ConfirmationHandler for Elicit {
 /// An elicitation the server stopped waiting for before its answer came: dropped, it sends the
 /// client `notifications/cancelled` for the request, so a host does not leave a form open
 /// whose answer nobody reads.
-struct Abandoned(Option<(Peer<RoleServer>, RequestId)>);
+pub(crate) struct Abandoned(pub(crate) Option<(Peer<RoleServer>, RequestId)>);
 
 impl Drop for Abandoned {
     fn drop(&mut self) {

@@ -23,7 +23,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::{
-    McpServer, TOOLS_LIST_TTL_MS, app, client_name, elicit, progress, request_id, result_of,
+    McpServer, TOOLS_LIST_TTL_MS, app, client_name, elicit, host, progress, request_id, result_of,
     tool_call,
 };
 
@@ -32,8 +32,15 @@ type Notification = NotificationContext<RoleServer>;
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info.clone());
+        // tools log (`CallContext::log`), so the server takes `logging/setLevel` with or without
+        // an application's handler
+        let config = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(self.info.clone());
         let config = match &self.instructions {
             Some(text) => config.with_instructions(text.clone()),
             None => config,
@@ -86,6 +93,18 @@ impl ServerHandler for McpServer {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let answering = request.request_state.is_some() || request.input_responses.is_some();
+        // what the tool tells the client while it runs, in order, before the result: progress
+        // when the client sent a token, log entries at its level
+        let forward =
+            progress::Forward::start(context.peer.clone(), context.meta.get_progress_token());
+        cx.progress = forward.reporter();
+        cx.host = Some(tool_runtime::host::Host::new(host::McpHost::of(
+            &context,
+            forward.notes(),
+            self.level.clone(),
+            &call.name,
+            in_rounds,
+        )));
         let response = async {
             if answering {
                 // Only a caller granted in-band confirmation may answer; the answer of any
@@ -100,7 +119,9 @@ impl ServerHandler for McpServer {
                 return self.resume(&request, &call, &context).await;
             }
             if granted && in_rounds {
-                return Ok(self.ask_in_rounds(&call, cx).await);
+                let response = self.ask_in_rounds(&call, cx).await;
+                forward.finish().await;
+                return Ok(response);
             }
             // A granted host that can be asked while the call waits confirms in-band; every
             // other call gets the executor's own handler (a pending operation, with `Deferred`).
@@ -112,17 +133,8 @@ impl ServerHandler for McpServer {
             } else {
                 self.executor.clone()
             };
-            // a client that sent a progress token gets the tool's reports, before the result
-            let forward = context
-                .meta
-                .get_progress_token()
-                .map(|token| progress::Forward::start(context.peer.clone(), token));
-            let reporter = forward.as_ref().map(progress::Forward::reporter);
-            cx.progress = reporter;
             let outcome = executor.call(&call, cx).await.outcome;
-            if let Some(forward) = forward {
-                forward.finish().await;
-            }
+            forward.finish().await;
             Ok(result_of(&call, &outcome).into())
         };
         tokio::select! {
@@ -147,8 +159,14 @@ impl ServerHandler for McpServer {
         self.app.complete(p, cx).await
     }
 
+    /// The level is the tool server's (its tools' log entries), and the application's handler
+    /// hears of it too: its answer is the client's, unless it serves no logging of its own.
     async fn set_level(&self, p: SetLevelRequestParams, cx: Request) -> Result<(), ErrorData> {
-        self.app.set_level(p, cx).await
+        self.level.set(p.level);
+        match self.app.set_level(p, cx).await {
+            Err(e) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => Ok(()),
+            answer => answer,
+        }
     }
 
     async fn get_prompt(

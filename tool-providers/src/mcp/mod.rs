@@ -42,7 +42,12 @@
 //! Resources, prompts, completions and logging come from the application's own rmcp handler,
 //! composed with the tools into one server ([`McpServer::with_app`]). A tool's progress reports
 //! ([`CallContext::report_progress`]) reach a client that sent a `progressToken` as
-//! `notifications/progress`, before the result.
+//! `notifications/progress`, before the result; its log entries ([`CallContext::log`]) reach the
+//! client as `notifications/message` at or above the level it set with `logging/setLevel` (the
+//! tool server owns that level, and passes it on to the application's handler); its questions
+//! ([`CallContext::ask`]) go to a client that declared form elicitation as `elicitation/create`,
+//! and its sampling ([`CallContext::sample`]) to one that declared sampling as
+//! `sampling/createMessage`. Without the capability, the tool gets a structured error.
 //!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
@@ -60,6 +65,7 @@ mod app;
 mod door;
 mod elicit;
 mod handler;
+mod host;
 mod not_run;
 mod progress;
 mod rounds;
@@ -148,6 +154,8 @@ pub struct McpServer {
     /// The application's handler for everything but tools ([`McpServer::with_app`]); by default
     /// one that serves nothing.
     app: Arc<dyn app::Erased>,
+    /// The connection's level for the tools' `notifications/message` (`logging/setLevel`).
+    level: host::Level,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -207,6 +215,7 @@ impl McpServer {
             in_band: InBandConfirmation::default(),
             states: rounds::States::random(),
             app: Arc::new(app::NoApp),
+            level: host::Level::default(),
         })
     }
 
@@ -293,6 +302,7 @@ impl McpServer {
         McpServer {
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
             app: self.app.fresh(),
+            level: host::Level::default(),
             ..self.clone()
         }
     }

@@ -20,6 +20,7 @@ mod encode_rich;
 mod http_client;
 mod llm_classifier;
 mod mcp_compose;
+mod mcp_host;
 mod mcp_progress;
 mod mcp_server;
 mod prompt_fallback;

@@ -273,22 +273,24 @@ async fn one_server_answers_tools_from_the_tool_set_and_the_rest_from_the_applic
 }
 
 #[tokio::test]
-async fn without_an_application_only_tools_are_announced_and_the_rest_is_method_not_found() {
+async fn without_an_application_tools_and_their_logging_are_announced_and_the_rest_is_method_not_found()
+ {
     let server = McpServer::new(executor(Arc::new(MemoryAuditSink::new())));
     let client = connect(server).await;
     let info = client.peer_info().expect("server info");
     let capabilities = serde_json::to_value(&info.capabilities).unwrap();
     assert_eq!(
         capabilities.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["tools"]
+        ["logging", "tools"]
     );
+    // the level of the tools' log entries is the tool server's
+    client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
     for error in [
         client.list_all_resources().await.map(|_| ()).unwrap_err(),
         client.list_all_prompts().await.map(|_| ()).unwrap_err(),
-        client
-            .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
-            .await
-            .unwrap_err(),
     ] {
         assert!(error.to_string().contains("-32601"), "{error}");
     }
