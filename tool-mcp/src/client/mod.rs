@@ -19,7 +19,12 @@
 //!   it declares one), else its content (text as text, images and
 //!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
 //!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
-//!   cancelled at the server with `notifications/cancelled`.
+//!   cancelled at the server with `notifications/cancelled`;
+//! - with a store ([`McpClient::import_pinned`]), each tool's exact definition is pinned by hash
+//!   the first time a call of it is let through (for a confirmed or gated tool, when a person
+//!   first approves it); a server that later serves another definition has that tool held, its
+//!   calls refused with [`DEFINITION_CHANGED`] before anything is sent and the model shown the
+//!   approved definition, until a person approves the change ([`approve_change`]).
 //!
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
@@ -29,6 +34,7 @@
 mod cli;
 mod config;
 mod import;
+mod pin;
 mod result;
 
 use std::process::Stdio;
@@ -39,14 +45,16 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{RunningService, ServiceExt};
 use serde_json::Value;
 use tool_runtime::ToolSet;
+use tool_runtime::store::{Store, ToolPin};
 use tool_runtime::toolset::DynHandler;
 use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::McpConfigOption;
+pub use cli::{McpConfigOption, PinCommands};
 pub use config::{ServerConfig, Trust, read_servers_json};
 pub use import::{Flagged, Imported, Refused};
+pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 
 use config::Transport;
 
@@ -190,8 +198,36 @@ impl McpClient {
     /// name that does not fit or is taken (both origins named) — is refused with its reason in
     /// [`Imported::refused`]; the others are registered regardless.
     pub fn import(&self, set: &mut ToolSet) -> Imported {
+        self.import_with(set, None)
+    }
+
+    /// [`McpClient::import`], with every tool's definition pinned in `store` (see the module
+    /// docs): a tool whose stored pin differs from what the server serves is registered with
+    /// the pinned definition and held ([`Imported::held`]), and the pins are read here, once, on
+    /// the calling thread. A store that cannot be read refuses every tool, with its error: no
+    /// tool runs unpinned because its pin could not be looked up.
+    pub fn import_pinned(&self, set: &mut ToolSet, store: Arc<dyn Store>) -> Imported {
+        self.import_with(set, Some(store))
+    }
+
+    fn import_with(&self, set: &mut ToolSet, store: Option<Arc<dyn Store>>) -> Imported {
         let prefix = self.config.prefix(&self.name);
         let mut imported = Imported::default();
+        let pins: std::collections::HashMap<String, ToolPin> = match store.as_deref() {
+            None => Default::default(),
+            Some(store) => match store.list_pins() {
+                Ok(pins) => pins.into_iter().map(|p| (p.tool.clone(), p)).collect(),
+                Err(e) => {
+                    for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
+                        imported.refused.push(Refused {
+                            tool: tool.name.to_string(),
+                            reason: format!("its pin could not be read: {e}"),
+                        });
+                    }
+                    return imported;
+                }
+            },
+        };
         for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
             let refuse = |reason: String| Refused {
                 tool: tool.name.to_string(),
@@ -218,14 +254,33 @@ impl McpClient {
                     continue;
                 }
             }
-            let def = match import::definition(prefix, tool, &self.config, &mut imported.notes) {
+            let registered = format!("{prefix}__{}", tool.name);
+            let guard = store.as_ref().map(|store| {
+                let form = pin::pinned_form(tool);
+                let hash = pin::hash_of(&form);
+                let pinned = pins.get(&registered).cloned();
+                Arc::new(pin::Guard::new(
+                    store.clone(),
+                    &self.name,
+                    &registered,
+                    form,
+                    hash,
+                    pinned,
+                ))
+            });
+            let held = guard.as_ref().and_then(|g| g.held());
+            // a held tool is declared as it was approved: the new text never reaches the model
+            let approved: Option<Tool> = held
+                .as_ref()
+                .and_then(|h| serde_json::from_value(h.pinned.definition.clone()).ok());
+            let shown = approved.as_ref().unwrap_or(tool);
+            let def = match import::definition(prefix, shown, &self.config, &mut imported.notes) {
                 Ok(def) => def,
                 Err(reason) => {
                     imported.refused.push(refuse(reason));
                     continue;
                 }
             };
-            let registered = def.name.to_string();
             if set.get(&registered).is_some() {
                 imported.refused.push(refuse(format!(
                     "{registered} is already registered (another server or the application's \
@@ -245,24 +300,54 @@ impl McpClient {
                     }
                 },
             };
-            let handler = self.handler(tool.name.to_string(), output);
+            let handler = self.handler(tool.name.to_string(), output, guard);
             match set.register_dynamic(def, Some(handler)) {
-                Ok(_) => imported.registered.push(registered),
+                Ok(_) => {
+                    imported.registered.push(registered);
+                    imported.held.extend(held);
+                }
                 Err(e) => imported.refused.push(refuse(e.to_string())),
             }
         }
         imported
     }
 
+    /// The definitions the server serves for the tools the configuration admits, as they
+    /// would be pinned.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn served_pins(&self) -> Vec<ToolPin> {
+        let prefix = self.config.prefix(&self.name);
+        (self.tools.iter().filter(|t| self.config.admits(&t.name)))
+            .map(|tool| {
+                let definition = pin::pinned_form(tool);
+                ToolPin {
+                    tool: format!("{prefix}__{}", tool.name),
+                    server: self.name.clone(),
+                    hash: pin::hash_of(&definition),
+                    definition,
+                    pinned_ms: 0,
+                }
+            })
+            .collect()
+    }
+
     /// The body of an imported tool: the validated arguments sent to the server as they are.
-    fn handler(&self, tool: String, output: Option<Arc<Validator>>) -> DynHandler {
+    fn handler(
+        &self,
+        tool: String,
+        output: Option<Arc<Validator>>,
+        guard: Option<Arc<pin::Guard>>,
+    ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
         let service = self.service.clone();
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, _cx| {
             let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
-            let output = output.clone();
+            let (output, guard) = (output.clone(), guard.clone());
             Box::pin(async move {
+                if let Some(guard) = &guard {
+                    guard.admit().await?;
+                }
                 let mut params = CallToolRequestParams::new(tool.clone());
                 params.arguments = match arguments {
                     Value::Object(map) => Some(map),

@@ -2,3 +2,4 @@
 
 mod filesystem;
 mod http;
+mod pinning;
