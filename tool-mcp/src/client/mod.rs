@@ -24,7 +24,11 @@
 //!   the first time a call of it is let through (for a confirmed or gated tool, when a person
 //!   first approves it); a server that later serves another definition has that tool held, its
 //!   calls refused with [`DEFINITION_CHANGED`] before anything is sent and the model shown the
-//!   approved definition, until a person approves the change ([`approve_change`]).
+//!   approved definition, until a person approves the change ([`approve_change`]);
+//! - the server's `notifications/tools/list_changed` has its tools listed again: a tool it no
+//!   longer lists is refused (`NOT_FOUND`, never sent), a pinned one that changed is held, one
+//!   changed before anything was pinned is refused as stale, and a new one is announced in the
+//!   log and registered by the next import.
 //!
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
@@ -36,6 +40,7 @@ mod config;
 mod import;
 mod pin;
 mod result;
+mod watch;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -93,7 +98,8 @@ pub enum ClientError {
 pub struct McpClient {
     name: String,
     config: ServerConfig,
-    service: Arc<RunningService<RoleClient, ()>>,
+    service: Arc<RunningService<RoleClient, watch::Watcher>>,
+    live: Arc<watch::Live>,
     tools: Vec<Tool>,
 }
 
@@ -114,6 +120,11 @@ impl McpClient {
             server: name.to_owned(),
             message,
         };
+        let live = Arc::new(watch::Live::default());
+        let watcher = watch::Watcher {
+            server: name.into(),
+            live: live.clone(),
+        };
         let service = match config.transport(name)? {
             Transport::Stdio(command) => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -131,7 +142,8 @@ impl McpClient {
                 if let Some(stderr) = stderr {
                     tokio::spawn(log_stderr(name.to_owned(), stderr));
                 }
-                ().serve(process)
+                watcher
+                    .serve(process)
                     .await
                     .map_err(|e| connect_error(e.to_string()))?
             }
@@ -154,7 +166,8 @@ impl McpClient {
                 let transport_config =
                     StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
                 let transport = StreamableHttpClientTransport::from_config(transport_config);
-                ().serve(transport)
+                watcher
+                    .serve(transport)
                     .await
                     .map_err(|e| connect_error(e.to_string()))?
             }
@@ -175,10 +188,12 @@ impl McpClient {
                 server: name.to_owned(),
                 message: e.to_string(),
             })?;
+        live.listed(&tools);
         Ok(McpClient {
             name: name.to_owned(),
             config,
             service: Arc::new(service),
+            live,
             tools,
         })
     }
@@ -300,6 +315,9 @@ impl McpClient {
                     }
                 },
             };
+            if let Some(guard) = &guard {
+                self.live.watch(&tool.name, guard.clone());
+            }
             let handler = self.handler(tool.name.to_string(), output, guard);
             match set.register_dynamic(def, Some(handler)) {
                 Ok(_) => {
@@ -310,6 +328,12 @@ impl McpClient {
             }
         }
         imported
+    }
+
+    /// The tools imported with pins ([`McpClient::import_pinned`]) that are held now: changed
+    /// since a person approved them, at import or by a later `notifications/tools/list_changed`.
+    pub fn held(&self) -> Vec<Held> {
+        self.live.held()
     }
 
     /// The definitions the server serves for the tools the configuration admits, as they
@@ -339,12 +363,13 @@ impl McpClient {
         guard: Option<Arc<pin::Guard>>,
     ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
-        let service = self.service.clone();
+        let (service, live) = (self.service.clone(), self.live.clone());
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, _cx| {
             let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
-            let (output, guard) = (output.clone(), guard.clone());
+            let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
             Box::pin(async move {
+                live.check(&server, &tool)?;
                 if let Some(guard) = &guard {
                     guard.admit().await?;
                 }

@@ -132,18 +132,21 @@ enum Standing {
     Pinned,
     /// The server serves something else than the pin `0`.
     Held(Box<ToolPin>),
+    /// Not pinned yet, and the server changed the tool since it was imported: what the model
+    /// and the person were shown is not what would run, and nothing was approved to compare
+    /// with, so its calls are refused until the tools are imported again.
+    Stale,
 }
 
 /// One imported tool's definition as served, and its standing: checked before each call is
 /// sent, so a held tool's call never reaches the server.
 pub(crate) struct Guard {
     store: Arc<dyn Store>,
-    pin: ToolPin,
-    standing: Mutex<Standing>,
+    state: Mutex<(Standing, ToolPin)>,
 }
 
 impl Guard {
-    /// The guard of `tool` registered as `name`, served as `form` (hash `hash`), against the
+    /// The guard of the tool registered as `name`, served as `form` (hash `hash`), against the
     /// stored `pinned` (if any).
     pub(crate) fn new(
         store: Arc<dyn Store>,
@@ -158,102 +161,100 @@ impl Guard {
             Some(p) if p.hash == hash => Standing::Pinned,
             Some(p) => Standing::Held(Box::new(p)),
         };
+        let served = ToolPin {
+            tool: name.to_owned(),
+            server: server.to_owned(),
+            hash,
+            definition: form,
+            pinned_ms: 0,
+        };
         Guard {
             store,
-            pin: ToolPin {
-                tool: name.to_owned(),
-                server: server.to_owned(),
-                hash,
-                definition: form,
-                pinned_ms: 0,
-            },
-            standing: Mutex::new(standing),
+            state: Mutex::new((standing, served)),
         }
     }
 
-    fn standing(&self) -> Standing {
-        self.standing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    fn state(&self) -> std::sync::MutexGuard<'_, (Standing, ToolPin)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn set(&self, standing: Standing) {
-        *self.standing.lock().unwrap_or_else(|p| p.into_inner()) = standing;
+    /// The server now serves `form` (hash `hash`) for this tool (it listed its tools again):
+    /// a pinned tool that changed is held, a held one that went back to its pin runs again, an
+    /// unpinned one that changed is stale.
+    pub(crate) fn served_now(&self, form: Value, hash: String) {
+        let mut state = self.state();
+        if state.1.hash == hash {
+            return;
+        }
+        let next = match std::mem::replace(&mut state.0, Standing::Unpinned) {
+            Standing::Pinned => Standing::Held(Box::new(state.1.clone())),
+            Standing::Held(p) if p.hash == hash => Standing::Pinned,
+            Standing::Held(p) => Standing::Held(p),
+            Standing::Unpinned | Standing::Stale => Standing::Stale,
+        };
+        state.0 = next;
+        state.1.hash = hash;
+        state.1.definition = form;
     }
 
     /// Lets a call through, pinning the definition if it is the tool's first, or refuses it:
-    /// [`DEFINITION_CHANGED`] when the tool is held, the store's error when the pin cannot be
-    /// read or written (nothing is sent unpinned).
+    /// [`DEFINITION_CHANGED`] when the tool is held or stale, the store's error when the pin
+    /// cannot be read or written (nothing is sent unpinned).
     pub(crate) async fn admit(self: &Arc<Self>) -> Result<(), ToolError> {
-        match self.standing() {
+        let (standing, served) = self.state().clone();
+        match standing {
             Standing::Pinned => Ok(()),
+            Standing::Stale => Err(stale_error(&served)),
             Standing::Unpinned => {
-                let this = self.clone();
+                let pin = served.clone();
+                let store = self.store.clone();
                 let decided = self
                     .blocking(move || {
-                        let mut pin = this.pin.clone();
+                        let mut pin = pin;
                         pin.pinned_ms = now_ms();
-                        if this.store.put_pin(&pin, None)? {
+                        if store.put_pin(&pin, None)? {
                             return Ok(None);
                         }
                         // another process pinned it first: its pin decides
-                        this.store.get_pin(&pin.tool)
+                        store.get_pin(&pin.tool)
                     })
                     .await?;
-                self.settle(decided)
+                self.settle(decided, &served)
             }
             Standing::Held(_) => {
                 // a person may have approved the change elsewhere since
-                let this = self.clone();
-                let stored = self
-                    .blocking(move || this.store.get_pin(&this.pin.tool))
-                    .await?;
-                self.settle(stored)
+                let (store, tool) = (self.store.clone(), served.tool.clone());
+                let stored = self.blocking(move || store.get_pin(&tool)).await?;
+                self.settle(stored, &served)
             }
         }
     }
 
-    /// Settles the standing from the pin stored now (`None`: ours was just written).
-    fn settle(&self, stored: Option<ToolPin>) -> Result<(), ToolError> {
+    /// Settles the standing from the pin stored now (`None`: `served` was just written), if the
+    /// server still serves `served`.
+    fn settle(&self, stored: Option<ToolPin>, served: &ToolPin) -> Result<(), ToolError> {
+        let mut state = self.state();
+        if state.1.hash != served.hash {
+            // the server listed another definition meanwhile: that one is judged at the next call
+            return Err(stale_error(&state.1));
+        }
         match stored {
-            Some(p) if p.hash != self.pin.hash => {
-                let error = self.held_error(&p);
-                self.set(Standing::Held(Box::new(p)));
+            Some(p) if p.hash != served.hash => {
+                let error = held_error(&p, served);
+                state.0 = Standing::Held(Box::new(p));
                 Err(error)
             }
             _ => {
-                self.set(Standing::Pinned);
+                state.0 = Standing::Pinned;
                 Ok(())
             }
         }
     }
 
-    fn held_error(&self, pinned: &ToolPin) -> ToolError {
-        let changes = Held::new(pinned.clone(), self.pin.clone()).changes;
-        ToolError::new(
-            DEFINITION_CHANGED,
-            format!(
-                "the MCP server {} now describes the tool {} otherwise than when a person \
-                 approved it; it is held until a person approves the change",
-                self.pin.server, self.pin.tool
-            ),
-        )
-        .retryable(false)
-        .recover(
-            "do not retry; tell the user that the tool's definition changed and must be \
-             reviewed (`tools pins`) and approved (`tools approve-change NAME`)",
-        )
-        .with_detail("server", self.pin.server.clone())
-        .with_detail("pinned", pinned.hash.clone())
-        .with_detail("served", self.pin.hash.clone())
-        .with_detail("changes", changes)
-    }
-
     /// The tool as held, if it is.
     pub(crate) fn held(&self) -> Option<Held> {
-        match self.standing() {
-            Standing::Held(p) => Some(Held::new(*p, self.pin.clone())),
+        match &*self.state() {
+            (Standing::Held(p), served) => Some(Held::new((**p).clone(), served.clone())),
             _ => None,
         }
     }
@@ -272,6 +273,42 @@ impl Guard {
         };
         result.map_err(ToolError::from)
     }
+}
+
+fn held_error(pinned: &ToolPin, served: &ToolPin) -> ToolError {
+    let changes = Held::new(pinned.clone(), served.clone()).changes;
+    ToolError::new(
+        DEFINITION_CHANGED,
+        format!(
+            "the MCP server {} now describes the tool {} otherwise than when a person approved \
+             it; it is held until a person approves the change",
+            served.server, served.tool
+        ),
+    )
+    .retryable(false)
+    .recover(
+        "do not retry; tell the user that the tool's definition changed and must be reviewed \
+         (`tools pins`) and approved (`tools approve-change NAME`)",
+    )
+    .with_detail("server", served.server.clone())
+    .with_detail("pinned", pinned.hash.clone())
+    .with_detail("served", served.hash.clone())
+    .with_detail("changes", changes)
+}
+
+fn stale_error(served: &ToolPin) -> ToolError {
+    ToolError::new(
+        DEFINITION_CHANGED,
+        format!(
+            "the MCP server {} changed the tool {} since it was imported, before any call of it \
+             was approved; it is refused until the tools are imported again",
+            served.server, served.tool
+        ),
+    )
+    .retryable(false)
+    .recover("do not retry; tell the user that the tool changed and must be imported again")
+    .with_detail("server", served.server.clone())
+    .with_detail("served", served.hash.clone())
 }
 
 /// Approves the change of a [`Held`] tool: the definition the server serves replaces the pin,

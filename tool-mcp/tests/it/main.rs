@@ -2,4 +2,5 @@
 
 mod filesystem;
 mod http;
+mod list_changes;
 mod pinning;
