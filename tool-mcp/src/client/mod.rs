@@ -13,6 +13,9 @@
 //!   by a person and the server's first use gated), the server's annotations only when the
 //!   operator trusts them ([`Trust::Annotations`]), a category per tool over both; a tool the
 //!   server marks destructive is confirmed whatever the configuration says;
+//! - a server that goes away is started again (stdio) or reached again (HTTP), with backoff,
+//!   and its tools listed again; meanwhile its tools answer `UNAVAILABLE` (retryable, nothing
+//!   sent), and a call that was in flight is `UNAVAILABLE` and not retryable, never sent twice;
 //! - a description or schema that reads like instructions to the model ("tool poisoning", the
 //!   executor's injection check) is flagged, or refused with `refuse_suspicious`;
 //! - a call's result is its structured content (checked against the tool's `outputSchema` when
@@ -37,6 +40,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 mod cli;
 mod config;
+mod conn;
 mod import;
 mod pin;
 mod result;
@@ -98,7 +102,7 @@ pub enum ClientError {
 pub struct McpClient {
     name: String,
     config: ServerConfig,
-    service: Arc<RunningService<RoleClient, watch::Watcher>>,
+    conn: Arc<conn::Conn>,
     live: Arc<watch::Live>,
     tools: Vec<Tool>,
 }
@@ -116,71 +120,12 @@ impl McpClient {
     /// Starts or reaches the server `name` as `config` says, initializes and lists its tools.
     pub async fn connect(name: &str, config: ServerConfig) -> Result<Self, ClientError> {
         config::check_name(name)?;
-        let connect_error = |message: String| ClientError::Connect {
-            server: name.to_owned(),
-            message,
-        };
         let live = Arc::new(watch::Live::default());
         let watcher = watch::Watcher {
             server: name.into(),
             live: live.clone(),
         };
-        let service = match config.transport(name)? {
-            Transport::Stdio(command) => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(&config.args);
-                for (key, value) in &config.env {
-                    cmd.env(key, config::resolve(name, value)?);
-                }
-                if let Some(cwd) = &config.cwd {
-                    cmd.current_dir(cwd);
-                }
-                let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
-                if let Some(stderr) = stderr {
-                    tokio::spawn(log_stderr(name.to_owned(), stderr));
-                }
-                watcher
-                    .serve(process)
-                    .await
-                    .map_err(|e| connect_error(e.to_string()))?
-            }
-            #[cfg(feature = "client-http")]
-            Transport::Http(url) => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let mut headers = std::collections::HashMap::new();
-                for (key, value) in &config.headers {
-                    let value = config::resolve(name, value)?;
-                    let wrong = |what: &str| ClientError::Config {
-                        server: name.to_owned(),
-                        message: format!("header {key:?}: not a valid {what}"),
-                    };
-                    headers.insert(
-                        key.parse().map_err(|_| wrong("name"))?,
-                        value.parse().map_err(|_| wrong("value"))?,
-                    );
-                }
-                let transport_config =
-                    StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-                let transport = StreamableHttpClientTransport::from_config(transport_config);
-                watcher
-                    .serve(transport)
-                    .await
-                    .map_err(|e| connect_error(e.to_string()))?
-            }
-            #[cfg(not(feature = "client-http"))]
-            Transport::Http(_) => {
-                return Err(ClientError::Config {
-                    server: name.to_owned(),
-                    message: "this build has no HTTP client: enable tool-mcp's `client-http` \
-                              feature"
-                        .to_owned(),
-                });
-            }
-        };
+        let service = start(name, &config, watcher.clone()).await?;
         let tools = service
             .list_all_tools()
             .await
@@ -189,10 +134,24 @@ impl McpClient {
                 message: e.to_string(),
             })?;
         live.listed(&tools);
+        let conn = Arc::new(conn::Conn::default());
+        let again = (name.to_owned(), config.clone(), watcher);
+        conn::supervise(name.into(), &conn, service, move || {
+            let (name, config, watcher) = again.clone();
+            async move {
+                let service = start(&name, &config, watcher.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // listed again: what changed meanwhile is judged as a list change is
+                let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+                watcher.live.relisted(&watcher.server, tools);
+                Ok(service)
+            }
+        });
         Ok(McpClient {
             name: name.to_owned(),
             config,
-            service: Arc::new(service),
+            conn,
             live,
             tools,
         })
@@ -363,10 +322,10 @@ impl McpClient {
         guard: Option<Arc<pin::Guard>>,
     ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
-        let (service, live) = (self.service.clone(), self.live.clone());
+        let (conn, live) = (self.conn.clone(), self.live.clone());
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, _cx| {
-            let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
+            let (conn, server, tool) = (conn.clone(), server.clone(), tool.clone());
             let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
             Box::pin(async move {
                 live.check(&server, &tool)?;
@@ -381,7 +340,10 @@ impl McpClient {
                 };
                 // dropping this future (the executor's timeout, a cancelled call) sends
                 // notifications/cancelled to the server
-                match service.call_tool(params).await {
+                let Some(peer) = conn.peer() else {
+                    return Err(result::not_connected(&server, &tool, conn.is_closed()));
+                };
+                match peer.call_tool(params).await {
                     Ok(answer) => result::value_of(&server, answer, output.as_deref()),
                     Err(e) => Err(result::error_of(&server, &tool, e)),
                 }
@@ -389,11 +351,80 @@ impl McpClient {
         })
     }
 
-    /// Stops the connection now (and a stdio server's process), for the client and every tool
-    /// imported from it: their calls answer `UNAVAILABLE` from then on.
+    /// Stops the connection now and for good (and a stdio server's process), for the client and
+    /// every tool imported from it: their calls answer `UNAVAILABLE` from then on, and the
+    /// server is not started again.
     pub fn close(&self) {
-        self.service.cancellation_token().cancel();
+        self.conn.close();
     }
+}
+
+/// Starts or reaches the server once and initializes the connection.
+async fn start(
+    name: &str,
+    config: &ServerConfig,
+    watcher: watch::Watcher,
+) -> Result<RunningService<RoleClient, watch::Watcher>, ClientError> {
+    let connect_error = |message: String| ClientError::Connect {
+        server: name.to_owned(),
+        message,
+    };
+    Ok(match config.transport(name)? {
+        Transport::Stdio(command) => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&config.args);
+            for (key, value) in &config.env {
+                cmd.env(key, config::resolve(name, value)?);
+            }
+            if let Some(cwd) = &config.cwd {
+                cmd.current_dir(cwd);
+            }
+            let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
+            if let Some(stderr) = stderr {
+                tokio::spawn(log_stderr(name.to_owned(), stderr));
+            }
+            watcher
+                .serve(process)
+                .await
+                .map_err(|e| connect_error(e.to_string()))?
+        }
+        #[cfg(feature = "client-http")]
+        Transport::Http(url) => {
+            use rmcp::transport::StreamableHttpClientTransport;
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let mut headers = std::collections::HashMap::new();
+            for (key, value) in &config.headers {
+                let value = config::resolve(name, value)?;
+                let wrong = |what: &str| ClientError::Config {
+                    server: name.to_owned(),
+                    message: format!("header {key:?}: not a valid {what}"),
+                };
+                headers.insert(
+                    key.parse().map_err(|_| wrong("name"))?,
+                    value.parse().map_err(|_| wrong("value"))?,
+                );
+            }
+            let transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            watcher
+                .serve(transport)
+                .await
+                .map_err(|e| connect_error(e.to_string()))?
+        }
+        #[cfg(not(feature = "client-http"))]
+        Transport::Http(_) => {
+            return Err(ClientError::Config {
+                server: name.to_owned(),
+                message: "this build has no HTTP client: enable tool-mcp's `client-http` \
+                          feature"
+                    .to_owned(),
+            });
+        }
+    })
 }
 
 /// Passes a stdio server's stderr to `tracing`, a line at a time, until it closes.

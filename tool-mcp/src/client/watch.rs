@@ -75,7 +75,7 @@ impl Live {
     }
 
     /// The server's tools listed again.
-    fn relisted(&self, server: &str, tools: Vec<Tool>) {
+    pub(crate) fn relisted(&self, server: &str, tools: Vec<Tool>) {
         let mut state = self.state();
         let before = state.listed.take().unwrap_or_default();
         for tool in &tools {

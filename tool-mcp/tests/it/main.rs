@@ -4,3 +4,4 @@ mod filesystem;
 mod http;
 mod list_changes;
 mod pinning;
+mod restart;
