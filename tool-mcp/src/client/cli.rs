@@ -1,11 +1,50 @@
 //! `--mcp-config FILE` for the `tools` command line: every command works on the tools of the
-//! servers an `mcpServers` file names, beside the application's own.
+//! servers an `mcpServers` file names, beside the application's own; `tools pins` and
+//! `tools approve-change NAME` show and approve the definitions those tools are pinned to.
+//!
+//! The pins live in the store the command line's configuration names (`$TOOLS_CONFIG`, else
+//! `./tools.toml`, then the `TOOLS_*` variables; SQLite by default), the one `tools call` and
+//! `tools approve` use.
 
+use std::sync::Arc;
+
+use clap::{Arg, ArgMatches, Command};
 use futures::future::BoxFuture;
+use serde_json::{Value, json};
 use tool_runtime::ToolSet;
-use tool_runtime::cli::{Exit, Output, ToolSource};
+use tool_runtime::cli::{CliCommand, Exit, Output, ToolSource};
+use tool_runtime::display::visible_lines;
+use tool_runtime::store::{Store, ToolPin};
 
-use super::{McpClient, read_servers_json};
+use super::{Held, McpClient, ServerConfig, approve_change, read_servers_json};
+
+fn usage(output: &mut Output<'_>, message: String) -> Exit {
+    let _ = writeln!(output.err, "error: {message}");
+    Exit::Usage
+}
+
+/// The store the command line's configuration names.
+fn open_store(output: &mut Output<'_>) -> Result<Arc<dyn Store>, Exit> {
+    let config =
+        tool_runtime::executor::cli::load_config(None).map_err(|e| usage(output, e.to_string()))?;
+    (config.store.open()).map_err(|e| usage(output, format!("the pin store: {e}")))
+}
+
+/// The servers of every `mcpServers` file, in order.
+fn servers_of(
+    files: &[String],
+    output: &mut Output<'_>,
+) -> Result<Vec<(String, ServerConfig)>, Exit> {
+    let mut all = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| usage(output, format!("cannot read {file:?}: {e}")))?;
+        let servers =
+            read_servers_json(&text).map_err(|e| usage(output, format!("{file:?}: {e}")))?;
+        all.extend(servers);
+    }
+    Ok(all)
+}
 
 /// The `--mcp-config FILE` option ([`tool_runtime::cli::Cli::with_source`]): the servers of the
 /// `mcpServers` file are connected when a command starts and their tools imported, named
@@ -33,46 +72,304 @@ impl ToolSource for McpConfigOption {
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Result<(), Exit>> {
         Box::pin(async move {
-            for file in files {
-                let usage = |output: &mut Output<'_>, message: String| {
-                    let _ = writeln!(output.err, "error: {message}");
-                    Exit::Usage
+            let servers = servers_of(&files, output)?;
+            if servers.is_empty() {
+                return Ok(());
+            }
+            let store = open_store(output)?;
+            for (name, config) in servers {
+                let client = match McpClient::connect(&name, config).await {
+                    Ok(c) => c,
+                    Err(e) => return Err(usage(output, e.to_string())),
                 };
-                let text = match std::fs::read_to_string(&file) {
-                    Ok(t) => t,
-                    Err(e) => return Err(usage(output, format!("cannot read {file:?}: {e}"))),
-                };
-                let servers = match read_servers_json(&text) {
-                    Ok(s) => s,
-                    Err(e) => return Err(usage(output, format!("{file:?}: {e}"))),
-                };
-                for (name, config) in servers {
-                    let client = match McpClient::connect(&name, config).await {
-                        Ok(c) => c,
-                        Err(e) => return Err(usage(output, e.to_string())),
-                    };
-                    let imported = client.import(toolset);
-                    for refused in &imported.refused {
-                        let _ = writeln!(
-                            output.err,
-                            "warning: {name}: tool {:?} not imported: {}",
-                            refused.tool, refused.reason
-                        );
-                    }
-                    for flagged in &imported.flagged {
-                        let s = &flagged.suspicion;
-                        let _ = writeln!(
-                            output.err,
-                            "warning: {name}: tool {:?}: its text at {} reads like {} ({:?})",
-                            flagged.tool, s.pointer, s.kind, s.phrase
-                        );
-                    }
-                    for note in &imported.notes {
-                        let _ = writeln!(output.err, "note: {name}: {note}");
-                    }
+                let imported = client.import_pinned(toolset, store.clone());
+                for refused in &imported.refused {
+                    let _ = writeln!(
+                        output.err,
+                        "warning: {name}: tool {:?} not imported: {}",
+                        refused.tool, refused.reason
+                    );
+                }
+                for flagged in &imported.flagged {
+                    let s = &flagged.suspicion;
+                    let _ = writeln!(
+                        output.err,
+                        "warning: {name}: tool {:?}: its text at {} reads like {} ({:?})",
+                        flagged.tool, s.pointer, s.kind, s.phrase
+                    );
+                }
+                for note in &imported.notes {
+                    let _ = writeln!(output.err, "note: {name}: {note}");
+                }
+                for held in &imported.held {
+                    let _ = writeln!(
+                        output.err,
+                        "warning: {name}: tool {:?} is held: the server changed its \
+                             definition since a person approved it (review: tools pins; \
+                             approve: tools approve-change {})",
+                        held.served.tool, held.served.tool
+                    );
                 }
             }
             Ok(())
         })
     }
+}
+
+/// `tools pins` and `tools approve-change NAME` (add both with [`PinCommands::install`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PinCommands {
+    approve: bool,
+}
+
+impl PinCommands {
+    /// `tools pins`: every pin in the store; with `--mcp-config`, each imported tool's standing
+    /// (`approved`, `changed` with what changed, `unpinned`).
+    pub fn list() -> Self {
+        PinCommands { approve: false }
+    }
+
+    /// `tools approve-change NAME [--hash H]`: approves a held tool's new definition, shown as
+    /// it is approved; `--hash` approves only the definition with that hash (the one `tools
+    /// pins` showed), so a server that changed again meanwhile is not approved unseen.
+    pub fn approve_change() -> Self {
+        PinCommands { approve: true }
+    }
+
+    /// Adds both commands to a `tools` command line.
+    pub fn install(cli: tool_runtime::cli::Cli) -> tool_runtime::cli::Cli {
+        cli.with(Self::list()).with(Self::approve_change())
+    }
+}
+
+/// One tool's standing: its stored pin and the definition its server serves now.
+struct Standing {
+    tool: String,
+    server: String,
+    pinned: Option<ToolPin>,
+    served: Option<ToolPin>,
+}
+
+impl Standing {
+    fn status(&self) -> &'static str {
+        match (&self.pinned, &self.served) {
+            (Some(p), Some(s)) if p.hash == s.hash => "approved",
+            (Some(_), Some(_)) => "changed",
+            (None, _) => "unpinned",
+            (Some(_), None) => "pinned",
+        }
+    }
+
+    fn held(&self) -> Option<Held> {
+        match (&self.pinned, &self.served) {
+            (Some(p), Some(s)) if p.hash != s.hash => Some(Held::new(p.clone(), s.clone())),
+            _ => None,
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "tool": self.tool,
+            "server": self.server,
+            "status": self.status(),
+            "pinned": self.pinned.as_ref().map(|p| &p.hash),
+            "pinned_ms": self.pinned.as_ref().map(|p| p.pinned_ms),
+            "served": self.served.as_ref().map(|p| &p.hash),
+            "changes": self.held().map(|h| h.changes).unwrap_or_default(),
+        })
+    }
+}
+
+/// The stored pins beside what the servers of `files` serve now.
+async fn standings(
+    files: &[String],
+    store: &dyn Store,
+    output: &mut Output<'_>,
+) -> Result<Vec<Standing>, Exit> {
+    let pins = store
+        .list_pins()
+        .map_err(|e| usage(output, format!("the pin store: {e}")))?;
+    let mut served = Vec::new();
+    for (name, config) in servers_of(files, output)? {
+        let client = McpClient::connect(&name, config)
+            .await
+            .map_err(|e| usage(output, e.to_string()))?;
+        served.extend(client.served_pins());
+        client.close();
+    }
+    let mut all: Vec<Standing> = pins
+        .into_iter()
+        .map(|p| Standing {
+            tool: p.tool.clone(),
+            server: p.server.clone(),
+            served: None,
+            pinned: Some(p),
+        })
+        .collect();
+    for s in served {
+        match all.iter_mut().find(|t| t.tool == s.tool) {
+            Some(t) => t.served = Some(s),
+            None => all.push(Standing {
+                tool: s.tool.clone(),
+                server: s.server.clone(),
+                pinned: None,
+                served: Some(s),
+            }),
+        }
+    }
+    all.sort_by(|a, b| a.tool.cmp(&b.tool));
+    Ok(all)
+}
+
+impl CliCommand for PinCommands {
+    fn command(&self) -> Command {
+        if self.approve {
+            Command::new("approve-change")
+                .about("Approve the new definition of an imported tool its server changed")
+                .arg(
+                    Arg::new("name")
+                        .required(true)
+                        .help("The tool (<server>__<tool>)"),
+                )
+                .arg(
+                    Arg::new("hash")
+                        .long("hash")
+                        .value_name("SHA256")
+                        .help("Approve only the definition with this hash (from `tools pins`)"),
+                )
+        } else {
+            Command::new("pins").about(
+                "List the definitions imported tools are pinned to, and which ones their \
+                 servers changed",
+            )
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        _toolset: &'a ToolSet,
+        matches: &'a ArgMatches,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Exit> {
+        Box::pin(async move {
+            let files: Vec<String> = matches
+                .try_get_many::<String>("mcp-config")
+                .ok()
+                .flatten()
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default();
+            let store = match open_store(output) {
+                Ok(s) => s,
+                Err(exit) => return exit,
+            };
+            let all = match standings(&files, &*store, output).await {
+                Ok(all) => all,
+                Err(exit) => return exit,
+            };
+            if self.approve {
+                approve(&all, matches, &*store, output)
+            } else {
+                list(&all, output)
+            }
+        })
+    }
+}
+
+fn list(all: &[Standing], output: &mut Output<'_>) -> Exit {
+    if output.json {
+        let rows: Vec<Value> = all.iter().map(Standing::json).collect();
+        let _ = writeln!(output.out, "{}", Value::Array(rows));
+        return Exit::Success;
+    }
+    if all.is_empty() {
+        let _ = writeln!(output.out, "no pins");
+    }
+    for t in all {
+        let hash = (t.pinned.as_ref().or(t.served.as_ref())).map_or("", |p| p.hash.as_str());
+        let _ = writeln!(
+            output.out,
+            "{}\t{}\t{}\t{hash}",
+            t.tool,
+            t.server,
+            t.status()
+        );
+        if let Some(held) = t.held() {
+            let _ = writeln!(output.out, "  served now: {}", held.served.hash);
+            for line in &held.changes {
+                let _ = writeln!(output.out, "  {}", visible_lines(line));
+            }
+        }
+    }
+    Exit::Success
+}
+
+fn approve(
+    all: &[Standing],
+    matches: &ArgMatches,
+    store: &dyn Store,
+    output: &mut Output<'_>,
+) -> Exit {
+    let name = matches.get_one::<String>("name").map_or("", String::as_str);
+    let refuse = |output: &mut Output<'_>, message: String| {
+        let _ = writeln!(output.err, "error: {message}");
+        Exit::Refused
+    };
+    let Some(t) = all.iter().find(|t| t.tool == name) else {
+        return refuse(
+            output,
+            format!(
+                "no imported tool is named {:?} (give the servers with --mcp-config)",
+                visible_lines(name)
+            ),
+        );
+    };
+    let Some(held) = t.held() else {
+        return match t.status() {
+            "approved" => {
+                let _ = writeln!(output.out, "{name}: unchanged, nothing to approve");
+                Exit::Success
+            }
+            "unpinned" => refuse(
+                output,
+                format!("{name} is not pinned yet: its first approved call pins it"),
+            ),
+            _ => refuse(
+                output,
+                format!("{name}: its server is not connected (give it with --mcp-config)"),
+            ),
+        };
+    };
+    if let Some(wanted) = matches.get_one::<String>("hash")
+        && *wanted != held.served.hash
+    {
+        return refuse(
+            output,
+            format!(
+                "{name}: the server now serves {}, not {wanted}; review it again (tools pins)",
+                held.served.hash
+            ),
+        );
+    }
+    match approve_change(store, &held) {
+        Ok(true) => {}
+        Ok(false) => {
+            return refuse(
+                output,
+                format!("{name}: its pin changed meanwhile; review it again (tools pins)"),
+            );
+        }
+        Err(e) => return refuse(output, format!("the pin store: {e}")),
+    }
+    if output.json {
+        let row = json!({"tool": name, "approved": held.served.hash,
+                         "replaced": held.pinned.hash, "changes": held.changes});
+        let _ = writeln!(output.out, "{row}");
+    } else {
+        let _ = writeln!(output.out, "{name}: approved the change");
+        for line in &held.changes {
+            let _ = writeln!(output.out, "  {}", visible_lines(line));
+        }
+        let _ = writeln!(output.out, "now pinned: {}", held.served.hash);
+    }
+    Exit::Success
 }

@@ -21,7 +21,7 @@ pub struct Refused {
 }
 
 /// What importing a server's tools did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Imported {
     /// The names the tools were registered under, in the server's order.
     pub registered: Vec<String>,
@@ -34,6 +34,10 @@ pub struct Imported {
     /// poisoning"), each with where: imported unless the configuration refuses them
     /// ([`ServerConfig::refuse_suspicious`]), and worth a person's look either way.
     pub flagged: Vec<Flagged>,
+    /// Tools the server now describes otherwise than when a person approved them (with
+    /// [`McpClient::import_pinned`](super::McpClient::import_pinned)): registered as approved,
+    /// their calls refused until a person approves the change.
+    pub held: Vec<super::Held>,
 }
 
 /// A tool whose own text reads like an instruction to the model.

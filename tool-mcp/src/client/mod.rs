@@ -13,13 +13,25 @@
 //!   by a person and the server's first use gated), the server's annotations only when the
 //!   operator trusts them ([`Trust::Annotations`]), a category per tool over both; a tool the
 //!   server marks destructive is confirmed whatever the configuration says;
+//! - a server that goes away is started again (stdio) or reached again (HTTP), with backoff,
+//!   and its tools listed again; meanwhile its tools answer `UNAVAILABLE` (retryable, nothing
+//!   sent), and a call that was in flight is `UNAVAILABLE` and not retryable, never sent twice;
 //! - a description or schema that reads like instructions to the model ("tool poisoning", the
 //!   executor's injection check) is flagged, or refused with `refuse_suspicious`;
 //! - a call's result is its structured content (checked against the tool's `outputSchema` when
 //!   it declares one), else its content (text as text, images and
 //!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
 //!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
-//!   cancelled at the server with `notifications/cancelled`.
+//!   cancelled at the server with `notifications/cancelled`;
+//! - with a store ([`McpClient::import_pinned`]), each tool's exact definition is pinned by hash
+//!   the first time a call of it is let through (for a confirmed or gated tool, when a person
+//!   first approves it); a server that later serves another definition has that tool held, its
+//!   calls refused with [`DEFINITION_CHANGED`] before anything is sent and the model shown the
+//!   approved definition, until a person approves the change ([`approve_change`]);
+//! - the server's `notifications/tools/list_changed` has its tools listed again: a tool it no
+//!   longer lists is refused (`NOT_FOUND`, never sent), a pinned one that changed is held, one
+//!   changed before anything was pinned is refused as stale, and a new one is announced in the
+//!   log and registered by the next import.
 //!
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
@@ -28,8 +40,11 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 mod cli;
 mod config;
+mod conn;
 mod import;
+mod pin;
 mod result;
+mod watch;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -39,14 +54,16 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{RunningService, ServiceExt};
 use serde_json::Value;
 use tool_runtime::ToolSet;
+use tool_runtime::store::{Store, ToolPin};
 use tool_runtime::toolset::DynHandler;
 use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::McpConfigOption;
+pub use cli::{McpConfigOption, PinCommands};
 pub use config::{ServerConfig, Trust, read_servers_json};
 pub use import::{Flagged, Imported, Refused};
+pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 
 use config::Transport;
 
@@ -85,7 +102,8 @@ pub enum ClientError {
 pub struct McpClient {
     name: String,
     config: ServerConfig,
-    service: Arc<RunningService<RoleClient, ()>>,
+    conn: Arc<conn::Conn>,
+    live: Arc<watch::Live>,
     tools: Vec<Tool>,
 }
 
@@ -102,64 +120,12 @@ impl McpClient {
     /// Starts or reaches the server `name` as `config` says, initializes and lists its tools.
     pub async fn connect(name: &str, config: ServerConfig) -> Result<Self, ClientError> {
         config::check_name(name)?;
-        let connect_error = |message: String| ClientError::Connect {
-            server: name.to_owned(),
-            message,
+        let live = Arc::new(watch::Live::default());
+        let watcher = watch::Watcher {
+            server: name.into(),
+            live: live.clone(),
         };
-        let service = match config.transport(name)? {
-            Transport::Stdio(command) => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(&config.args);
-                for (key, value) in &config.env {
-                    cmd.env(key, config::resolve(name, value)?);
-                }
-                if let Some(cwd) = &config.cwd {
-                    cmd.current_dir(cwd);
-                }
-                let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
-                if let Some(stderr) = stderr {
-                    tokio::spawn(log_stderr(name.to_owned(), stderr));
-                }
-                ().serve(process)
-                    .await
-                    .map_err(|e| connect_error(e.to_string()))?
-            }
-            #[cfg(feature = "client-http")]
-            Transport::Http(url) => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                let mut headers = std::collections::HashMap::new();
-                for (key, value) in &config.headers {
-                    let value = config::resolve(name, value)?;
-                    let wrong = |what: &str| ClientError::Config {
-                        server: name.to_owned(),
-                        message: format!("header {key:?}: not a valid {what}"),
-                    };
-                    headers.insert(
-                        key.parse().map_err(|_| wrong("name"))?,
-                        value.parse().map_err(|_| wrong("value"))?,
-                    );
-                }
-                let transport_config =
-                    StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-                let transport = StreamableHttpClientTransport::from_config(transport_config);
-                ().serve(transport)
-                    .await
-                    .map_err(|e| connect_error(e.to_string()))?
-            }
-            #[cfg(not(feature = "client-http"))]
-            Transport::Http(_) => {
-                return Err(ClientError::Config {
-                    server: name.to_owned(),
-                    message: "this build has no HTTP client: enable tool-mcp's `client-http` \
-                              feature"
-                        .to_owned(),
-                });
-            }
-        };
+        let service = start(name, &config, watcher.clone()).await?;
         let tools = service
             .list_all_tools()
             .await
@@ -167,10 +133,26 @@ impl McpClient {
                 server: name.to_owned(),
                 message: e.to_string(),
             })?;
+        live.listed(&tools);
+        let conn = Arc::new(conn::Conn::default());
+        let again = (name.to_owned(), config.clone(), watcher);
+        conn::supervise(name.into(), &conn, service, move || {
+            let (name, config, watcher) = again.clone();
+            async move {
+                let service = start(&name, &config, watcher.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // listed again: what changed meanwhile is judged as a list change is
+                let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+                watcher.live.relisted(&watcher.server, tools);
+                Ok(service)
+            }
+        });
         Ok(McpClient {
             name: name.to_owned(),
             config,
-            service: Arc::new(service),
+            conn,
+            live,
             tools,
         })
     }
@@ -190,8 +172,36 @@ impl McpClient {
     /// name that does not fit or is taken (both origins named) — is refused with its reason in
     /// [`Imported::refused`]; the others are registered regardless.
     pub fn import(&self, set: &mut ToolSet) -> Imported {
+        self.import_with(set, None)
+    }
+
+    /// [`McpClient::import`], with every tool's definition pinned in `store` (see the module
+    /// docs): a tool whose stored pin differs from what the server serves is registered with
+    /// the pinned definition and held ([`Imported::held`]), and the pins are read here, once, on
+    /// the calling thread. A store that cannot be read refuses every tool, with its error: no
+    /// tool runs unpinned because its pin could not be looked up.
+    pub fn import_pinned(&self, set: &mut ToolSet, store: Arc<dyn Store>) -> Imported {
+        self.import_with(set, Some(store))
+    }
+
+    fn import_with(&self, set: &mut ToolSet, store: Option<Arc<dyn Store>>) -> Imported {
         let prefix = self.config.prefix(&self.name);
         let mut imported = Imported::default();
+        let pins: std::collections::HashMap<String, ToolPin> = match store.as_deref() {
+            None => Default::default(),
+            Some(store) => match store.list_pins() {
+                Ok(pins) => pins.into_iter().map(|p| (p.tool.clone(), p)).collect(),
+                Err(e) => {
+                    for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
+                        imported.refused.push(Refused {
+                            tool: tool.name.to_string(),
+                            reason: format!("its pin could not be read: {e}"),
+                        });
+                    }
+                    return imported;
+                }
+            },
+        };
         for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
             let refuse = |reason: String| Refused {
                 tool: tool.name.to_string(),
@@ -218,14 +228,33 @@ impl McpClient {
                     continue;
                 }
             }
-            let def = match import::definition(prefix, tool, &self.config, &mut imported.notes) {
+            let registered = format!("{prefix}__{}", tool.name);
+            let guard = store.as_ref().map(|store| {
+                let form = pin::pinned_form(tool);
+                let hash = pin::hash_of(&form);
+                let pinned = pins.get(&registered).cloned();
+                Arc::new(pin::Guard::new(
+                    store.clone(),
+                    &self.name,
+                    &registered,
+                    form,
+                    hash,
+                    pinned,
+                ))
+            });
+            let held = guard.as_ref().and_then(|g| g.held());
+            // a held tool is declared as it was approved: the new text never reaches the model
+            let approved: Option<Tool> = held
+                .as_ref()
+                .and_then(|h| serde_json::from_value(h.pinned.definition.clone()).ok());
+            let shown = approved.as_ref().unwrap_or(tool);
+            let def = match import::definition(prefix, shown, &self.config, &mut imported.notes) {
                 Ok(def) => def,
                 Err(reason) => {
                     imported.refused.push(refuse(reason));
                     continue;
                 }
             };
-            let registered = def.name.to_string();
             if set.get(&registered).is_some() {
                 imported.refused.push(refuse(format!(
                     "{registered} is already registered (another server or the application's \
@@ -245,24 +274,64 @@ impl McpClient {
                     }
                 },
             };
-            let handler = self.handler(tool.name.to_string(), output);
+            if let Some(guard) = &guard {
+                self.live.watch(&tool.name, guard.clone());
+            }
+            let handler = self.handler(tool.name.to_string(), output, guard);
             match set.register_dynamic(def, Some(handler)) {
-                Ok(_) => imported.registered.push(registered),
+                Ok(_) => {
+                    imported.registered.push(registered);
+                    imported.held.extend(held);
+                }
                 Err(e) => imported.refused.push(refuse(e.to_string())),
             }
         }
         imported
     }
 
+    /// The tools imported with pins ([`McpClient::import_pinned`]) that are held now: changed
+    /// since a person approved them, at import or by a later `notifications/tools/list_changed`.
+    pub fn held(&self) -> Vec<Held> {
+        self.live.held()
+    }
+
+    /// The definitions the server serves for the tools the configuration admits, as they
+    /// would be pinned.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn served_pins(&self) -> Vec<ToolPin> {
+        let prefix = self.config.prefix(&self.name);
+        (self.tools.iter().filter(|t| self.config.admits(&t.name)))
+            .map(|tool| {
+                let definition = pin::pinned_form(tool);
+                ToolPin {
+                    tool: format!("{prefix}__{}", tool.name),
+                    server: self.name.clone(),
+                    hash: pin::hash_of(&definition),
+                    definition,
+                    pinned_ms: 0,
+                }
+            })
+            .collect()
+    }
+
     /// The body of an imported tool: the validated arguments sent to the server as they are.
-    fn handler(&self, tool: String, output: Option<Arc<Validator>>) -> DynHandler {
+    fn handler(
+        &self,
+        tool: String,
+        output: Option<Arc<Validator>>,
+        guard: Option<Arc<pin::Guard>>,
+    ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
-        let service = self.service.clone();
+        let (conn, live) = (self.conn.clone(), self.live.clone());
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, _cx| {
-            let (service, server, tool) = (service.clone(), server.clone(), tool.clone());
-            let output = output.clone();
+            let (conn, server, tool) = (conn.clone(), server.clone(), tool.clone());
+            let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
             Box::pin(async move {
+                live.check(&server, &tool)?;
+                if let Some(guard) = &guard {
+                    guard.admit().await?;
+                }
                 let mut params = CallToolRequestParams::new(tool.clone());
                 params.arguments = match arguments {
                     Value::Object(map) => Some(map),
@@ -271,7 +340,10 @@ impl McpClient {
                 };
                 // dropping this future (the executor's timeout, a cancelled call) sends
                 // notifications/cancelled to the server
-                match service.call_tool(params).await {
+                let Some(peer) = conn.peer() else {
+                    return Err(result::not_connected(&server, &tool, conn.is_closed()));
+                };
+                match peer.call_tool(params).await {
                     Ok(answer) => result::value_of(&server, answer, output.as_deref()),
                     Err(e) => Err(result::error_of(&server, &tool, e)),
                 }
@@ -279,11 +351,80 @@ impl McpClient {
         })
     }
 
-    /// Stops the connection now (and a stdio server's process), for the client and every tool
-    /// imported from it: their calls answer `UNAVAILABLE` from then on.
+    /// Stops the connection now and for good (and a stdio server's process), for the client and
+    /// every tool imported from it: their calls answer `UNAVAILABLE` from then on, and the
+    /// server is not started again.
     pub fn close(&self) {
-        self.service.cancellation_token().cancel();
+        self.conn.close();
     }
+}
+
+/// Starts or reaches the server once and initializes the connection.
+async fn start(
+    name: &str,
+    config: &ServerConfig,
+    watcher: watch::Watcher,
+) -> Result<RunningService<RoleClient, watch::Watcher>, ClientError> {
+    let connect_error = |message: String| ClientError::Connect {
+        server: name.to_owned(),
+        message,
+    };
+    Ok(match config.transport(name)? {
+        Transport::Stdio(command) => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&config.args);
+            for (key, value) in &config.env {
+                cmd.env(key, config::resolve(name, value)?);
+            }
+            if let Some(cwd) = &config.cwd {
+                cmd.current_dir(cwd);
+            }
+            let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
+            if let Some(stderr) = stderr {
+                tokio::spawn(log_stderr(name.to_owned(), stderr));
+            }
+            watcher
+                .serve(process)
+                .await
+                .map_err(|e| connect_error(e.to_string()))?
+        }
+        #[cfg(feature = "client-http")]
+        Transport::Http(url) => {
+            use rmcp::transport::StreamableHttpClientTransport;
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            let mut headers = std::collections::HashMap::new();
+            for (key, value) in &config.headers {
+                let value = config::resolve(name, value)?;
+                let wrong = |what: &str| ClientError::Config {
+                    server: name.to_owned(),
+                    message: format!("header {key:?}: not a valid {what}"),
+                };
+                headers.insert(
+                    key.parse().map_err(|_| wrong("name"))?,
+                    value.parse().map_err(|_| wrong("value"))?,
+                );
+            }
+            let transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            watcher
+                .serve(transport)
+                .await
+                .map_err(|e| connect_error(e.to_string()))?
+        }
+        #[cfg(not(feature = "client-http"))]
+        Transport::Http(_) => {
+            return Err(ClientError::Config {
+                server: name.to_owned(),
+                message: "this build has no HTTP client: enable tool-mcp's `client-http` \
+                          feature"
+                    .to_owned(),
+            });
+        }
+    })
 }
 
 /// Passes a stdio server's stderr to `tracing`, a line at a time, until it closes.

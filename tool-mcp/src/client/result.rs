@@ -73,9 +73,17 @@ pub(crate) fn error_of(server: &str, tool: &str, error: ServiceError) -> ToolErr
             false,
             format!("the MCP server {server} refused the call: {}", e.message),
         ),
-        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+        ServiceError::TransportSend(_) => {
             (true, format!("the MCP server {server} is not connected"))
         }
+        // the call may have reached the server and taken effect: it is not sent again
+        ServiceError::TransportClosed => (
+            false,
+            format!(
+                "the MCP server {server} went away during the call; it may or may not have \
+                 taken effect, and it is not sent again"
+            ),
+        ),
         ServiceError::Timeout { .. } => (
             true,
             format!("the MCP server {server} did not answer in time"),
@@ -96,6 +104,20 @@ pub(crate) fn error_of(server: &str, tool: &str, error: ServiceError) -> ToolErr
     };
     ToolError::new(code, message)
         .retryable(retryable)
+        .with_detail("server", server.to_owned())
+        .with_detail("tool", tool.to_owned())
+}
+
+/// A call not sent because there is no connection: the server is being started or reached
+/// again (retryable), or the client was closed (`closed`, not retryable).
+pub(crate) fn not_connected(server: &str, tool: &str, closed: bool) -> ToolError {
+    let message = if closed {
+        format!("the connection to the MCP server {server} was closed; nothing was sent")
+    } else {
+        format!("the MCP server {server} is being started again; nothing was sent")
+    };
+    ToolError::new(ErrorCode::of("UNAVAILABLE"), message)
+        .retryable(!closed)
         .with_detail("server", server.to_owned())
         .with_detail("tool", tool.to_owned())
 }

@@ -2,3 +2,6 @@
 
 mod filesystem;
 mod http;
+mod list_changes;
+mod pinning;
+mod restart;

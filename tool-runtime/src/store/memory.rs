@@ -28,6 +28,7 @@ struct Inner {
     waiting_by_credential: HashMap<Credential, usize>,
     waiting_total: usize,
     gates: HashSet<(String, String)>,
+    pins: std::collections::BTreeMap<String, super::ToolPin>,
     journal: HashMap<String, JournalEntry>,
     audit: Vec<AuditRecord>,
     runs: HashMap<String, StoredRun>,
@@ -202,6 +203,23 @@ impl Store for MemoryStore {
             .lock()
             .gates
             .contains(&(scope.key().to_owned(), tool.to_owned())))
+    }
+
+    fn put_pin(&self, pin: &super::ToolPin, replaces: Option<&str>) -> Result<bool, StoreError> {
+        let mut inner = self.lock();
+        if inner.pins.get(&pin.tool).map(|p| p.hash.as_str()) != replaces {
+            return Ok(false);
+        }
+        inner.pins.insert(pin.tool.clone(), pin.clone());
+        Ok(true)
+    }
+
+    fn get_pin(&self, tool: &str) -> Result<Option<super::ToolPin>, StoreError> {
+        Ok(self.lock().pins.get(tool).cloned())
+    }
+
+    fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
+        Ok(self.lock().pins.values().cloned().collect())
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {

@@ -39,6 +39,7 @@
 mod memory;
 #[cfg(any(feature = "sqlite", feature = "redis"))]
 mod persisted;
+mod pins;
 #[cfg(feature = "redis")]
 pub(crate) mod redis_store;
 mod runs;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use memory::MemoryStore;
+pub use pins::ToolPin;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_store::RedisStore;
@@ -446,6 +448,23 @@ pub trait Store: Send + Sync + 'static {
     fn list_runs(&self, query: &RunQuery) -> Result<Vec<StoredRun>, StoreError> {
         let _ = query;
         Err(runs::no_runs())
+    }
+
+    /// Writes `pin` if and only if the tool's current pin has the hash `replaces` (`None`: the
+    /// tool has no pin yet): `true` if written. Exactly one of any number of concurrent writers
+    /// expecting the same hash wins. The default refuses: the store keeps no pins.
+    fn put_pin(&self, pin: &ToolPin, replaces: Option<&str>) -> Result<bool, StoreError> {
+        let _ = (pin, replaces);
+        Err(pins::no_pins())
+    }
+    /// The pin of the tool registered as `tool`.
+    fn get_pin(&self, tool: &str) -> Result<Option<ToolPin>, StoreError> {
+        let _ = tool;
+        Err(pins::no_pins())
+    }
+    /// Every pin, by tool name.
+    fn list_pins(&self) -> Result<Vec<ToolPin>, StoreError> {
+        Err(pins::no_pins())
     }
 
     /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or

@@ -40,4 +40,5 @@ mod select_cli;
 mod select_embedding;
 mod select_minilm;
 mod select_pick;
+mod store_pins;
 mod store_runs;

@@ -18,6 +18,7 @@ use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 use crate::tool::Credential;
 
 mod audit;
+mod pins;
 mod runs;
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
@@ -568,6 +569,18 @@ impl Store for RedisStore {
         let key = self.key(&["gates"]);
         let member = format!("{}|{tool}", scope.key());
         self.with(|c| redis::cmd("SISMEMBER").arg(&key).arg(&member).query(c))
+    }
+
+    fn put_pin(&self, pin: &super::ToolPin, replaces: Option<&str>) -> Result<bool, StoreError> {
+        self.put_pin_key(pin, replaces)
+    }
+
+    fn get_pin(&self, tool: &str) -> Result<Option<super::ToolPin>, StoreError> {
+        self.get_pin_key(tool)
+    }
+
+    fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
+        self.list_pin_keys()
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {

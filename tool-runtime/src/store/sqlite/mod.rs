@@ -31,6 +31,7 @@ type FileId = (u64, u64);
 
 mod audit;
 mod migrate;
+mod pins;
 mod runs;
 
 fn file_id(path: &Path) -> Option<FileId> {
@@ -201,6 +202,7 @@ impl SqliteStore {
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;")
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        conn.execute_batch(pins::SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
         migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {
@@ -521,6 +523,18 @@ impl Store for SqliteStore {
             .optional()
             .map(|r| r.is_some())
             .map_err(err)
+    }
+
+    fn put_pin(&self, pin: &super::ToolPin, replaces: Option<&str>) -> Result<bool, StoreError> {
+        self.put_pin_row(pin, replaces)
+    }
+
+    fn get_pin(&self, tool: &str) -> Result<Option<super::ToolPin>, StoreError> {
+        self.get_pin_row(tool)
+    }
+
+    fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
+        self.list_pin_rows()
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
