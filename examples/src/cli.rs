@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use tool_providers::agent::Agent;
 use tool_providers::http::Provider;
 use tool_runtime::ToolSet;
 use tool_runtime::cli::{Cli, Output};
@@ -23,6 +24,8 @@ use tool_runtime::executor::Executor;
 use tool_runtime::executor::cli::{ExecutorCli, Setup};
 use tool_runtime::select::cli::PickCommand;
 use tool_server::{ServerOptions, Tokens};
+
+use crate::setup::{self, ModelChoice};
 
 /// Where `serve` listens unless told otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
@@ -33,7 +36,7 @@ pub struct AgentFlags {
     /// The model's provider (openai, openai-responses, anthropic, ollama, gemini), its key and
     /// base URL from the environment [default: TOOLS_LLAMA_URL, else the first provider whose
     /// key is set, else the local llama.cpp server]
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", global = true)]
     pub provider: Option<Provider>,
 }
 
@@ -54,11 +57,13 @@ pub enum AppCommand {
         )]
         args: Vec<String>,
     },
-    /// Serve the tools over HTTP: the JSON API, the approvals page and MCP
+    /// Serve the tools over HTTP: the JSON API, the app's agent, the approvals page and MCP
     ///
-    /// The JSON API under /api/v1 (OpenAPI document at /api/v1/openapi.json), the approvals
-    /// page at / and MCP over streamable HTTP at /mcp. Calls that need a person wait as pending
-    /// operations the page decides.
+    /// The JSON API under /api/v1 (OpenAPI document at /api/v1/openapi.json), the app's agent
+    /// at POST /api/v1/chat (with the model the terminal agent uses: --provider after `serve`,
+    /// TOOLS_LLAMA_URL or a provider's key), the approvals page at / and MCP over streamable
+    /// HTTP at /mcp. Calls that need a person wait as pending operations the page decides; a
+    /// chat run that waits for them is kept in the store and goes on once they are decided.
     Serve {
         /// The address to listen on (a non-loopback one needs TOOLS_AGENT_TOKEN and
         /// TOOLS_APPROVER_TOKEN)
@@ -157,13 +162,49 @@ pub async fn run_tools(
     exit.into()
 }
 
-/// Serves `executor` on `addr` (the JSON API, the approvals page and MCP over HTTP) until
-/// Ctrl-C. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
+/// The agent `serve` answers `POST /api/v1/chat` with: `build` makes it from the model the
+/// terminal agent would use (`provider`, else `TOOLS_LLAMA_URL`, else a provider's key), over
+/// the executor `serve` serves. `None`, said on stderr, when the environment names no model: a
+/// server does not start (and on first use build) the local model server the way the terminal
+/// agent does, since it would keep clients waiting minutes for its address.
+pub fn chat_agent(
+    provider: Option<Provider>,
+    build: impl FnOnce(ModelChoice) -> Agent,
+) -> Option<Agent> {
+    match setup::configured(provider) {
+        Ok(Some(choice)) => {
+            eprintln!("chat model: {}", choice.description);
+            Some(build(choice))
+        }
+        Ok(None) => {
+            eprintln!(
+                "chat: no model is configured (--provider after `serve`, TOOLS_LLAMA_URL or a \
+                 provider's key), so POST /api/v1/chat answers 404"
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// Serves `executor` on `addr` (the JSON API, the approvals page, MCP over HTTP and, with
+/// `chat`, the app's agent at `POST /api/v1/chat`) until Ctrl-C. The agent's runs are kept in
+/// the executor's store, so that a run waiting for a person survives a restart and any replica
+/// on the same store answers for it. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
 /// them, on a loopback address, fresh ones are made, the agent's is printed, and so is a one-time
 /// sign-in link to the approvals page. The addresses are printed on stderr (`API:
 /// http://ADDR/api/v1/tools ...`). MCP clients are told the application's `name` and this
 /// crate's version in `serverInfo`, and `instructions` for their model.
-pub async fn serve(addr: SocketAddr, executor: Executor, name: &str, instructions: &str) -> ! {
+pub async fn serve(
+    addr: SocketAddr,
+    executor: Executor,
+    name: &str,
+    instructions: &str,
+    chat: Option<Agent>,
+) -> ! {
     let tokens = match Tokens::from_env() {
         Ok(Some(t)) => t,
         Ok(None) => Tokens::generate(),
@@ -172,9 +213,12 @@ pub async fn serve(addr: SocketAddr, executor: Executor, name: &str, instruction
             std::process::exit(2)
         }
     };
-    let options = ServerOptions::new(tokens.clone())
+    let mut options = ServerOptions::new(tokens.clone())
         .mcp_server_info(name, env!("CARGO_PKG_VERSION"))
         .mcp_instructions(instructions);
+    if let Some(agent) = chat {
+        options = options.chat(agent);
+    }
     let listener = tool_server::bind(addr, &options).await.unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)

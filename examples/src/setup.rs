@@ -4,8 +4,10 @@
 
 use std::process::Command;
 
-use tool_providers::agent::{ChatModel, RunReport, RunStatus};
+use tool_providers::agent::{AgentConfig, ChatModel, RunReport, RunStatus};
+use tool_providers::codec::ToolChoice;
 use tool_providers::http::{ClientConfig, HttpClient, Provider, ProviderApi};
+use tool_runtime::select::PickOptions;
 
 /// Where the model is and how to talk to it.
 #[derive(Debug)]
@@ -28,32 +30,8 @@ pub fn llama_script() -> String {
 /// key is set (OpenAI, Anthropic, Gemini); else the local server, started (and on first run
 /// built) by the script.
 pub fn choose(provider: Option<Provider>) -> Result<ModelChoice, String> {
-    let from_env = |p: Provider| -> Result<ModelChoice, String> {
-        let client = HttpClient::from_env(p).map_err(|e| e.to_string())?;
-        let description = format!(
-            "{p} at {} (model {})",
-            client.config().base_url,
-            client.config().model
-        );
-        Ok(ModelChoice {
-            model: ChatModel::new(client),
-            description,
-            local: false,
-        })
-    };
-    if let Some(p) = provider {
-        return from_env(p);
-    }
-    if let Ok(url) = std::env::var("TOOLS_LLAMA_URL") {
-        return Ok(local(&url));
-    }
-    for p in [Provider::OpenAiChat, Provider::Anthropic, Provider::Gemini] {
-        if p.key_env()
-            .iter()
-            .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
-        {
-            return from_env(p);
-        }
+    if let Some(choice) = configured(provider)? {
+        return Ok(choice);
     }
     eprintln!(
         "No provider key in the environment: using the local model server (the first run builds it, ~6 minutes)."
@@ -72,6 +50,61 @@ pub fn choose(provider: Option<Provider>) -> Result<ModelChoice, String> {
     }
     let url = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     Ok(local(&url))
+}
+
+/// The model [`choose`] picks when the environment (or `provider`) names one: `provider`, else
+/// `TOOLS_LLAMA_URL`, else the first provider whose key is set; `None` when nothing does, where
+/// `choose` would start the local server.
+pub fn configured(provider: Option<Provider>) -> Result<Option<ModelChoice>, String> {
+    let from_env = |p: Provider| -> Result<ModelChoice, String> {
+        let client = HttpClient::from_env(p).map_err(|e| e.to_string())?;
+        let description = format!(
+            "{p} at {} (model {})",
+            client.config().base_url,
+            client.config().model
+        );
+        Ok(ModelChoice {
+            model: ChatModel::new(client),
+            description,
+            local: false,
+        })
+    };
+    if let Some(p) = provider {
+        return from_env(p).map(Some);
+    }
+    if let Ok(url) = std::env::var("TOOLS_LLAMA_URL") {
+        return Ok(Some(local(&url)));
+    }
+    for p in [Provider::OpenAiChat, Provider::Anthropic, Provider::Gemini] {
+        if p.key_env()
+            .iter()
+            .any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty()))
+        {
+            return from_env(p).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+/// An agent's configuration: the app's `system` prompt, its `session`, and, for a small model
+/// (the local server, or `--small-model`), the tuning it needs. A 135M model calls tools
+/// reliably only when told to, and chooses well among few tools: the first request forces a
+/// call and declares the tools `pick` finds relevant. Left free afterwards it calls the same
+/// tool again and again (three identical notes for one request), so once the results are back
+/// it may only answer (`tool_choice: none`).
+pub fn agent_config(system: &str, session: Option<&str>, small: bool) -> AgentConfig {
+    let mut config = AgentConfig {
+        system: Some(system.into()),
+        session: session.map(Into::into),
+        ..Default::default()
+    };
+    if small {
+        config.first_choice = Some(ToolChoice::Required);
+        config.choice = ToolChoice::None;
+        config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
+        config.max_iterations = 2;
+    }
+    config
 }
 
 /// The OpenAI-compatible client for a local llama.cpp server at `url`.

@@ -18,7 +18,8 @@
 //! | `GET /api/v1/pending`, `GET /api/v1/pending/{id}` | approver | pending operations: paged summaries, and one whole |
 //! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
 //! | `POST /api/v1/chat`, `GET /api/v1/chat/{run_id}` | agent | the agent loop run server-side (with [`ServerOptions::chat`]), as JSON or server-sent events; a run waiting for a person resumes once every operation is decided |
-//! | `GET /api/v1/chat`, `POST /api/v1/chat/{run_id}/cancel` | agent | the runs checkpointed in the store (any replica answers; a starting server resumes those whose worker died), and cancelling one |
+//! | `GET /api/v1/chat`, `POST /api/v1/chat/{run_id}/cancel` | agent | the runs checkpointed in the store (any replica answers; a starting server resumes those whose worker died), and cancelling one; a chat request's `session` continues that session's last answered run |
+//! | `GET /api/v1/chat/{run_id}/events` | agent | a stored run's steps as server-sent events from any replica, resumable with `Last-Event-ID` |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |

@@ -73,11 +73,20 @@ async fn main() -> ExitCode {
                 .confirmation(Deferred)
                 .build()
                 .unwrap_or_else(|e| fail(e));
+            let max = args.max;
+            let agent = cli::chat_agent(args.agent.provider, |choice| {
+                Agent::new(
+                    choice.model,
+                    executor.clone(),
+                    agent_config(choice.local, max),
+                )
+            });
             cli::serve(
                 addr,
                 executor,
                 "tool-catalog",
                 "A catalog of read-only tools (conversions, look-ups and the like); none changes anything.",
+                agent,
             )
             .await
         }
@@ -111,23 +120,30 @@ async fn main() -> ExitCode {
     let choice = setup::choose(provider).unwrap_or_else(|e| fail(e));
     eprintln!("model: {}", choice.description);
     let config = AgentConfig {
-        system: Some(catalog::SYSTEM.into()),
         session: Some("catalog-cli".into()),
-        selection: Some(catalog::selection(max)),
-        first_choice: choice.local.then_some(ToolChoice::Required),
-        // The local 135M model may only answer once the results are back: left free it calls
-        // the same tool again instead.
-        choice: if choice.local {
-            ToolChoice::None
-        } else {
-            ToolChoice::Auto
-        },
-        max_iterations: if choice.local { 2 } else { 6 },
-        ..Default::default()
+        ..agent_config(choice.local, max)
     };
     let agent = Agent::new(choice.model, executor, config).on_event(Arc::new(print_event));
     let r = agent.run(&q).await.unwrap_or_else(|e| fail(e));
     setup::print_status(&r);
     setup::print_usage(&r);
     ExitCode::SUCCESS
+}
+
+/// The agent's configuration over the catalog: pre-selection declares at most `max` tools.
+fn agent_config(local: bool, max: usize) -> AgentConfig {
+    AgentConfig {
+        system: Some(catalog::SYSTEM.into()),
+        selection: Some(catalog::selection(max)),
+        first_choice: local.then_some(ToolChoice::Required),
+        // The local 135M model may only answer once the results are back: left free it calls
+        // the same tool again instead.
+        choice: if local {
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        },
+        max_iterations: if local { 2 } else { 6 },
+        ..Default::default()
+    }
 }

@@ -33,11 +33,9 @@ use examples::events::print_event;
 use examples::graph::tools::BatchTool;
 use examples::graph::{self, GraphDb, Services, Summarizer};
 use examples::setup::{self, ModelChoice};
-use tool_providers::agent::{Agent, AgentConfig, RunState, RunStatus};
-use tool_providers::codec::ToolChoice;
+use tool_providers::agent::{Agent, RunState, RunStatus};
 use tool_runtime::display::{change_lines, visible};
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
-use tool_runtime::select::PickOptions;
 
 /// The knowledge graph agent: every change waits for a person's approval.
 #[derive(Parser)]
@@ -113,19 +111,7 @@ fn run_file(db: &Path, op: &str) -> PathBuf {
 
 fn agent(choice: ModelChoice, executor: Executor) -> Agent {
     eprintln!("model: {}", choice.description);
-    let mut config = AgentConfig {
-        system: Some(graph::SYSTEM.into()),
-        session: Some("graph-cli".into()),
-        ..Default::default()
-    };
-    if choice.local {
-        // A 135M model needs a forced call among few tools (see the research assistant).
-        config.first_choice = Some(ToolChoice::Required);
-        // Once the results are back it may only answer: left free it calls the tool again.
-        config.choice = ToolChoice::None;
-        config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
-        config.max_iterations = 2;
-    }
+    let config = setup::agent_config(graph::SYSTEM, Some("graph-cli"), choice.local);
     Agent::new(choice.model, executor, config).on_event(Arc::new(print_event))
 }
 
@@ -193,12 +179,17 @@ async fn main() -> ExitCode {
         graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e));
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
+        let agent = cli::chat_agent(args.agent.provider, |choice| {
+            let config = setup::agent_config(graph::SYSTEM, None, choice.local);
+            Agent::new(choice.model, executor.clone(), config)
+        });
         cli::serve(
             *addr,
             executor,
             "knowledge-graph",
             "A research knowledge graph. Changes wait for a person's approval on the approvals \
              page; a pending call has not run, so tell the user and do not retry it.",
+            agent,
         )
         .await
     } else if args.mcp {

@@ -3,11 +3,14 @@
 //! ```text
 //! cargo run -p examples --bin research -- [--provider P] [--small-model] [--db PATH] [--yes] [--stream] [QUESTION...]
 //! cargo run -p examples --bin research -- --undo CALL_ID   # or the undo id (`un-...`) an ambiguous call id lists
-//! cargo run -p examples --bin research -- serve [--addr 127.0.0.1:8080] [--db PATH]
+//! cargo run -p examples --bin research -- --defer QUESTION...   # calls that need a person wait for `tools approve`
+//! cargo run -p examples --bin research -- --resume RUN_ID   # continue a run whose process was closed
+//! cargo run -p examples --bin research -- serve [--addr 127.0.0.1:8080] [--db PATH] [--provider P]
 //! cargo run -p examples --bin research -- tools [--db PATH] list|schema|check|pick|call|pending|approve|deny|abandon ...
 //! ```
 //! `serve` serves the same tools, store and policy over HTTP (`tool-server`): the JSON API, the
-//! approvals page at `/`, MCP at `/mcp`, and the OpenAPI document. Calls that need a person wait
+//! assistant itself at `POST /api/v1/chat` (with the model chosen as below), the approvals page
+//! at `/`, MCP at `/mcp`, and the OpenAPI document. Calls that need a person wait
 //! as pending operations that the page (or `POST /api/v1/pending/{id}/approve`) decides. The
 //! bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without them, on a
 //! loopback address, fresh ones are made and printed with the page's link.
@@ -24,7 +27,11 @@
 //! whose first line is then the question. In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal
 //! and read from the same input (so a script can answer them on the lines after the question);
-//! `--yes` approves everything in advance. Without `--provider` it uses the local llama.cpp server
+//! `--yes` approves everything in advance; `--defer` asks nobody here: such calls wait as
+//! pending operations, the run says its id and waits for the decisions (made from any terminal
+//! or the approvals page), then goes on. Every run is kept in the store as it goes, so a run
+//! whose process was closed while it waited is continued by `--resume RUN_ID`, and a call that
+//! already ran is never run again. Without `--provider` it uses the local llama.cpp server
 //! (set up on first run), unless a provider's key is in the environment.
 
 use std::io::{IsTerminal, Write};
@@ -40,15 +47,14 @@ use examples::input::SharedInput;
 use examples::research::{self, Db, Services};
 use examples::setup;
 use tool_providers::agent::{
-    Agent, AgentConfig, AgentEvent, ConfirmWithEvents, RunReport, TranscriptEntry,
+    Agent, AgentError, AgentEvent, Checkpoints, ConfirmWithEvents, RunReport, TranscriptEntry,
 };
-use tool_providers::codec::ToolChoice;
+use tool_runtime::display::visible;
 use tool_runtime::executor::Status;
 use tool_runtime::executor::{
-    ApproveAll, ConfirmationHandler, Deferred, ExecutorConfig, TerminalConfirmer,
+    ApproveAll, ConfirmationHandler, Deferred, Executor, ExecutorConfig, TerminalConfirmer,
 };
-use tool_runtime::select::PickOptions;
-use tool_runtime::{CallContext, ErrorCode};
+use tool_runtime::{CallContext, ErrorCode, ToolError};
 
 /// The research assistant: notes and a bibliography, with confirmations, previews and undo.
 #[derive(Parser)]
@@ -63,7 +69,7 @@ struct Args {
     #[command(flatten)]
     agent: AgentFlags,
     /// Tune prompts and tool choice for a small model behind --provider (as for the local one)
-    #[arg(long)]
+    #[arg(long, global = true)]
     small_model: bool,
     /// The notes database; its store is next to it (PATH with the extension `store.sqlite`)
     /// [default: TOOLS_RESEARCH_DB, else ~/.local/share/tool-calling/research.sqlite]
@@ -78,6 +84,15 @@ struct Args {
     /// Undo a call (by its call id, or the undo id `un-...` an ambiguous call id lists) and exit
     #[arg(long, value_name = "CALL_ID|UNDO_ID")]
     undo: Option<String>,
+    /// Let calls that need a person wait as pending operations, decided from any terminal
+    /// (`research tools approve ID`) or the approvals page, instead of asking here; the run
+    /// waits for the decisions and goes on
+    #[arg(long, conflicts_with = "yes")]
+    defer: bool,
+    /// Continue the run RUN_ID (printed when it waited) once its operations are decided: after
+    /// its process was closed, or from another machine on the same store
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["undo", "question"])]
+    resume: Option<String>,
     /// The question (one turn); without it, the first line of a non-terminal stdin, or an
     /// interactive session in a terminal
     #[arg(value_name = "QUESTION", allow_negative_numbers = true)]
@@ -121,11 +136,18 @@ async fn main() -> ExitCode {
                 ExecutorConfig::default(),
             )
             .unwrap_or_else(|e| fail(e));
+            let small_model = args.small_model;
+            let agent = cli::chat_agent(args.agent.provider, |choice| {
+                let config =
+                    setup::agent_config(research::SYSTEM, None, choice.local || small_model);
+                Agent::new(choice.model, executor.clone(), config)
+            });
             cli::serve(
                 addr,
                 executor,
                 "research-assistant",
                 "A research assistant's notes, sources and citations. Changes to existing work wait for a person's approval on the approvals page; a pending call has not run, so tell the user and do not retry it.",
+                agent,
             )
             .await
         }
@@ -150,6 +172,8 @@ async fn main() -> ExitCode {
     let input = SharedInput::stdin();
     let confirmer: Arc<dyn ConfirmationHandler> = if args.yes {
         Arc::new(ApproveAll)
+    } else if args.defer {
+        Arc::new(Deferred)
     } else {
         Arc::new(ConfirmWithEvents::new(
             TerminalConfirmer::new(input.reader(), std::io::stderr()),
@@ -179,29 +203,32 @@ async fn main() -> ExitCode {
         std::process::exit(1)
     });
     eprintln!("model: {}", choice.description);
-    let mut config = AgentConfig {
-        system: Some(research::SYSTEM.into()),
-        session: Some("research-cli".into()),
-        ..Default::default()
-    };
     // The local server is the small model; `--small-model` says so of a provider flag's server
     // too (e.g. the same model behind a proxy that speaks another wire format).
     let small = choice.local || args.small_model;
-    if small {
-        // A 135M model calls tools reliably only when told to, and chooses well among few tools:
-        // force a call on the first request and declare the tools `pick` finds relevant. Left
-        // free afterwards it calls the same tool again and again (three identical notes for one
-        // request), so once the results are back it may only answer (`tool_choice: none`).
-        config.first_choice = Some(ToolChoice::Required);
-        config.choice = ToolChoice::None;
-        config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
-        config.max_iterations = 2;
-    }
-    let agent = Agent::new(choice.model.streaming(args.stream), executor, config).on_event(sink);
+    let config = setup::agent_config(research::SYSTEM, Some("research-cli"), small);
+    // Every run is kept in the store, step by step, so that one whose process is closed while
+    // it waits for a person is continued with `--resume`.
+    let agent = Agent::new(choice.model.streaming(args.stream), executor, config)
+        .on_event(sink)
+        .with_checkpoints(Checkpoints::new());
     let session = Session {
         agent,
         local: small,
     };
+
+    if let Some(run_id) = args.resume {
+        let resumed = session.agent.resume_run(&run_id).await;
+        let code = match session.finish(resumed).await {
+            Some(report) => {
+                setup::print_status(&report);
+                setup::print_usage(&report);
+                0
+            }
+            None => 1,
+        };
+        std::process::exit(code)
+    }
 
     let one_shot = if !args.question.is_empty() {
         Some(args.question.join(" "))
@@ -268,33 +295,96 @@ impl Session {
         let attempts = if self.local { 2 } else { 1 };
         let mut report = None;
         for attempt in 1..=attempts {
-            match self
+            let run = self
                 .agent
                 .run_with_history(conversation.clone(), question)
-                .await
-            {
-                Ok(r) => {
-                    let retry = attempt < attempts && only_malformed_calls(&r.transcript);
-                    report = Some(r);
-                    if !retry {
-                        break;
-                    }
-                    eprintln!("(every call was malformed; asking the model again)");
-                }
+                .await;
+            let r = self.finish(run).await?;
+            let retry = attempt < attempts && only_malformed_calls(&r.transcript);
+            report = Some(r);
+            if !retry {
+                break;
+            }
+            eprintln!("(every call was malformed; asking the model again)");
+        }
+        let report = report?;
+        setup::print_status(&report);
+        setup::print_usage(&report);
+        Some(report)
+    }
+
+    /// Carries a run through its waits: while it waits for decisions it says which and how to
+    /// continue it elsewhere, and resumes once they are made. The run's report, or `None`
+    /// (said on stderr) when it failed.
+    async fn finish(&self, run: Result<RunReport, AgentError>) -> Option<RunReport> {
+        let mut run = run;
+        loop {
+            let report = match run {
+                Ok(report) => report,
                 Err(e) => {
                     // The client already retried what is worth retrying (429, 5xx, timeouts).
                     eprintln!(
                         "error: {}",
                         tool_runtime::display::visible_lines(&e.to_string())
                     );
+                    // the run is kept as it stood: it can be tried again later
+                    if let Some(partial) = e.partial()
+                        && !matches!(e.cause(), AgentError::LeaseLost(_))
+                    {
+                        let id = visible(&partial.state.correlation_id);
+                        eprintln!("run {id} stopped; `research --resume {id}` tries again");
+                    }
                     return None;
                 }
+            };
+            let Some(state) = report.suspended() else {
+                return Some(report);
+            };
+            let ops = state.operation_ids();
+            eprintln!(
+                "run {} waits for {}: decide with `research tools approve ID` (or deny) from any \
+                 terminal; if this program is closed, `research --resume {}` continues it",
+                visible(&report.correlation_id),
+                ops.iter()
+                    .map(|o| visible(o))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                visible(&report.correlation_id),
+            );
+            if let Err(e) = decided(self.agent.executor(), &ops).await {
+                eprintln!(
+                    "error: {}",
+                    tool_runtime::display::visible_lines(&e.to_string())
+                );
+                return None;
             }
+            run = self.agent.resume_run(&report.correlation_id).await;
         }
-        let report = report?;
-        setup::print_status(&report);
-        setup::print_usage(&report);
-        Some(report)
+    }
+}
+
+/// Waits until every operation of `ids` is decided (run, failed or denied), looking at the store
+/// every half second: a decision made by another process counts.
+async fn decided(executor: &Executor, ids: &[String]) -> Result<(), ToolError> {
+    loop {
+        let (executor, ids) = (executor.clone(), ids.to_vec());
+        let open = tokio::task::spawn_blocking(move || -> Result<bool, ToolError> {
+            for id in &ids {
+                let waiting = executor
+                    .pending_operation(id)?
+                    .is_some_and(|op| !op.state.is_decided());
+                if waiting {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })
+        .await
+        .map_err(|e| ToolError::execution(e.to_string()))??;
+        if !open {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
 }
 

@@ -25,13 +25,11 @@ use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::setup;
 use examples::tasks::{self, TaskDb};
-use tool_providers::agent::{Agent, AgentConfig, ConfirmWithEvents};
-use tool_providers::codec::ToolChoice;
+use tool_providers::agent::{Agent, ConfirmWithEvents};
 use tool_runtime::CallContext;
 use tool_runtime::executor::{
     ApproveAll, ChainStep, ConfirmationHandler, Deferred, ExecutorConfig, TerminalConfirmer,
 };
-use tool_runtime::select::PickOptions;
 
 /// The task manager: tasks in SQLite, updates and deletions confirmed with a preview.
 #[derive(Parser)]
@@ -101,11 +99,16 @@ async fn main() -> ExitCode {
                 ExecutorConfig::default(),
             )
             .unwrap_or_else(|e| fail(e));
+            let agent = cli::chat_agent(args.agent.provider, |choice| {
+                let config = setup::agent_config(tasks::SYSTEM, None, choice.local);
+                Agent::new(choice.model, executor.clone(), config)
+            });
             cli::serve(
                 addr,
                 executor,
                 "task-manager",
                 "A task manager. Updates and deletions wait for a person's approval on the approvals page; a pending call has not run, so tell the user and do not retry it.",
+                agent,
             )
             .await
         }
@@ -152,19 +155,7 @@ async fn main() -> ExitCode {
         std::process::exit(1)
     });
     eprintln!("model: {}", choice.description);
-    let mut config = AgentConfig {
-        system: Some(tasks::SYSTEM.into()),
-        session: Some("tasks-cli".into()),
-        ..Default::default()
-    };
-    if choice.local {
-        // As in the research assistant: a 135M model needs a forced call among few tools.
-        config.first_choice = Some(ToolChoice::Required);
-        // Once the results are back it may only answer: left free it calls the tool again.
-        config.choice = ToolChoice::None;
-        config.selection = Some(PickOptions::new().max_candidates(2).allow_unsafe(true));
-        config.max_iterations = 2;
-    }
+    let config = setup::agent_config(tasks::SYSTEM, Some("tasks-cli"), choice.local);
     let agent = Agent::new(choice.model, executor, config).on_event(sink);
     let one_shot = if !args.question.is_empty() {
         Some(args.question.join(" "))

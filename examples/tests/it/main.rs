@@ -22,6 +22,7 @@ mod graph_tools;
 mod research;
 mod research_cli;
 mod research_external;
+mod research_runs;
 mod research_serve;
 mod research_stand_ins;
 mod tasks;

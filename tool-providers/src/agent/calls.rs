@@ -25,7 +25,7 @@ impl Agent {
     ) -> Result<(Vec<(usize, ToolCall, ToolOutcome)>, Vec<PendingCall>), AgentError> {
         let cx = CallContext {
             correlation_id: p.correlation_id.clone(),
-            session: self.config.session.clone(),
+            session: self.session_of(p),
             initiator: Initiator::Model,
             ..CallContext::default()
         };

@@ -256,7 +256,10 @@ impl Agent {
             version: CHECKPOINT_VERSION,
             run_id: p.correlation_id.to_string(),
             status,
-            session: self.config.session.clone(),
+            session: state
+                .session
+                .clone()
+                .or_else(|| self.config.session.clone()),
             state,
             turn,
             answer,
@@ -358,6 +361,10 @@ impl Agent {
             )));
         }
         let mut state = checkpoint.state;
+        // the run's own session, where the agent's differs
+        if checkpoint.session != self.config.session {
+            state.session = state.session.or(checkpoint.session);
+        }
         if let Some(turn) = checkpoint.turn {
             self.reconcile(&mut state, &turn).await?;
         }

@@ -254,6 +254,8 @@ struct Progress {
     repairs: Vec<RepairRecord>,
     mode: ToolMode,
     correlation_id: SharedId,
+    /// The run's own session, when it has one (else the agent's).
+    session: Option<String>,
 }
 
 impl Progress {
@@ -270,6 +272,7 @@ impl Progress {
             repairs: state.repairs.clone(),
             mode: state.tool_mode,
             correlation_id: state.correlation_id.as_str().into(),
+            session: state.session.clone(),
         }
     }
 
@@ -290,6 +293,7 @@ impl Progress {
             repairs: self.repairs.clone(),
             tool_mode: self.mode,
             correlation_id: self.correlation_id.to_string(),
+            session: self.session.clone(),
         }
     }
 }
@@ -380,6 +384,47 @@ impl Agent {
         history: Vec<Value>,
         question: &str,
     ) -> Result<RunReport, AgentError> {
+        self.start(history, question, None).await
+    }
+
+    /// Like [`Agent::run_with_history`], with the run's calls in `session` instead of the
+    /// agent's (first-time gates, the activity feed, and the run as the store lists it): for a
+    /// server whose one agent holds many people's conversations. The session stays the run's
+    /// when it is resumed.
+    pub async fn run_in_session(
+        &self,
+        history: Vec<Value>,
+        question: &str,
+        session: &str,
+    ) -> Result<RunReport, AgentError> {
+        self.start(history, question, Some(session.to_owned()))
+            .await
+    }
+
+    /// [`Agent::run_in_session`], with this run's events also sent to `sink`.
+    pub async fn run_in_session_observed(
+        &self,
+        history: Vec<Value>,
+        question: &str,
+        session: &str,
+        sink: EventSink,
+    ) -> Result<RunReport, AgentError> {
+        events::RUN_EVENTS
+            .scope(sink, self.run_in_session(history, question, session))
+            .await
+    }
+
+    /// The session a run's calls run in: its own, else the agent's.
+    fn session_of(&self, p: &Progress) -> Option<String> {
+        p.session.clone().or_else(|| self.config.session.clone())
+    }
+
+    async fn start(
+        &self,
+        history: Vec<Value>,
+        question: &str,
+        session: Option<String>,
+    ) -> Result<RunReport, AgentError> {
         let mut conversation = history;
         conversation.push(self.model.user_message(question));
         let mut p = Progress {
@@ -395,6 +440,7 @@ impl Agent {
             repairs: Vec::new(),
             mode: self.model.mode(),
             correlation_id: new_correlation_id().into(),
+            session,
         };
         self.checkpoint(&p, CheckpointStatus::Running, None, None, None, None)
             .await?;

@@ -262,6 +262,10 @@ pub struct RunState {
     pub tool_mode: ToolMode,
     /// The run's correlation id.
     pub correlation_id: String,
+    /// The session the run's calls run in when the run was given its own
+    /// ([`Agent::run_in_session`](super::Agent::run_in_session)); otherwise the agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 impl RunState {

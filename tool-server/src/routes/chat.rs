@@ -147,6 +147,12 @@ pub(crate) struct Message {
 pub(crate) struct ChatRequest {
     /// The conversation so far, oldest first; the last one is the user's new request.
     messages: Vec<Message>,
+    /// The conversation this request continues: the run's calls run in this session, and the
+    /// model sees the conversation of the session's last run (kept in the store) before the
+    /// messages. A session whose last run has no answer (it waits for a person, failed or was
+    /// cancelled) is refused; a session without runs starts with this request.
+    #[serde(default)]
+    session: Option<String>,
 }
 
 impl ChatRequest {
@@ -207,6 +213,8 @@ impl ChatRequest {
           (`GET /api/v1/chat/{run_id}`)", body = Object),
         (status = 401, description = "No or an unknown token", body = ErrorBody),
         (status = 404, description = "This server has no agent", body = ErrorBody),
+        (status = 409, description = "The `session`'s last run has no answer to continue from",
+          body = ErrorBody),
         (status = 422, description = "The messages do not end with the user's", body = ErrorBody),
         (status = 502, description = "The model failed", body = ErrorBody),
     )
@@ -218,17 +226,23 @@ pub(crate) async fn chat(
     JsonBody(request): JsonBody<ChatRequest>,
 ) -> Result<Response, ApiError> {
     let chat = state.chat.clone().ok_or_else(no_agent)?;
-    let (history, question) = request.split(&chat.agent)?;
+    let session = request.session.clone();
+    let (mut history, question) = request.split(&chat.agent)?;
     let executor = state.executor.clone();
-    if wants_events(&headers) {
-        return Ok(stream(chat, executor, history, question).into_response());
+    if let Some(session) = &session {
+        let mut before = super::runs::session_history(&chat, &executor, session).await?;
+        before.append(&mut history);
+        history = before;
     }
-    let report = chat
-        .agent
-        .run_with_history(history, &question)
-        .await
-        .map_err(agent_failed)?;
-    let body = run_body(&report);
+    if wants_events(&headers) {
+        return Ok(stream(chat, executor, history, question, session).into_response());
+    }
+    let run = match &session {
+        Some(s) => chat.agent.run_in_session(history, &question, s).await,
+        None => chat.agent.run_with_history(history, &question).await,
+    };
+    let report = run.map_err(agent_failed)?;
+    let body = with_session(run_body(&report), session.as_deref());
     let run_id = report.correlation_id.clone();
     chat.set(&run_id, body.clone());
     if report.suspended().is_none() {
@@ -294,13 +308,32 @@ pub(crate) fn no_agent() -> ApiError {
     )
 }
 
+/// A run that failed, as the API answers it: `AGENT_FAILED`, and for a run that had started,
+/// its id in `details.run_id`; such a run is kept in the store as `failed`, with what it did
+/// so far, and can be resumed later (`Agent::resume_run`), which sends the failed request again.
 pub(crate) fn agent_failed(e: AgentError) -> ApiError {
-    let mut err = ApiError::new(ToolError::new(
+    let mut error = ToolError::new(
         ErrorCode::of("AGENT_FAILED"),
         format!("the run failed: {e}"),
-    ));
+    );
+    if let Some(partial) = e.partial() {
+        let id = &partial.state.correlation_id;
+        error = error.with_detail("run_id", id.as_str()).recover(format!(
+            "the run is kept as failed (GET /api/v1/chat/{id}); it can be resumed once the \
+             model answers again"
+        ));
+    }
+    let mut err = ApiError::new(error);
     err.set_status(StatusCode::BAD_GATEWAY);
     err
+}
+
+/// `body` with the run's `session`, when it has one.
+fn with_session(mut body: Value, session: Option<&str>) -> Value {
+    if let Some(s) = session {
+        body["session"] = json!(s);
+    }
+    body
 }
 
 /// The report as the API answers it.
@@ -409,6 +442,7 @@ fn stream(
     executor: Executor,
     history: Vec<Value>,
     question: String,
+    session: Option<String>,
 ) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
     let events = tx.clone();
@@ -423,11 +457,19 @@ fn stream(
     });
     // the run goes on if the client disconnects: its calls and decisions are real
     tokio::spawn(async move {
-        let done = match chat
-            .agent
-            .run_observed(history, &question, sink.clone())
-            .await
-        {
+        let run = match &session {
+            Some(s) => {
+                chat.agent
+                    .run_in_session_observed(history, &question, s, sink.clone())
+                    .await
+            }
+            None => {
+                chat.agent
+                    .run_observed(history, &question, sink.clone())
+                    .await
+            }
+        };
+        let done = match run {
             Ok(report) => {
                 chat.set(&report.correlation_id, run_body(&report));
                 let id = report.correlation_id.clone();

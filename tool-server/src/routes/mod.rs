@@ -5,6 +5,7 @@ mod activity;
 pub(crate) mod chat;
 mod health;
 mod pending;
+mod run_events;
 pub(crate) mod runs;
 mod session;
 mod summary;
@@ -37,6 +38,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(chat::chat, runs::list))
         .routes(routes!(chat::run))
         .routes(routes!(runs::cancel))
+        .routes(routes!(run_events::events))
 }
 
 /// An execution as the API answers it: the outcome's fields (`status` first) at the top level,

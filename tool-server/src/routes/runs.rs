@@ -12,6 +12,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_providers::agent::{AgentError, Checkpoint, CheckpointStatus};
+use tool_providers::codec::{Decoded, StopReason};
 use tool_runtime::store::{RunQuery, StoredRun};
 use tool_runtime::{ErrorCode, Executor, ToolError};
 use utoipa::{IntoParams, ToSchema};
@@ -23,7 +24,7 @@ use crate::auth::AgentAccess;
 use crate::error::{ApiError, ErrorBody};
 
 /// A stored run as the API answers it: the same fields as a chat answer, from its checkpoint.
-fn body_of(run: &StoredRun) -> Value {
+pub(crate) fn body_of(run: &StoredRun) -> Value {
     let cp = match Checkpoint::from_json(&run.checkpoint) {
         Ok(cp) => cp,
         Err(error) => {
@@ -68,6 +69,69 @@ pub(crate) async fn stored_body(
     let (executor, id) = (executor.clone(), run_id.to_owned());
     let run = blocking(move || Ok(executor.store().get_run(&id)?)).await?;
     Ok(run.as_ref().map(body_of))
+}
+
+/// The conversation a follow-up in `session` continues: the one its last run ended with (none
+/// for a session without runs). Refused while that run has no answer (it waits, failed or was
+/// cancelled: its conversation ends on calls without results), and on a server whose store
+/// keeps no runs.
+pub(crate) async fn session_history(
+    chat: &Chat,
+    executor: &Executor,
+    session: &str,
+) -> Result<Vec<Value>, ApiError> {
+    if !chat.durable() {
+        return Err(ApiError::new(
+            ToolError::new(
+                ErrorCode::INVALID_ARGUMENTS,
+                "this server's store keeps no chat runs, so a session cannot be continued",
+            )
+            .recover("send the whole conversation in `messages`, without `session`"),
+        ));
+    }
+    let query = RunQuery {
+        session: Some(session.to_owned()),
+        limit: Some(1),
+        ..Default::default()
+    };
+    let store = executor.clone();
+    let last = blocking(move || Ok(store.store().list_runs(&query)?)).await?;
+    let Some(run) = last.into_iter().next() else {
+        return Ok(Vec::new());
+    };
+    let cp = Checkpoint::from_json(&run.checkpoint).map_err(ApiError::new)?;
+    if !matches!(
+        cp.status,
+        CheckpointStatus::Answered | CheckpointStatus::MaxIterations
+    ) {
+        let mut err = ApiError::new(
+            ToolError::new(
+                ErrorCode::of("CONFLICT"),
+                format!(
+                    "the last run of session {session:?}, {:?}, has no answer to continue from ({})",
+                    cp.run_id,
+                    cp.status.as_str()
+                ),
+            )
+            .recover(
+                "wait until it answers (GET /api/v1/chat/{run_id}); a cancelled run's session \
+                 is not continued: start another",
+            ),
+        );
+        err.set_status(StatusCode::CONFLICT);
+        return Err(err);
+    }
+    let mut conversation = cp.state.conversation;
+    // the model's final answer ends the run's report, not the conversation it was sent
+    if let Some(answer) = cp.answer {
+        conversation.extend(chat.agent.model().assistant_entries(&Decoded {
+            text: answer,
+            calls: Vec::new(),
+            stop: StopReason::EndTurn,
+            assistant: None,
+        }));
+    }
+    Ok(conversation)
 }
 
 /// Which runs to list.

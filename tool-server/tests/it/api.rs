@@ -555,6 +555,7 @@ async fn health_readiness_and_the_openapi_document_need_no_token() {
         ("/readyz", "get"),
         ("/api/v1/chat", "post"),
         ("/api/v1/chat/{run_id}", "get"),
+        ("/api/v1/chat/{run_id}/events", "get"),
     ] {
         assert!(doc["paths"][path][method].is_object(), "{method} {path}");
     }

@@ -239,3 +239,89 @@ async fn runs_are_listed_from_the_store_and_a_cancelled_one_denies_its_calls() {
     let (_, run) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
     assert_eq!(run["status"], "cancelled", "{run}");
 }
+
+#[tokio::test]
+async fn a_follow_up_in_a_session_continues_its_last_runs_conversation() {
+    let (base, script) = scripted(vec![
+        answer("Hello Ann."),
+        answer("Your name is Ann."),
+        call("c1", "delete_note", json!({"id": "n1"})),
+    ])
+    .await;
+    let s = start_with_model(&base).await;
+    let ask = |text: &str, session: &str| json!({"messages": [{"role": "user", "content": text}], "session": session});
+    let (status, first) = s
+        .post("/api/v1/chat", Some(AGENT), ask("my name is Ann", "s-ann"))
+        .await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first["session"], "s-ann");
+    let (status, second) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            ask("what is my name?", "s-ann"),
+        )
+        .await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["answer"], "Your name is Ann.");
+    assert_ne!(second["run_id"], first["run_id"]);
+    // the model's second request holds the first exchange once, then the new question
+    let request = script.requests.lock().unwrap()[1].clone();
+    let texts: Vec<String> = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        texts,
+        ["my name is Ann", "Hello Ann.", "what is my name?"],
+        "{request}"
+    );
+    let (_, listed) = s.get("/api/v1/chat?session=s-ann", Some(AGENT)).await;
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 2, "{listed}");
+
+    // a session whose last run waits for a person has no answer to continue from
+    let (status, waiting) = s
+        .post("/api/v1/chat", Some(AGENT), ask("delete note n1", "s-bob"))
+        .await;
+    assert_eq!(status, 202, "{waiting}");
+    assert_eq!(waiting["session"], "s-bob");
+    let (status, refused) = s
+        .post("/api/v1/chat", Some(AGENT), ask("and then?", "s-bob"))
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_error(&refused, "CONFLICT");
+    assert_eq!(script.requests.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_run_whose_model_fails_ends_with_a_structured_error_and_is_kept() {
+    // the script is empty: the model answers 500, and the client does not retry
+    let (base, _script) = scripted(Vec::new()).await;
+    let s = start_with_model(&base).await;
+    let (status, body) = s
+        .post(
+            "/api/v1/chat",
+            Some(AGENT),
+            json!({"messages": [{"role": "user", "content": "hello"}]}),
+        )
+        .await;
+    assert_eq!(status, 502, "{body}");
+    assert_error(&body, "AGENT_FAILED");
+    let run_id = body["error"]["details"]["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the failed run's id: {body}"))
+        .to_owned();
+    assert!(
+        body["error"]["recover_action"]
+            .as_str()
+            .is_some_and(|r| r.contains(&run_id)),
+        "{body}"
+    );
+    let (status, run) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "AGENT_FAILED", "{run}");
+}

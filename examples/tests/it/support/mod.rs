@@ -1,6 +1,8 @@
 //! What the tests of the agent binaries share: a command that inherits none of the caller's model,
 //! provider, token or telemetry settings, and one run of `research` with a fresh database.
 
+pub mod peer;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
