@@ -1,7 +1,10 @@
-//! The MCP client against MCP servers nobody here wrote, started as a host would start them.
+//! The MCP client against MCP servers, started as a host would start them: reference servers
+//! nobody here wrote (npm), and small servers written with the official Python SDK in
+//! `tests/servers/` for what the reference servers cannot be made to do (change a tool, die).
 
 mod filesystem;
 mod http;
 mod list_changes;
+mod memory;
 mod pinning;
 mod restart;
