@@ -94,14 +94,27 @@ pub fn mcp_typescript_sdk() -> Option<String> {
 }
 
 /// The folder of `node_modules` that holds the reference MCP servers the client tests import
-/// tools from (`@modelcontextprotocol/server-filesystem`, `TOOLS_MCP_SERVERS`); `node` is taken
-/// from the PATH.
+/// tools from (`@modelcontextprotocol/server-filesystem`, `server-memory` and
+/// `server-everything`, `TOOLS_MCP_SERVERS`); `node` is taken from the PATH.
 pub fn mcp_servers() -> Option<String> {
     service(
         "TOOLS_MCP_SERVERS",
-        "a node_modules folder with @modelcontextprotocol/server-filesystem installed from npm, as \
-         .ci/run makes",
+        "a node_modules folder with @modelcontextprotocol/server-filesystem, server-memory and \
+         server-everything installed from npm, as .ci/run makes",
     )
+}
+
+/// The console script of the reference MCP server `mcp-server-time` (PyPI), installed beside
+/// [`conformance_python`] in its virtual environment.
+pub fn mcp_time_server() -> Option<String> {
+    let python = conformance_python()?;
+    let script = std::path::Path::new(&python).with_file_name("mcp-server-time");
+    prerequisite(
+        script.is_file(),
+        "mcp-server-time",
+        "pip install mcp-server-time into the TOOLS_CONFORMANCE_PYTHON environment, as .ci/run does",
+    )
+    .then(|| script.display().to_string())
 }
 
 /// The OTLP receiver the telemetry tests export to: its base URL (`TOOLS_OTLP_URL`, for

@@ -1,10 +1,12 @@
 //! The MCP client against MCP servers, started as a host would start them: reference servers
-//! nobody here wrote (npm), and small servers written with the official Python SDK in
+//! nobody here wrote (npm and PyPI), and small servers written with the official Python SDK in
 //! `tests/servers/` for what the reference servers cannot be made to do (change a tool, die).
 
+mod everything;
 mod filesystem;
 mod http;
 mod list_changes;
 mod memory;
 mod pinning;
 mod restart;
+mod time;
