@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn blocks_have_mcp_shapes_and_descriptions_never_hold_bytes() {
-        let blocks = vec![
+        let all = vec![
             Content::text("hello"),
             Content::image([1u8, 2, 3, 4, 5], "image/png"),
             Content::audio([0u8; 10], "audio/wav"),
@@ -405,7 +405,7 @@ mod tests {
             Content::resource_blob("test://b.bin", "application/octet-stream", [7u8; 4]),
             Content::resource_link("test://c", "c", Some("text/plain")),
         ];
-        let v = to_value(&blocks);
+        let v = to_value(&all);
         assert!(is_rich(&v));
         assert_eq!(
             v[CONTENT_KEY][1],
@@ -423,15 +423,15 @@ mod tests {
             v[CONTENT_KEY][5],
             json!({"type": "resource_link", "uri": "test://c", "name": "c", "mimeType": "text/plain"})
         );
-        assert_eq!(blocks(&v).unwrap(), blocks);
+        assert_eq!(blocks(&v).unwrap(), all);
         assert_eq!(
-            describe(&blocks),
+            describe(&all),
             "text, 5 bytes; image image/png, 5 bytes; audio audio/wav, 10 bytes; \
              resource test://a.txt text/plain, 3 bytes; \
              resource test://b.bin application/octet-stream, 4 bytes; \
              resource_link test://c (c) text/plain"
         );
-        let text = stand_in(&blocks);
+        let text = stand_in(&all);
         assert!(text.starts_with("hello\n[image image/png, 5 bytes]\n"));
         assert!(text.contains("[resource test://a.txt text/plain, 3 bytes]\nabc"));
         assert!(!text.contains("AQIDBAU="));
