@@ -129,7 +129,12 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
             "test_simple_text",
             "test_error_handling",
             "test_tool_with_progress",
-            "json_schema_2020_12_tool"
+            "json_schema_2020_12_tool",
+            "test_tool_with_logging",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums"
         ]
     );
     let schema = &tools[3]["inputSchema"];
