@@ -239,7 +239,9 @@ impl CallContext {
     ///
     /// A question is not a confirmation: the executor's policy confirms calls before they run,
     /// and a client may answer a form on its own, so a tool does not use a question to approve
-    /// its own effects.
+    /// its own effects. The executor keeps the results of read-only tools for a while (its
+    /// cache), so the result of a read-only tool that asks is reused without asking again until
+    /// it expires; the tool's own timeout bounds the wait as well.
     pub async fn ask<Q>(
         &self,
         message: impl Into<String>,

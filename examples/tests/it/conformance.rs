@@ -133,7 +133,12 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
             "test_multiple_content_types",
             "test_image_content",
             "test_audio_content",
-            "test_embedded_resource"
+            "test_embedded_resource",
+            "test_tool_with_logging",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums"
         ]
     );
     let schema = &tools[3]["inputSchema"];
