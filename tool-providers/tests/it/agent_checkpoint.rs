@@ -297,3 +297,48 @@ async fn a_cancelled_run_denies_its_waiting_calls_and_never_resumes() {
     ));
     assert_eq!(script.requests.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_run_in_its_own_session_keeps_it_across_a_resume() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let probe = probe(&store);
+    let (base, _script) = scripted_openai(vec![
+        tool_call("c1", "send_letter", &json!({"to": "Ada"}).to_string()),
+        answer("The letter to Ada is sent."),
+    ])
+    .await;
+    let first = agent(&base, &store, &probe);
+    let report = first
+        .run_in_session(Vec::new(), "write to Ada", "s-ada")
+        .await
+        .unwrap();
+    let state = report.suspended().expect("waits for a person").clone();
+    assert_eq!(state.session.as_deref(), Some("s-ada"));
+    let run_id = report.correlation_id.clone();
+    let query = RunQuery {
+        session: Some("s-ada".into()),
+        ..Default::default()
+    };
+    let listed = store.list_runs(&query).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, run_id);
+    // the parked call was made in the run's session
+    let op = first
+        .executor()
+        .pending_operation(&state.pending[0].operation_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(op.session.as_deref(), Some("s-ada"), "{op:?}");
+
+    first
+        .executor()
+        .approve(&state.pending[0].operation_id)
+        .await
+        .unwrap();
+    let second = agent(&base, &store, &probe);
+    let done = second.resume_run(&run_id).await.unwrap();
+    assert_eq!(done.answer.as_deref(), Some("The letter to Ada is sent."));
+    let stored = store.get_run(&run_id).unwrap().unwrap();
+    assert_eq!(stored.session.as_deref(), Some("s-ada"));
+    assert_eq!(stored.status, "answered");
+}
