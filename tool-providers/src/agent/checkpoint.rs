@@ -13,8 +13,11 @@
 //! Resuming ([`Agent::resume_run`]) is a function of the checkpoint and the store: the calls of
 //! an issued turn that reached the executor are not run again. A call that was parked takes the
 //! outcome of its operation (approved and run once by the executor, or denied); a call the
-//! audit trail records as finished takes the result recorded there (its summary); only a call
-//! with neither record runs.
+//! audit trail records as finished takes the result recorded there (its summary). A call with
+//! neither record may never have reached the executor, or may have run while its worker was
+//! killed before the record was written: a read-only or idempotent one runs, any other is given
+//! the error [`OUTCOME_UNKNOWN`] (the model is told to check before repeating it), so that no
+//! call that changes something runs twice.
 //!
 //! A worker holds the run's lease in the store while it drives it, renewed as it goes; a run
 //! that waits for a person holds none. A worker that dies leaves its lease to expire, and then
@@ -30,6 +33,10 @@ use tool_runtime::{ErrorCode, ToolCall, ToolError};
 
 use super::report::{DoneCall, PendingCall, RunReport, RunState, RunStatus, SavedOutcome};
 use super::{Agent, AgentError, Progress};
+
+/// The error a resumed run gives a call that may have run before its worker stopped and left
+/// no record of its outcome: it is not run again (see [`Agent::resume_run`]).
+pub const OUTCOME_UNKNOWN: ErrorCode = ErrorCode::of("OUTCOME_UNKNOWN");
 
 /// The checkpoint format this build writes and reads.
 pub const CHECKPOINT_VERSION: u32 = 1;
@@ -371,6 +378,14 @@ impl Agent {
         self.resume_claimed(state).await
     }
 
+    /// Whether a call of `tool` may run again when it is unknown whether it ran: a read-only
+    /// or idempotent tool.
+    fn repeatable(&self, tool: &str) -> bool {
+        self.executor.toolset().get(tool).is_some_and(|def| {
+            def.idempotent || def.safety == tool_runtime::definition::Safety::ReadOnly
+        })
+    }
+
     async fn release(&self, run_id: &str) {
         if let Some(cp) = &self.checkpoints {
             let (worker, id) = (cp.worker.clone(), run_id.to_owned());
@@ -445,7 +460,17 @@ impl Agent {
                         outcome,
                     });
                 }
-                None => missing.push((index, call.clone())),
+                // No record: the call never reached the executor, or it ran and its process
+                // stopped before the record was written. Only a call that is harmless to repeat
+                // runs again; any other is in doubt and the model is told so, never run twice.
+                None if self.repeatable(&call.name) => missing.push((index, call.clone())),
+                None => state.done.push(DoneCall {
+                    call: call.clone(),
+                    index,
+                    outcome: SavedOutcome::Error {
+                        error: outcome_unknown(&call.name),
+                    },
+                }),
             }
         }
         if missing.is_empty() {
@@ -598,4 +623,17 @@ impl Agent {
         checkpoint.error = Some(error);
         Ok(checkpoint)
     }
+}
+
+/// The in-doubt error of a call of `tool` (see [`OUTCOME_UNKNOWN`]).
+fn outcome_unknown(tool: &str) -> ToolError {
+    ToolError::new(
+        OUTCOME_UNKNOWN,
+        format!(
+            "this call of {tool} may have run before the process running it stopped, and its \
+             outcome was not recorded; it was not run again"
+        ),
+    )
+    .retryable(false)
+    .recover("check whether its effect happened before calling it again")
 }

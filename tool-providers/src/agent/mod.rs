@@ -51,7 +51,7 @@ use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition, i
 
 pub use checkpoint::{
     CHECKPOINT_VERSION, CHECKPOINT_VERSION_MISMATCH, Checkpoint, CheckpointStatus, Checkpoints,
-    IssuedTurn,
+    IssuedTurn, OUTCOME_UNKNOWN,
 };
 pub use events::{AgentEvent, ConfirmWithEvents, EventSink};
 pub use model::{ChatModel, ToolMode, Turn};

@@ -8,6 +8,7 @@ mod api_load;
 mod approver_api;
 mod chat;
 mod chat_crash;
+mod chat_crash_loop;
 mod chat_events;
 mod feed;
 mod hygiene;
