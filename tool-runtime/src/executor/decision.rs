@@ -19,7 +19,7 @@ use crate::tool::CallContext;
 use super::Executor;
 use super::audit::now_ms;
 use super::confirm::{Answer, ConfirmationRequest};
-use super::record::Trail;
+use super::record::{Trail, Unfinished};
 
 /// How many times a person may send edited arguments that do not validate before the call is
 /// given up as denied.
@@ -30,9 +30,10 @@ impl Executor {
         &self,
         instance: ToolInstance,
         entry: &Arc<Entry>,
-        cx: CallContext,
+        cx: &CallContext,
         mut trail: Trail,
         first_use: bool,
+        unfinished: &mut Unfinished<'_>,
     ) -> Execution {
         let def = entry.definition();
         let cfg = &self.inner.config;
@@ -89,8 +90,9 @@ impl Executor {
                 Answer::Yes => {
                     trail.decision = Decision::Confirmed;
                     (trail.by, trail.via) = (route.decider, route.via);
+                    (unfinished.decision, unfinished.by) = (trail.decision, trail.by);
                     if first_use {
-                        self.pass_gate(def, &cx).await;
+                        self.pass_gate(def, cx).await;
                     }
                     return self.proceed(instance, cx, trail).await;
                 }
@@ -105,8 +107,9 @@ impl Executor {
                             trail.decision = Decision::Edited;
                             (trail.by, trail.via) = (route.decider, route.via);
                             trail.note_arguments(self.keeps_arguments(), edited.arguments(), def);
+                            (unfinished.decision, unfinished.by) = (trail.decision, trail.by);
                             if first_use {
-                                self.pass_gate(def, &cx).await;
+                                self.pass_gate(def, cx).await;
                             }
                             instance = edited;
                             return self.proceed(instance, cx, trail).await;
