@@ -38,11 +38,11 @@ impl Executor {
         let def = entry.definition();
         let cfg = &self.inner.config;
         let preview = match self
-            .preview(entry, instance.arguments(), &cx, first_use)
+            .preview(entry, instance.arguments(), cx, first_use)
             .await
         {
             Ok(p) => p,
-            Err(error) => return self.unasked(def, &cx, trail, error).await,
+            Err(error) => return self.unasked(def, cx, trail, error).await,
         };
         let mut request = ConfirmationRequest {
             preview,
@@ -71,7 +71,7 @@ impl Executor {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(_)) => {
                     let error = panicked("the confirmation handler", &def.name);
-                    return self.unasked(def, &cx, trail, error).await;
+                    return self.unasked(def, cx, trail, error).await;
                 }
                 Err(_) => Answer::Timeout,
             };
@@ -160,7 +160,7 @@ impl Executor {
                 Answer::Defer => {
                     trail.decision = Decision::Deferred;
                     trail.by = Decider::Policy;
-                    self.defer(&instance, &cx, request.preview.clone(), &mut trail)
+                    self.defer(&instance, cx, request.preview.clone(), &mut trail)
                         .await
                 }
             };
@@ -172,7 +172,7 @@ impl Executor {
                 audit_failure: None,
                 undo: None,
             };
-            self.record(&cx, &def.name, def.safety, &mut exec, trail)
+            self.record(cx, &def.name, def.safety, &mut exec, trail)
                 .await;
             return exec;
         }
