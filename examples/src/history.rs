@@ -135,6 +135,10 @@ fn outcome_of(status: Status, result: &Value) -> ToolOutcome {
         Status::Denied => ToolOutcome::Denied {
             reason: result["reason"].as_str().map(str::to_owned),
         },
+        Status::Cancelled => ToolOutcome::Error(ToolError::new(
+            ErrorCode::INTERNAL,
+            "the call was cancelled before it finished",
+        )),
         Status::Success | Status::Pending => ToolOutcome::Success(result.clone()),
     }
 }

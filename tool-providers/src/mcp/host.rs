@@ -95,6 +95,9 @@ pub(crate) struct McpHost {
     pub(crate) can_ask: bool,
     /// The client declared sampling and takes requests from the server.
     pub(crate) can_sample: bool,
+    /// Cancelled when the client sends `notifications/cancelled` for the call.
+    /// Whether the request's cancellation token has fired.
+    pub(crate) cancelled: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl McpHost {
@@ -114,11 +117,19 @@ impl McpHost {
             tool: tool.to_owned(),
             can_ask: !in_rounds && super::elicit::supported(context),
             can_sample: !in_rounds && caps.is_some_and(|c| c.sampling.is_some()),
+            cancelled: {
+                let ct = context.ct.clone();
+                Box::new(move || ct.is_cancelled())
+            },
         }
     }
 }
 
 impl CallHost for McpHost {
+    fn cancelled_by(&self) -> Option<String> {
+        (self.cancelled)().then(|| "the client".to_owned())
+    }
+
     fn log(&self, entry: LogEntry) {
         if !self.level.passes(entry.level) {
             return;

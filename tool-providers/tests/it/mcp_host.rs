@@ -67,9 +67,23 @@ async fn summarize(cx: &CallContext, text: String) -> Result<String, ToolError> 
     )
 }
 
+/// Takes longer than any client waits.
+#[tool(read_only)]
+async fn slow() -> String {
+    tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+    "done".to_owned()
+}
+
 /// A server on a loopback port, one MCP connection per TCP connection.
 async fn serve() -> u16 {
+    serve_executor().await.0
+}
+
+/// [`serve`], with the executor whose store the calls are recorded in.
+async fn serve_executor() -> (u16, Executor) {
     let set = ToolSet::new()
+        .with::<slow>()
+        .unwrap()
         .with::<order>()
         .unwrap()
         .with::<chatty>()
@@ -84,7 +98,7 @@ async fn serve() -> u16 {
         .store(Arc::new(MemoryStore::new()))
         .build()
         .unwrap();
-    let server = McpServer::new(executor);
+    let server = McpServer::new(executor.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -93,7 +107,7 @@ async fn serve() -> u16 {
             tokio::spawn(server.new_session().serve_io(r, w));
         }
     });
-    port
+    (port, executor)
 }
 
 async fn client(port: u16, options: &[&str], calls: &[&str]) -> Vec<Value> {
@@ -255,4 +269,33 @@ async fn log_entries_reach_the_client_at_its_level_before_the_result() {
     assert_eq!(logs(&lines).len(), 3, "{lines:?}");
     let lines = client(port, &["--level", "warning"], &["chatty={}"]).await;
     assert_eq!(logs(&lines), [pair("warning", "2 left")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_client_cancels_leaves_one_cancelled_record_naming_the_client() {
+    if test_support::conformance_python().is_none() {
+        eprintln!("skipped: TOOLS_CONFORMANCE_PYTHON is not set");
+        return;
+    }
+    let (port, executor) = serve_executor().await;
+    let lines = client(
+        port,
+        &["--level", "error", "--cancel-after", "0.5"],
+        &["slow={}", "chatty={}"],
+    )
+    .await;
+    assert_eq!(
+        lines[0],
+        json!({"call": "slow", "cancelled": true}),
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap()["call"], "chatty", "{lines:?}");
+    let query = tool_runtime::executor::ActivityQuery {
+        tool: Some("slow".into()),
+        ..Default::default()
+    };
+    let records = executor.activity(&query).unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].status, tool_runtime::executor::Status::Cancelled);
+    assert_eq!(records[0].cancelled_by.as_deref(), Some("the client"));
 }

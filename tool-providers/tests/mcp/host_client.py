@@ -2,11 +2,14 @@
 the official MCP Python SDK's `ClientSession`, as a host whose person answers questions, whose
 model samples, and which prints the log it receives.
 
-usage: host_client.py --port PORT [--elicit MODE] [--sample TEXT] [--level LEVEL] CALL...
+usage: host_client.py --port PORT [--elicit MODE] [--sample TEXT] [--level LEVEL]
+                      [--cancel-after SECONDS] CALL...
 
 MODE: `none` (no elicitation capability), `accept:JSON` (accept with that content), `decline`,
 `cancel`, `silent` (never answers). --sample: the text the client's model answers (no sampling
-capability without it). --level: sent with `logging/setLevel` first. Each CALL is NAME=JSON.
+capability without it). --level: sent with `logging/setLevel` first. --cancel-after: a call
+still running after SECONDS is abandoned (the SDK sends `notifications/cancelled`) and printed as
+{"call": NAME, "cancelled": true}. Each CALL is NAME=JSON.
 Prints one JSON line per call result, per log entry ({"log": ...}), per question
 ({"elicitation": ..., "schema": ...}) and per sampling request ({"sampling": ...}).
 """
@@ -61,6 +64,7 @@ async def main():
     p.add_argument("--elicit", default="none")
     p.add_argument("--sample")
     p.add_argument("--level")
+    p.add_argument("--cancel-after", type=float)
     p.add_argument("calls", nargs="*")
     a = p.parse_args()
 
@@ -97,7 +101,12 @@ async def main():
                 await session.set_logging_level(a.level)
             for step in a.calls:
                 name, _, args = step.partition("=")
-                result = await session.call_tool(name, json.loads(args or "{}"))
+                result = None
+                with anyio.move_on_after(a.cancel_after if a.cancel_after else float("inf")):
+                    result = await session.call_tool(name, json.loads(args or "{}"))
+                if result is None:
+                    emit({"call": name, "cancelled": True})
+                    continue
                 emit({"call": name,
                       "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)})
         await stream.aclose()

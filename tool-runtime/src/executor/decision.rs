@@ -19,7 +19,7 @@ use crate::tool::CallContext;
 use super::Executor;
 use super::audit::now_ms;
 use super::confirm::{Answer, ConfirmationRequest};
-use super::record::Trail;
+use super::record::{Trail, Unfinished};
 
 /// How many times a person may send edited arguments that do not validate before the call is
 /// given up as denied.
@@ -30,18 +30,19 @@ impl Executor {
         &self,
         instance: ToolInstance,
         entry: &Arc<Entry>,
-        cx: CallContext,
+        cx: &CallContext,
         mut trail: Trail,
         first_use: bool,
+        unfinished: &mut Unfinished<'_>,
     ) -> Execution {
         let def = entry.definition();
         let cfg = &self.inner.config;
         let preview = match self
-            .preview(entry, instance.arguments(), &cx, first_use)
+            .preview(entry, instance.arguments(), cx, first_use)
             .await
         {
             Ok(p) => p,
-            Err(error) => return self.unasked(def, &cx, trail, error).await,
+            Err(error) => return self.unasked(def, cx, trail, error).await,
         };
         let mut request = ConfirmationRequest {
             preview,
@@ -70,7 +71,7 @@ impl Executor {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(_)) => {
                     let error = panicked("the confirmation handler", &def.name);
-                    return self.unasked(def, &cx, trail, error).await;
+                    return self.unasked(def, cx, trail, error).await;
                 }
                 Err(_) => Answer::Timeout,
             };
@@ -89,8 +90,9 @@ impl Executor {
                 Answer::Yes => {
                     trail.decision = Decision::Confirmed;
                     (trail.by, trail.via) = (route.decider, route.via);
+                    (unfinished.decision, unfinished.by) = (trail.decision, trail.by);
                     if first_use {
-                        self.pass_gate(def, &cx).await;
+                        self.pass_gate(def, cx).await;
                     }
                     return self.proceed(instance, cx, trail).await;
                 }
@@ -105,8 +107,9 @@ impl Executor {
                             trail.decision = Decision::Edited;
                             (trail.by, trail.via) = (route.decider, route.via);
                             trail.note_arguments(self.keeps_arguments(), edited.arguments(), def);
+                            (unfinished.decision, unfinished.by) = (trail.decision, trail.by);
                             if first_use {
-                                self.pass_gate(def, &cx).await;
+                                self.pass_gate(def, cx).await;
                             }
                             instance = edited;
                             return self.proceed(instance, cx, trail).await;
@@ -157,7 +160,7 @@ impl Executor {
                 Answer::Defer => {
                     trail.decision = Decision::Deferred;
                     trail.by = Decider::Policy;
-                    self.defer(&instance, &cx, request.preview.clone(), &mut trail)
+                    self.defer(&instance, cx, request.preview.clone(), &mut trail)
                         .await
                 }
             };
@@ -169,7 +172,7 @@ impl Executor {
                 audit_failure: None,
                 undo: None,
             };
-            self.record(&cx, &def.name, def.safety, &mut exec, trail)
+            self.record(cx, &def.name, def.safety, &mut exec, trail)
                 .await;
             return exec;
         }

@@ -17,7 +17,7 @@ use super::chain::{self, ChainResult, ChainStep};
 use super::decision::needs_gate;
 use super::format::fit_owned;
 use super::policy::{self, Requirement};
-use super::record::{Trail, span};
+use super::record::{Trail, Unfinished, span};
 use super::{Executor, audit};
 
 impl Executor {
@@ -65,7 +65,7 @@ impl Executor {
     pub async fn run(&self, instance: ToolInstance, cx: CallContext) -> Execution {
         let cx = self.context(instance.call_id(), cx);
         let span = span(instance.name(), &cx);
-        self.run_inner(instance, cx).instrument(span).await
+        self.run_inner(instance, &cx).instrument(span).await
     }
 
     /// Runs the calls of one model turn concurrently (at most `max_concurrency` at a time) and
@@ -155,14 +155,15 @@ impl Executor {
         cx
     }
 
-    async fn run_inner(&self, instance: ToolInstance, cx: CallContext) -> Execution {
+    async fn run_inner(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
         let started = Instant::now();
         let entry = instance.entry.clone();
         let def = entry.definition();
         let cfg = &self.inner.config;
+        let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, started);
         // the paths most calls do not take are boxed: every call's future stays small, and it is
         // moved (copied) a few times on its way to being polled
-        let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, &cx)).await;
+        let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, cx)).await;
         let mut trail = Trail::new(started);
         trail.note_arguments(self.keeps_arguments(), instance.arguments(), def);
         trail.repairs = instance.repairs().to_vec();
@@ -175,30 +176,36 @@ impl Executor {
             }
             None => policy::requirement(def, cfg, gate_passed),
         };
-        match requirement {
+        let exec = match requirement {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
+                unfinished.decision = Decision::Refused;
                 let mut exec = Execution::new(
                     cx.call_id.clone(),
                     def.name.to_string(),
                     Outcome::error_from(error),
                 );
-                self.record(&cx, &def.name, def.safety, &mut exec, trail)
+                self.record(cx, &def.name, def.safety, &mut exec, trail)
                     .await;
                 exec
             }
             Requirement::RunNow => self.proceed(instance, cx, trail).await,
             Requirement::Confirm { first_use } => {
-                Box::pin(self.confirm_then_run(instance, &entry, cx, trail, first_use)).await
+                unfinished.decision = Decision::Unanswered;
+                let confirming =
+                    self.confirm_then_run(instance, &entry, cx, trail, first_use, &mut unfinished);
+                Box::pin(confirming).await
             }
-        }
+        };
+        unfinished.disarm();
+        exec
     }
 
     /// After the decision: run (cache, rate limit, attempts), journal, fit, record.
     pub(crate) async fn proceed(
         &self,
         instance: ToolInstance,
-        cx: CallContext,
+        cx: &CallContext,
         mut trail: Trail,
     ) -> Execution {
         let entry = instance.entry.clone();
@@ -209,7 +216,7 @@ impl Executor {
             self.inner.undo.get(def.name.as_ref())
         };
         let arguments = planner.map(|_| instance.arguments().clone());
-        let ran = self.execute(instance, &cx).await;
+        let ran = self.execute(instance, cx).await;
         trail.attempts = ran.attempts;
         trail.cached = ran.cached;
         let mut undo = None;
@@ -220,7 +227,7 @@ impl Executor {
                     let journaled = match std::panic::catch_unwind(AssertUnwindSafe(|| {
                         planner(args, &value)
                     })) {
-                        Ok(inverse) => Box::pin(self.journal(def, &cx, inverse)).await,
+                        Ok(inverse) => Box::pin(self.journal(def, cx, inverse)).await,
                         Err(payload) => Err(format!(
                             "its undo could not be planned (the planner panicked: {})",
                             panic_text(&*payload)
@@ -256,7 +263,7 @@ impl Executor {
             audit_failure: None,
             undo,
         };
-        self.record(&cx, &def.name, def.safety, &mut exec, trail)
+        self.record(cx, &def.name, def.safety, &mut exec, trail)
             .await;
         exec
     }

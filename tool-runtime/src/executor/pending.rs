@@ -244,7 +244,7 @@ impl Executor {
                 instance.arguments(),
                 instance.definition(),
             );
-            self.proceed(instance, cx.clone(), trail).await
+            self.proceed(instance, &cx, trail).await
         }
         .instrument(span)
         .await;

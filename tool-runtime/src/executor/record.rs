@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::definition::{Safety, ToolDefinition};
 use crate::hydrate::Repair;
-use crate::records::{AuditRecord, Decider, Decision, Execution, Outcome};
+use crate::records::{AuditRecord, Decider, Decision, Execution, Outcome, Status};
 use crate::store::StoreError;
 use crate::tool::CallContext;
 
@@ -83,7 +83,7 @@ impl Executor {
         exec: &mut Execution,
         trail: Trail,
     ) {
-        if let Some(record) = self.audit(cx, tool, category, exec, trail) {
+        if let Some(record) = self.audit(cx, tool, category, exec, trail, None) {
             let written = self
                 .with_store("append_audit", move |store| store.append_audit(&record))
                 .await;
@@ -100,14 +100,15 @@ impl Executor {
         exec: &mut Execution,
         trail: Trail,
     ) {
-        if let Some(record) = self.audit(cx, tool, category, exec, trail) {
+        if let Some(record) = self.audit(cx, tool, category, exec, trail, None) {
             let written = self.store_now("append_audit", |store| store.append_audit(&record));
             self.note_written(cx, tool, exec, written);
         }
     }
 
     /// Makes the record of a call, writes it onto the span and to every sink, and returns it
-    /// when it goes to the store too.
+    /// when it goes to the store too. `cancelled_by` names who stopped a call that did not
+    /// finish: its record is then [`Status::Cancelled`].
     fn audit(
         &self,
         cx: &CallContext,
@@ -115,6 +116,7 @@ impl Executor {
         category: Safety,
         exec: &mut Execution,
         trail: Trail,
+        cancelled_by: Option<String>,
     ) -> Option<AuditRecord> {
         // an error can quote the arguments (a validation message, a tool that prints its
         // input): secret values are hidden in what the caller gets too, not only in the record
@@ -122,8 +124,14 @@ impl Executor {
             *error = trail.secrets.scrub_error(error);
         }
         let cfg = &self.inner.config;
-        let status = exec.outcome.status();
-        let error_code = exec.outcome.error().map(|e| e.code.to_string());
+        let status = match cancelled_by {
+            Some(_) => Status::Cancelled,
+            None => exec.outcome.status(),
+        };
+        let error_code = match cancelled_by {
+            Some(_) => None,
+            None => exec.outcome.error().map(|e| e.code.to_string()),
+        };
         let duration_us = trail.started.elapsed().as_micros() as u64;
         let span = tracing::Span::current();
         span.record("gen_ai.tool.category", category.as_str());
@@ -152,7 +160,10 @@ impl Executor {
             AuditMode::MetadataOnly => None,
             // redacted before it is cut: results echo arguments, and validation messages quote
             // the offending value
-            AuditMode::Redacted => Some(trail.secrets.summary(&exec.outcome)),
+            AuditMode::Redacted => Some(match &cancelled_by {
+                Some(who) => format!("cancelled by {who} before it finished"),
+                None => trail.secrets.summary(&exec.outcome),
+            }),
         };
         let record = AuditRecord {
             timestamp_ms: now_ms(),
@@ -167,6 +178,7 @@ impl Executor {
             decided_via: trail.via,
             duration_us,
             status,
+            cancelled_by,
             error_code,
             result_summary,
             arguments: trail.arguments,
@@ -210,6 +222,102 @@ impl Executor {
     }
 }
 
+/// The one record of a started call whose future is dropped before it finished (its caller
+/// stopped waiting): armed when the call starts, disarmed with one store when it finishes, so a
+/// call that finishes pays nothing else for it.
+pub(crate) struct Unfinished<'a> {
+    executor: &'a Executor,
+    cx: &'a CallContext,
+    tool: &'a str,
+    category: Safety,
+    started: Instant,
+    /// What was decided so far, for the record.
+    pub(crate) decision: Decision,
+    pub(crate) by: Decider,
+    armed: bool,
+}
+
+impl<'a> Unfinished<'a> {
+    pub(crate) fn arm(
+        executor: &'a Executor,
+        cx: &'a CallContext,
+        tool: &'a str,
+        category: Safety,
+        started: Instant,
+    ) -> Self {
+        Unfinished {
+            executor,
+            cx,
+            tool,
+            category,
+            started,
+            decision: Decision::Allowed,
+            by: Decider::Policy,
+            armed: true,
+        }
+    }
+
+    /// The call finished: its own record is written.
+    pub(crate) fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    #[cold]
+    fn write(&self) {
+        let cx = self.cx;
+        let who = cx
+            .host
+            .as_ref()
+            .and_then(|h| h.get().cancelled_by())
+            .unwrap_or_else(|| "the caller".to_owned());
+        let mut trail = Trail::new(self.started);
+        (trail.decision, trail.by) = (self.decision, self.by);
+        let mut exec = Execution::new(
+            cx.call_id.clone(),
+            self.tool,
+            Outcome::error_from(crate::error::ToolError::new(
+                crate::error::ErrorCode::INTERNAL,
+                format!("cancelled by {who}"),
+            )),
+        );
+        let executor = self.executor;
+        let Some(record) =
+            executor.audit(cx, self.tool, self.category, &mut exec, trail, Some(who))
+        else {
+            return;
+        };
+        let store = executor.inner.store.clone();
+        let write = move || {
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                store.append_audit(&record)
+            }));
+            if !matches!(written, Ok(Ok(()))) {
+                tracing::error!(
+                    call_id = %record.call_id,
+                    tool = %record.tool,
+                    "audit record of a cancelled call lost"
+                );
+            }
+        };
+        // a drop cannot wait: a store that blocks is written on the blocking pool, which the
+        // runtime finishes before it shuts down
+        match tokio::runtime::Handle::try_current() {
+            Ok(pool) if executor.inner.store.blocks() => {
+                pool.spawn_blocking(write);
+            }
+            _ => write(),
+        }
+    }
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.write();
+        }
+    }
+}
+
 /// The `execute_tool {name}` span of OpenTelemetry's GenAI semantic conventions.
 pub(crate) fn span(tool: &str, cx: &CallContext) -> tracing::Span {
     tracing::info_span!(
@@ -238,5 +346,6 @@ pub(crate) fn decision_name(d: Decision) -> &'static str {
         Decision::Deferred => "deferred",
         Decision::Refused => "refused",
         Decision::Undo => "undo",
+        Decision::Unanswered => "unanswered",
     }
 }

@@ -139,7 +139,7 @@ impl Executor {
                     return exec;
                 }
             };
-            let exec = self.proceed(instance, cx.clone(), trail).await;
+            let exec = self.proceed(instance, &cx, trail).await;
             if !exec.outcome.is_success() {
                 // the undo did not happen: let it be tried again
                 self.release_undo(&entry.id).await;

@@ -64,6 +64,13 @@ pub trait CallHost: Send + Sync {
         let _ = request;
         Box::pin(async { Err(not_supported("the caller offers no model to sample")) })
     }
+
+    /// Who stopped the call, when its future was dropped before it finished and this host knows
+    /// why (an MCP client that sent `notifications/cancelled` is `"the client"`). The executor
+    /// writes it into the call's audit record; `None` reads as `"the caller"`.
+    fn cancelled_by(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A call context's host: cheap to clone, shared by the context's clones.

@@ -41,6 +41,10 @@ pub struct AuditRecord {
     pub duration_us: u64,
     /// How the call ended.
     pub status: Status,
+    /// Who stopped the call, for a [`Status::Cancelled`] one: `"the client"` when an MCP client
+    /// cancelled it, `"the caller"` when whoever ran it dropped it without saying why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled_by: Option<String>,
     /// The error code, for failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,

@@ -91,6 +91,11 @@ pub enum Status {
     Denied,
     /// Waiting for approval.
     Pending,
+    /// Started, then dropped before it finished: whoever waited for it stopped waiting (an MCP
+    /// client's `notifications/cancelled`, an HTTP client that went away). The tool body, if it
+    /// had started, was cancelled with it; the record's
+    /// [`cancelled_by`](crate::executor::AuditRecord::cancelled_by) says who stopped it.
+    Cancelled,
 }
 
 impl Status {
@@ -101,6 +106,7 @@ impl Status {
             Status::Error => "error",
             Status::Denied => "denied",
             Status::Pending => "pending",
+            Status::Cancelled => "cancelled",
         }
     }
 }
@@ -140,6 +146,8 @@ pub enum Decision {
     Refused,
     /// An undo of an earlier call, asked for by a person.
     Undo,
+    /// A person was asked, and the call was cancelled before anyone answered.
+    Unanswered,
 }
 
 /// What a person is shown before a call runs, and what a pending operation carries.

@@ -353,6 +353,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         decided_via: None,
         duration_us: 10,
         status: Status::Success,
+        cancelled_by: None,
         error_code: None,
         result_summary: Some(format!("r{i}")),
         arguments: Some(json!({"n": i})),

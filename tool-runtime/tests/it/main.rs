@@ -16,6 +16,7 @@ mod differential_serde;
 mod dynamic;
 mod executor_audit;
 mod executor_blocking;
+mod executor_cancelled;
 mod executor_cli;
 mod executor_pending;
 mod executor_policy;
