@@ -203,6 +203,12 @@ pub struct CallContext {
     /// the person, sampling the host's model ([`crate::host`]). `None`: logs go to `tracing`
     /// only, and questions and sampling are refused with a structured error.
     pub host: Option<crate::host::Host>,
+    /// Marks in the store, just before the body of a tool that is neither read-only nor
+    /// idempotent runs, that it started ([`crate::store::CallStart`], under the correlation
+    /// id), so that whoever resumes the call's run can tell a call that never ran from one
+    /// whose outcome was lost with its process. An agent that checkpoints its runs sets it. A
+    /// call whose mark cannot be written is not run.
+    pub record_start: bool,
 }
 
 impl CallContext {

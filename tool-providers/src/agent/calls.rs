@@ -27,6 +27,8 @@ impl Agent {
             correlation_id: p.correlation_id.clone(),
             session: self.session_of(p),
             initiator: Initiator::Model,
+            // a resumed run tells a call that never ran from one whose outcome was lost by this
+            record_start: self.checkpoints.is_some(),
             ..CallContext::default()
         };
         let toolset = self.executor.toolset();

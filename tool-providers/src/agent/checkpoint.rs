@@ -13,11 +13,15 @@
 //! Resuming ([`Agent::resume_run`]) is a function of the checkpoint and the store: the calls of
 //! an issued turn that reached the executor are not run again. A call that was parked takes the
 //! outcome of its operation (approved and run once by the executor, or denied); a call the
-//! audit trail records as finished takes the result recorded there (its summary). A call with
-//! neither record may never have reached the executor, or may have run while its worker was
-//! killed before the record was written: a read-only or idempotent one runs, any other is given
-//! the error [`OUTCOME_UNKNOWN`] (the model is told to check before repeating it), so that no
-//! call that changes something runs twice.
+//! audit trail records as finished takes the result recorded there (its summary). For a call
+//! with neither record, the executor's start mark decides
+//! ([`CallStart`](tool_runtime::store::CallStart): the agent's calls ask for one, written
+//! before the body of a tool that changes something runs). Without a mark the body never ran,
+//! and the call runs now. With one, the call ran, fully or partly, and its worker was killed
+//! before the record was written: a read-only or idempotent call runs again, and any other is
+//! given the error [`OUTCOME_UNKNOWN`] (the model is told to check before repeating it). So a
+//! call that changes something runs exactly once when its process survives it, and at most
+//! once when it does not.
 //!
 //! A worker holds the run's lease in the store while it drives it, renewed as it goes; a run
 //! that waits for a person holds none. A worker that dies leaves its lease to expire, and then
@@ -34,8 +38,8 @@ use tool_runtime::{ErrorCode, ToolCall, ToolError};
 use super::report::{DoneCall, PendingCall, RunReport, RunState, RunStatus, SavedOutcome};
 use super::{Agent, AgentError, Progress};
 
-/// The error a resumed run gives a call that may have run before its worker stopped and left
-/// no record of its outcome: it is not run again (see [`Agent::resume_run`]).
+/// The error a resumed run gives a call that started before its worker stopped and left no
+/// record of its outcome: it is not run again (see [`Agent::resume_run`]).
 pub const OUTCOME_UNKNOWN: ErrorCode = ErrorCode::of("OUTCOME_UNKNOWN");
 
 /// The checkpoint format this build writes and reads.
@@ -283,7 +287,8 @@ impl Agent {
             lease: None,
         };
         let (worker, ttl) = (cp.worker.clone(), cp.lease);
-        let release = status.is_final()
+        let final_ = status.is_final();
+        let release = final_
             || matches!(
                 status,
                 CheckpointStatus::Suspended | CheckpointStatus::Failed
@@ -293,6 +298,10 @@ impl Agent {
             let saved = s.save_run(&run, &worker, ttl)?;
             if saved && release {
                 s.release_run(&id, &worker)?;
+            }
+            if saved && final_ {
+                // nothing resumes it now; a store that keeps no starts has none to forget
+                let _ = s.forget_starts(&id);
             }
             Ok(saved)
         })
@@ -408,6 +417,13 @@ impl Agent {
             .ok_or_else(|| AgentError::Resume("the store query was cancelled".into()))?
             .map_err(AgentError::Store)?;
         audit.reverse();
+        let run_id = state.correlation_id.to_string();
+        let starts = on_store(self.executor.store(), move |s| s.started_calls(&run_id)).await?;
+        let started = |call: &ToolCall| {
+            starts
+                .iter()
+                .any(|s| s.call_id == call.id.as_str() && s.started_ms >= turn.issued_ms)
+        };
         let mut missing: Vec<(usize, ToolCall)> = Vec::new();
         for (index, call) in turn.calls.iter().enumerate() {
             let known = state.done.iter().any(|d| d.index == index)
@@ -460,10 +476,12 @@ impl Agent {
                         outcome,
                     });
                 }
-                // No record: the call never reached the executor, or it ran and its process
-                // stopped before the record was written. Only a call that is harmless to repeat
-                // runs again; any other is in doubt and the model is told so, never run twice.
-                None if self.repeatable(&call.name) => missing.push((index, call.clone())),
+                // No record. A call whose body never started runs now; one that started (its
+                // process stopped before the record was written) runs again only if that is
+                // harmless, else it is in doubt and the model is told so, never run twice.
+                None if !started(call) || self.repeatable(&call.name) => {
+                    missing.push((index, call.clone()))
+                }
                 None => state.done.push(DoneCall {
                     call: call.clone(),
                     index,

@@ -12,11 +12,16 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_providers::agent::{
     Agent, AgentConfig, AgentError, CHECKPOINT_VERSION_MISMATCH, ChatModel, Checkpoint,
-    CheckpointStatus, Checkpoints, RunStatus,
+    CheckpointStatus, Checkpoints, OUTCOME_UNKNOWN, RunStatus,
 };
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
-use tool_runtime::executor::{Deferred, Executor};
-use tool_runtime::store::{MemoryStore, RunQuery, Store, StoredRun};
+use tool_runtime::executor::{
+    ActivityQuery, AuditRecord, Deferred, Executor, ExecutorConfig, Outcome,
+};
+use tool_runtime::store::{
+    CallStart, GateScope, JournalEntry, MemoryStore, PendingOperation, PendingState, Resolve,
+    RunQuery, Scrubbed, Store, StoreError, StoredRun, UnreadableOperation,
+};
 use tool_runtime::{State, ToolSet, tool};
 
 use axum::Router;
@@ -122,7 +127,7 @@ fn agent(base: &str, store: &Arc<dyn Store>, probe: &Probe) -> Agent {
         .with_checkpoints(Checkpoints::new().lease(Duration::from_secs(5)))
 }
 
-fn probe(store: &Arc<dyn Store>) -> Probe {
+fn probe_of(store: &Arc<dyn Store>) -> Probe {
     Probe {
         runs: Arc::default(),
         store: store.clone(),
@@ -133,7 +138,7 @@ fn probe(store: &Arc<dyn Store>) -> Probe {
 #[tokio::test]
 async fn a_call_that_ran_before_the_process_stopped_is_not_run_again_on_resume() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let probe = probe(&store);
+    let probe = probe_of(&store);
     let (base, script) = scripted_openai(vec![
         tool_call("c1", "reserve_seat", &json!({"seat": "12A"}).to_string()),
         answer("Seat 12A is yours."),
@@ -184,7 +189,7 @@ async fn a_call_that_ran_before_the_process_stopped_is_not_run_again_on_resume()
 #[tokio::test]
 async fn a_suspended_run_resumes_by_id_on_another_worker_and_only_one_worker_drives_it() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let probe = probe(&store);
+    let probe = probe_of(&store);
     let (base, script) = scripted_openai(vec![
         tool_call("c1", "send_letter", &json!({"to": "Ada"}).to_string()),
         answer("The letter to Ada is sent."),
@@ -232,7 +237,7 @@ async fn a_suspended_run_resumes_by_id_on_another_worker_and_only_one_worker_dri
 #[tokio::test]
 async fn a_checkpoint_of_another_version_is_refused_not_misread() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let probe = probe(&store);
+    let probe = probe_of(&store);
     let (base, _script) = scripted_openai(vec![tool_call(
         "c1",
         "send_letter",
@@ -272,7 +277,7 @@ async fn a_checkpoint_of_another_version_is_refused_not_misread() {
 #[tokio::test]
 async fn a_cancelled_run_denies_its_waiting_calls_and_never_resumes() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let probe = probe(&store);
+    let probe = probe_of(&store);
     let (base, script) = scripted_openai(vec![tool_call(
         "c1",
         "send_letter",
@@ -301,7 +306,7 @@ async fn a_cancelled_run_denies_its_waiting_calls_and_never_resumes() {
 #[tokio::test]
 async fn a_run_in_its_own_session_keeps_it_across_a_resume() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let probe = probe(&store);
+    let probe = probe_of(&store);
     let (base, _script) = scripted_openai(vec![
         tool_call("c1", "send_letter", &json!({"to": "Ada"}).to_string()),
         answer("The letter to Ada is sent."),
@@ -341,4 +346,220 @@ async fn a_run_in_its_own_session_keeps_it_across_a_resume() {
     let stored = store.get_run(&run_id).unwrap().unwrap();
     assert_eq!(stored.session.as_deref(), Some("s-ada"));
     assert_eq!(stored.status, "answered");
+}
+
+/// Posts a card: changes something, runs without a person (create, confirmed by the
+/// configuration), and keeps what a process that died in its body would leave in the store.
+#[tool(create)]
+fn post_card(
+    /// To whom.
+    to: String,
+    State(probe): State<Probe>,
+) -> String {
+    probe.runs.fetch_add(1, Ordering::SeqCst);
+    let stored = probe.store.list_runs(&RunQuery::default()).unwrap();
+    *probe.seen.lock().unwrap() = stored.into_iter().next();
+    format!("card posted to {to}, tracking 5512")
+}
+
+fn card_agent(base: &str, store: &Arc<dyn Store>, probe: &Probe) -> Agent {
+    let set = ToolSet::new()
+        .with_state(probe.clone())
+        .with::<post_card>()
+        .unwrap();
+    let executor = Executor::builder(set)
+        .store(store.clone())
+        .config(ExecutorConfig {
+            auto_confirm_create: true,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    Agent::new(model(base), executor, AgentConfig::default())
+        .with_checkpoints(Checkpoints::new().lease(Duration::from_secs(5)))
+}
+
+/// A store holding `run` as a dead worker left it (lease expired), its call's start mark when
+/// `started`, and no audit record.
+fn left_behind(run: &StoredRun, started: Option<&CallStart>) -> Arc<dyn Store> {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    assert!(
+        store
+            .save_run(run, "dead", Duration::from_millis(1))
+            .unwrap()
+    );
+    if let Some(start) = started {
+        store.mark_started(&run.id, start).unwrap();
+    }
+    store
+}
+
+#[tokio::test]
+async fn a_call_that_never_started_runs_on_resume_and_one_that_started_is_never_run_twice() {
+    let first_store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let probe = probe_of(&first_store);
+    let (base, script) = scripted_openai(vec![
+        tool_call("c1", "post_card", &json!({"to": "Ada"}).to_string()),
+        answer("Posted."),
+        answer("Posted, tracking 5512."),
+        answer("I could not tell whether the card was posted."),
+    ])
+    .await;
+    let report = card_agent(&base, &first_store, &probe)
+        .run("post a card to Ada")
+        .await
+        .unwrap();
+    let run_id = report.correlation_id.clone();
+    // the run as stored while the body ran: the turn issued, the call's start marked
+    let died = probe.seen.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        Checkpoint::from_json(&died.checkpoint).unwrap().status,
+        CheckpointStatus::Running
+    );
+    // the marks go once the run has ended
+    assert!(first_store.started_calls(&run_id).unwrap().is_empty());
+    let start = CallStart {
+        call_id: "c1".into(),
+        tool: "post_card".into(),
+        started_ms: u64::MAX / 2,
+    };
+    tokio::time::sleep(Duration::from_millis(5)).await;
+
+    // no start mark and no record: the body never ran, so the resumed run runs it, once
+    let store = left_behind(&died, None);
+    let again = probe_of(&store);
+    let resumed = card_agent(&base, &store, &again)
+        .resume_run(&run_id)
+        .await
+        .unwrap();
+    assert_eq!(resumed.answer.as_deref(), Some("Posted, tracking 5512."));
+    assert_eq!(again.runs.load(Ordering::SeqCst), 1, "run on resume, once");
+    let last = script.requests.lock().unwrap().last().unwrap().to_string();
+    assert_eq!(last.matches("tracking 5512").count(), 1, "{last}");
+    let audit = store.query_audit(&Default::default()).unwrap();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+
+    // a start mark and no record: the body ran and its outcome was lost; it is not run again
+    let store = left_behind(&died, Some(&start));
+    let fresh = probe_of(&store);
+    let resumed = card_agent(&base, &store, &fresh)
+        .resume_run(&run_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        resumed.answer.as_deref(),
+        Some("I could not tell whether the card was posted.")
+    );
+    assert_eq!(fresh.runs.load(Ordering::SeqCst), 0, "not run again");
+    let last = script.requests.lock().unwrap().last().unwrap().to_string();
+    assert!(last.contains(OUTCOME_UNKNOWN.as_str()), "{last}");
+    assert!(store.query_audit(&Default::default()).unwrap().is_empty());
+}
+
+/// A store that keeps runs but no start marks: every method but those is the memory store's.
+struct NoStarts(MemoryStore);
+
+impl Store for NoStarts {
+    fn blocks(&self) -> bool {
+        false
+    }
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
+        self.0.put_pending(op)
+    }
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
+        self.0.get_pending(id)
+    }
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.0.list_pending()
+    }
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
+        self.0.resolve_pending(id, to)
+    }
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
+        self.0.complete_pending(id, outcome)
+    }
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.0.list_approved()
+    }
+    fn scrub_decided(&self, id: &str, scrubbed: &Scrubbed) -> Result<bool, StoreError> {
+        self.0.scrub_decided(id, scrubbed)
+    }
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        self.0.list_unreadable()
+    }
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
+        self.0.close_unreadable(id)
+    }
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        self.0.settle_approved(id, outcome)
+    }
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
+        self.0.approve_gate(scope, tool)
+    }
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError> {
+        self.0.is_gate_approved(scope, tool)
+    }
+    fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.0.put_journal(entry)
+    }
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        self.0.get_journal(id)
+    }
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.0.journal_of_call(call_id)
+    }
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError> {
+        self.0.claim_undo(id)
+    }
+    fn release_undo(&self, id: &str) -> Result<(), StoreError> {
+        self.0.release_undo(id)
+    }
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        self.0.append_audit(record)
+    }
+    fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        self.0.query_audit(query)
+    }
+    fn save_run(&self, run: &StoredRun, owner: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.0.save_run(run, owner, ttl)
+    }
+    fn claim_run(
+        &self,
+        id: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Option<StoredRun>, StoreError> {
+        self.0.claim_run(id, owner, ttl)
+    }
+    fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        self.0.release_run(id, owner)
+    }
+    fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
+        self.0.get_run(id)
+    }
+    fn list_runs(&self, query: &RunQuery) -> Result<Vec<StoredRun>, StoreError> {
+        self.0.list_runs(query)
+    }
+}
+
+#[tokio::test]
+async fn a_call_whose_start_cannot_be_marked_is_not_run() {
+    let store: Arc<dyn Store> = Arc::new(NoStarts(MemoryStore::new()));
+    let probe = probe_of(&store);
+    let (base, script) = scripted_openai(vec![
+        tool_call("c1", "post_card", &json!({"to": "Ada"}).to_string()),
+        answer("The card could not be posted."),
+    ])
+    .await;
+    let report = card_agent(&base, &store, &probe)
+        .run("post a card to Ada")
+        .await
+        .unwrap();
+    assert_eq!(
+        report.answer.as_deref(),
+        Some("The card could not be posted.")
+    );
+    assert_eq!(probe.runs.load(Ordering::SeqCst), 0);
+    let last = script.requests.lock().unwrap().last().unwrap().to_string();
+    assert!(last.contains("could not record that it started"), "{last}");
 }

@@ -36,6 +36,7 @@ mod pending;
 pub mod policy;
 mod record;
 mod run;
+mod start;
 mod store_call;
 mod suspicion;
 mod undo;

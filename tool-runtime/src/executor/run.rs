@@ -69,6 +69,16 @@ impl Executor {
                 cached: false,
             };
         }
+        if cx.record_start
+            && !(def.safety.is_read_only() || def.idempotent)
+            && let Err(error) = Box::pin(self.mark_started(def, cx)).await
+        {
+            return Ran {
+                result: Err(error),
+                attempts: 0,
+                cached: false,
+            };
+        }
         let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
         let may_retry = cfg.retry.max_attempts > 1
             && (def.safety.is_read_only()

@@ -32,6 +32,7 @@ struct Inner {
     journal: HashMap<String, JournalEntry>,
     audit: Vec<AuditRecord>,
     runs: HashMap<String, StoredRun>,
+    starts: HashMap<String, Vec<super::CallStart>>,
 }
 
 impl MemoryStore {
@@ -220,6 +221,25 @@ impl Store for MemoryStore {
 
     fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
         Ok(self.lock().pins.values().cloned().collect())
+    }
+
+    fn mark_started(&self, run_id: &str, start: &super::CallStart) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        inner
+            .starts
+            .entry(run_id.to_owned())
+            .or_default()
+            .push(start.clone());
+        Ok(())
+    }
+
+    fn started_calls(&self, run_id: &str) -> Result<Vec<super::CallStart>, StoreError> {
+        Ok(self.lock().starts.get(run_id).cloned().unwrap_or_default())
+    }
+
+    fn forget_starts(&self, run_id: &str) -> Result<(), StoreError> {
+        self.lock().starts.remove(run_id);
+        Ok(())
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {

@@ -45,6 +45,7 @@ pub(crate) mod redis_store;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod starts;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,6 +59,7 @@ pub use runs::{MAX_RUNS_LISTED, RunLease, RunQuery, StoredRun};
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub use sqlite::SqliteStore;
+pub use starts::CallStart;
 
 use std::time::Duration;
 
@@ -465,6 +467,25 @@ pub trait Store: Send + Sync + 'static {
     /// Every pin, by tool name.
     fn list_pins(&self) -> Result<Vec<ToolPin>, StoreError> {
         Err(pins::no_pins())
+    }
+
+    /// Marks that call `start` of run `run_id` (the call's correlation id) is about to run its
+    /// tool's body (see [`CallStart`]); a call may be marked once per attempt to run it. The
+    /// default refuses: the store keeps no starts, and the executor then refuses a call that
+    /// asked for its start to be kept, rather than run it unmarked.
+    fn mark_started(&self, run_id: &str, start: &CallStart) -> Result<(), StoreError> {
+        let _ = (run_id, start);
+        Err(starts::no_starts())
+    }
+    /// The starts marked for run `run_id`, oldest first.
+    fn started_calls(&self, run_id: &str) -> Result<Vec<CallStart>, StoreError> {
+        let _ = run_id;
+        Err(starts::no_starts())
+    }
+    /// Removes the starts of run `run_id`, once nothing will resume it.
+    fn forget_starts(&self, run_id: &str) -> Result<(), StoreError> {
+        let _ = run_id;
+        Err(starts::no_starts())
     }
 
     /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or

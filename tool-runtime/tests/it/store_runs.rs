@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::store::{MemoryStore, RedisStore, RunQuery, SqliteStore, Store, StoredRun};
+use tool_runtime::store::{
+    CallStart, MemoryStore, RedisStore, RunQuery, SqliteStore, Store, StoredRun,
+};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_millis(150);
@@ -118,6 +120,24 @@ fn conformance(store: &dyn Store) {
         ..Default::default()
     };
     assert_eq!(ids(one), ["r3"]);
+
+    // call starts, kept by run in the order marked, until forgotten
+    let start = |call: &str, at: u64| CallStart {
+        call_id: call.into(),
+        tool: "post_card".into(),
+        started_ms: at,
+    };
+    assert!(store.started_calls("r1").unwrap().is_empty());
+    store.mark_started("r1", &start("c1", 5)).unwrap();
+    store.mark_started("r2", &start("c9", 6)).unwrap();
+    store.mark_started("r1", &start("c1", 7)).unwrap();
+    assert_eq!(
+        store.started_calls("r1").unwrap(),
+        [start("c1", 5), start("c1", 7)]
+    );
+    store.forget_starts("r1").unwrap();
+    assert!(store.started_calls("r1").unwrap().is_empty());
+    assert_eq!(store.started_calls("r2").unwrap(), [start("c9", 6)]);
 }
 
 /// Many claimants of one free run at once: exactly one wins.
@@ -312,6 +332,12 @@ fn a_store_without_runs_refuses_them_with_a_clear_error() {
     assert!(!err.retryable);
     assert!(
         err.message.contains("keeps no agent runs"),
+        "{}",
+        err.message
+    );
+    let err = Bare(MemoryStore::new()).started_calls("r").unwrap_err();
+    assert!(
+        err.message.contains("keeps no call starts"),
         "{}",
         err.message
     );

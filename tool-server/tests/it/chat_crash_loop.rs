@@ -1,10 +1,11 @@
-//! Crash loop for checkpointed agent runs: two worker processes on one SQLite file start runs
-//! and resume the ones nobody drives, and both are killed with SIGKILL at seeded random points
+//! Crash loop for checkpointed agent runs: two worker processes on one store (a SQLite file;
+//! then Redis, when a test server is configured) start runs and resume the ones nobody drives, and both are killed with SIGKILL at seeded random points
 //! (before the model answers, while a tool runs, after its effect and before its audit record,
 //! during a resume), round after round. A last worker resumes what is left and exits. Then every
 //! run has its answer, no call the model issued had its effect twice, and a call without its
-//! effect was answered `OUTCOME_UNKNOWN` (a kill after its turn was checkpointed and before its
-//! audit record leaves it in doubt, and a tool that changes things is not run again then).
+//! effect was answered `OUTCOME_UNKNOWN`. A call is in doubt only when its body started (the
+//! executor's start mark is in the store) and its audit record is missing; a call killed before
+//! its body started is run by the worker that resumes it.
 //!
 //! The workers are this test binary started again with `TOOL_SERVER_LOOP_WORKER` set (see
 //! [`loop_worker`]); the model is served by the test's process, so it outlives the workers. Its
@@ -27,7 +28,7 @@ use serde_json::{Value, json};
 use tool_providers::agent::{Agent, AgentConfig, AgentError, ChatModel, Checkpoints};
 use tool_providers::http::{ClientConfig, HttpClient, Provider, RetryPolicy};
 use tool_runtime::executor::{Executor, ExecutorConfig};
-use tool_runtime::store::{RunQuery, SqliteStore, Store};
+use tool_runtime::store::{RedisStore, RunQuery, SqliteStore, Store};
 use tool_runtime::{State, ToolError, tool};
 
 const WORKER: &str = "TOOL_SERVER_LOOP_WORKER";
@@ -35,6 +36,8 @@ const DRAIN: &str = "TOOL_SERVER_LOOP_DRAIN";
 const MODEL: &str = "TOOL_SERVER_LOOP_MODEL";
 const SEED: &str = "TOOL_SERVER_LOOP_SEED";
 const ROUNDS: &str = "TOOL_SERVER_LOOP_ROUNDS";
+/// The store the workers share: a Redis URL, or none for the SQLite file in the test's folder.
+const REDIS: &str = "TOOL_SERVER_LOOP_REDIS";
 
 /// How long a worker's lease on a run lasts: short, so that the runs of a killed worker are
 /// taken over within the test.
@@ -70,6 +73,18 @@ fn store_path(dir: &Path) -> PathBuf {
     dir.join("store.sqlite")
 }
 
+/// The store of a loop in `dir`: on Redis under a prefix named for the folder, so that loops
+/// and other tests on one server never meet.
+fn open_store(dir: &Path, redis: Option<&str>) -> Arc<dyn Store> {
+    match redis {
+        Some(url) => {
+            let prefix = format!("crash-loop-{}:", dir.file_name().unwrap().to_string_lossy());
+            Arc::new(RedisStore::with_prefix(url, &prefix).unwrap())
+        }
+        None => Arc::new(SqliteStore::open(store_path(dir)).unwrap()),
+    }
+}
+
 fn notes_path(dir: &Path) -> PathBuf {
     dir.join("notes")
 }
@@ -93,7 +108,7 @@ fn loop_worker() {
         let set = tool_runtime::toolset![add_note]
             .unwrap()
             .with_state(Notes(notes_path(&dir)));
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(store_path(&dir)).unwrap());
+        let store = open_store(&dir, std::env::var(REDIS).ok().as_deref());
         let executor = Executor::builder(set)
             .config(ExecutorConfig {
                 auto_confirm_create: true,
@@ -198,7 +213,7 @@ impl Drop for Running {
     }
 }
 
-fn spawn(dir: &Path, model: &str, drain: bool) -> Running {
+fn spawn(dir: &Path, model: &str, redis: Option<&str>, drain: bool) -> Running {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
@@ -213,11 +228,26 @@ fn spawn(dir: &Path, model: &str, drain: bool) -> Running {
     if drain {
         cmd.env(DRAIN, "1");
     }
+    if let Some(url) = redis {
+        cmd.env(REDIS, url);
+    }
     Running(cmd.spawn().unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
+    crash_loop(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_on_redis_killed_at_random_points_finish_and_run_each_call_once() {
+    let Some(url) = test_support::redis_url() else {
+        return;
+    };
+    crash_loop(Some(&url)).await;
+}
+
+async fn crash_loop(redis: Option<&str>) {
     let seed = std::env::var(SEED)
         .ok()
         .and_then(|s| s.parse().ok())
@@ -226,7 +256,8 @@ async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(12);
-    println!("crash loop seed {seed} ({rounds} rounds); replay with {SEED}={seed}");
+    let on = redis.map_or("SQLite", |_| "Redis");
+    println!("crash loop on {on}, seed {seed} ({rounds} rounds); replay with {SEED}={seed}");
     let mut rng = fastrand::Rng::with_seed(seed);
 
     let app = Router::new().fallback(axum::routing::post(model));
@@ -236,14 +267,14 @@ async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
 
     let dir = tempfile::tempdir().unwrap();
     for _ in 0..rounds {
-        let a = spawn(dir.path(), &model_url, false);
-        let b = spawn(dir.path(), &model_url, false);
+        let a = spawn(dir.path(), &model_url, redis, false);
+        let b = spawn(dir.path(), &model_url, redis, false);
         tokio::time::sleep(Duration::from_millis(rng.u64(100..700))).await;
         drop(a);
         tokio::time::sleep(Duration::from_millis(rng.u64(0..100))).await;
         drop(b);
     }
-    let mut last = spawn(dir.path(), &model_url, true);
+    let mut last = spawn(dir.path(), &model_url, redis, true);
     let deadline = Instant::now() + Duration::from_secs(40);
     let status = loop {
         if let Some(s) = last.0.try_wait().unwrap() {
@@ -256,7 +287,7 @@ async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
     assert!(status.success(), "the last worker failed: {stderr}");
 
     // every run that was started has its answer
-    let store = SqliteStore::open(store_path(dir.path())).unwrap();
+    let store = open_store(dir.path(), redis);
     let runs = store.list_runs(&RunQuery::default()).unwrap();
     assert!(!runs.is_empty(), "no run was started");
     let mut tags = Vec::new();
@@ -269,6 +300,13 @@ async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
             .and_then(|t| t.split('"').next())
             .map(|t| format!("n-{t}"))
             .unwrap_or_else(|| panic!("no question in {text}"));
+        // nothing resumes an answered run, so its start marks are gone
+        let marks = store.started_calls(&run.id).unwrap();
+        assert!(
+            marks.is_empty(),
+            "run {} kept its start marks: {marks:?}",
+            run.id
+        );
         tags.push((tag, text.contains("OUTCOME_UNKNOWN")));
     }
     // each issued call had its effect at most once
@@ -284,16 +322,18 @@ async fn runs_killed_at_random_points_finish_and_run_each_call_once() {
         "seed {seed}: calls whose effect happened more than once (tag: worker pids): {twice:?}"
     );
     // and a call without its effect was reported to the model as in doubt, never silently lost
-    let mut in_doubt = 0;
+    let (mut in_doubt, mut in_doubt_without_effect) = (0, 0);
     for (tag, unknown) in &tags {
         in_doubt += usize::from(*unknown);
+        in_doubt_without_effect += usize::from(*unknown && !effects.contains_key(tag.as_str()));
         assert!(
             effects.contains_key(tag.as_str()) || *unknown,
             "seed {seed}: run {tag} was answered but its call never ran and nobody was told"
         );
     }
     println!(
-        "{} runs, {} effects, {in_doubt} calls in doubt after a kill",
+        "{} runs, {} effects, {in_doubt} calls in doubt after a kill ({in_doubt_without_effect} \
+         of them killed between the start mark and the effect)",
         runs.len(),
         effects.len()
     );

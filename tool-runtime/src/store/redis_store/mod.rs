@@ -20,6 +20,7 @@ use crate::tool::Credential;
 mod audit;
 mod pins;
 mod runs;
+mod starts;
 
 /// A [`Store`] in Redis (synchronous connection, one per handle, reconnected after a failure).
 ///
@@ -581,6 +582,18 @@ impl Store for RedisStore {
 
     fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
         self.list_pin_keys()
+    }
+
+    fn mark_started(&self, run_id: &str, start: &super::CallStart) -> Result<(), StoreError> {
+        self.push_start(run_id, start)
+    }
+
+    fn started_calls(&self, run_id: &str) -> Result<Vec<super::CallStart>, StoreError> {
+        self.start_list(run_id)
+    }
+
+    fn forget_starts(&self, run_id: &str) -> Result<(), StoreError> {
+        self.drop_starts(run_id)
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {

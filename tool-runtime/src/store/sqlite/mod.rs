@@ -33,6 +33,7 @@ mod audit;
 mod migrate;
 mod pins;
 mod runs;
+mod starts;
 
 fn file_id(path: &Path) -> Option<FileId> {
     let meta = std::fs::metadata(path).ok()?;
@@ -203,6 +204,7 @@ impl SqliteStore {
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         conn.execute_batch(pins::SCHEMA).map_err(err)?;
+        conn.execute_batch(starts::SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
         migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {
@@ -535,6 +537,18 @@ impl Store for SqliteStore {
 
     fn list_pins(&self) -> Result<Vec<super::ToolPin>, StoreError> {
         self.list_pin_rows()
+    }
+
+    fn mark_started(&self, run_id: &str, start: &super::CallStart) -> Result<(), StoreError> {
+        self.insert_start(run_id, start)
+    }
+
+    fn started_calls(&self, run_id: &str) -> Result<Vec<super::CallStart>, StoreError> {
+        self.start_rows(run_id)
+    }
+
+    fn forget_starts(&self, run_id: &str) -> Result<(), StoreError> {
+        self.delete_starts(run_id)
     }
 
     fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
