@@ -224,26 +224,7 @@ pub async fn serve(
         std::process::exit(1)
     });
     let local = listener.local_addr().unwrap_or(addr);
-    if tokens.generated() {
-        // a one-time code, so the browser keeps no token of the server in its history
-        eprintln!(
-            "approvals page: {} (the link signs in once, within 10 minutes)",
-            options.sign_in_links().link(local)
-        );
-        eprintln!("agent token (TOOLS_AGENT_TOKEN): {}", tokens.agent());
-    } else {
-        eprintln!("approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)");
-    }
-    if tokens.host().is_some() {
-        eprintln!("MCP: http://{local}/mcp  (TOOLS_HOST_TOKEN sessions confirm in-band)");
-    } else {
-        eprintln!(
-            "MCP: http://{local}/mcp  (changes wait for the page; an MCP host that shows each \
-             confirmation to a person gets its own TOOLS_HOST_TOKEN)"
-        );
-    }
-    // the address line comes last: scripts and tests read up to it and may stop reading
-    eprintln!("API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json");
+    eprintln!("{}", tool_server::announcement(local, &options));
     match tool_server::serve_on(listener, executor, options).await {
         Ok(()) => std::process::exit(0),
         Err(e) => {

@@ -21,10 +21,17 @@
 //! - `client-http` (default): servers reached over streamable HTTP.
 //! - `cli`: `--mcp-config FILE` for the `tools` command line
 //!   ([`McpConfigOption`](client::McpConfigOption)).
+//! - `gateway`: `tools gateway`, the imported tools beside the application's own served over
+//!   MCP (stdio and streamable HTTP), the HTTP API and the approvals page
+//!   ([`GatewayCommand`](gateway::GatewayCommand)).
 
 #[cfg(feature = "client")]
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
+
+#[cfg(feature = "gateway")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
+pub mod gateway;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -274,6 +274,43 @@ pub async fn bind(
         .map_err(|source| ServeError::Io { addr, source })
 }
 
+/// What a server started from a command line tells the person who started it, once it
+/// listens on `local`: where the approvals page is (with generated tokens, a one-time sign-in
+/// link, and the agent's token to give the agent), where MCP is and who may confirm in-band
+/// there, and last the API's address (`API: http://ADDR/api/v1/tools ...`), which scripts and
+/// tests read up to. One line per item, for standard error.
+pub fn announcement(local: SocketAddr, options: &ServerOptions) -> String {
+    let tokens = options.tokens();
+    let mut lines = Vec::new();
+    if tokens.generated() {
+        // a one-time code, so the browser keeps no token of the server in its history
+        lines.push(format!(
+            "approvals page: {} (the link signs in once, within 10 minutes)",
+            options.sign_in_links().link(local)
+        ));
+        lines.push(format!(
+            "agent token (TOOLS_AGENT_TOKEN): {}",
+            tokens.agent()
+        ));
+    } else {
+        lines.push(format!(
+            "approvals page: http://{local}/ (enter TOOLS_APPROVER_TOKEN)"
+        ));
+    }
+    lines.push(if tokens.host().is_some() {
+        format!("MCP: http://{local}/mcp  (TOOLS_HOST_TOKEN sessions confirm in-band)")
+    } else {
+        format!(
+            "MCP: http://{local}/mcp  (changes wait for the page; an MCP host that shows each \
+             confirmation to a person gets its own TOOLS_HOST_TOKEN)"
+        )
+    });
+    lines.push(format!(
+        "API: http://{local}/api/v1/tools  OpenAPI: http://{local}/api/v1/openapi.json"
+    ));
+    lines.join("\n")
+}
+
 /// Serves [`router`] on a listener from [`bind`] until Ctrl-C.
 pub async fn serve_on(
     listener: tokio::net::TcpListener,

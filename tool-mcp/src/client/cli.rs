@@ -18,7 +18,7 @@ use tool_runtime::store::{Store, ToolPin};
 
 use super::{Held, McpClient, ServerConfig, approve_change, read_servers_json};
 
-fn usage(output: &mut Output<'_>, message: String) -> Exit {
+pub(crate) fn usage(output: &mut Output<'_>, message: String) -> Exit {
     let _ = writeln!(output.err, "error: {message}");
     Exit::Usage
 }
@@ -77,43 +77,54 @@ impl ToolSource for McpConfigOption {
                 return Ok(());
             }
             let store = open_store(output)?;
-            for (name, config) in servers {
-                let client = match McpClient::connect(&name, config).await {
-                    Ok(c) => c,
-                    Err(e) => return Err(usage(output, e.to_string())),
-                };
-                let imported = client.import_pinned(toolset, store.clone());
-                for refused in &imported.refused {
-                    let _ = writeln!(
-                        output.err,
-                        "warning: {name}: tool {:?} not imported: {}",
-                        refused.tool, refused.reason
-                    );
-                }
-                for flagged in &imported.flagged {
-                    let s = &flagged.suspicion;
-                    let _ = writeln!(
-                        output.err,
-                        "warning: {name}: tool {:?}: its text at {} reads like {} ({:?})",
-                        flagged.tool, s.pointer, s.kind, s.phrase
-                    );
-                }
-                for note in &imported.notes {
-                    let _ = writeln!(output.err, "note: {name}: {note}");
-                }
-                for held in &imported.held {
-                    let _ = writeln!(
-                        output.err,
-                        "warning: {name}: tool {:?} is held: the server changed its \
-                             definition since a person approved it (review: tools pins; \
-                             approve: tools approve-change {})",
-                        held.served.tool, held.served.tool
-                    );
-                }
-            }
-            Ok(())
+            import_servers(servers, toolset, store, output).await
         })
     }
+}
+
+/// Connects each server and imports its tools into `toolset`, pinned in `store`; what was
+/// refused, flagged or held is said on `output`'s standard error. A server that cannot be
+/// reached is a usage error (2).
+pub(crate) async fn import_servers(
+    servers: impl IntoIterator<Item = (String, ServerConfig)>,
+    toolset: &mut ToolSet,
+    store: Arc<dyn Store>,
+    output: &mut Output<'_>,
+) -> Result<(), Exit> {
+    for (name, config) in servers {
+        let client = match McpClient::connect(&name, config).await {
+            Ok(c) => c,
+            Err(e) => return Err(usage(output, e.to_string())),
+        };
+        let imported = client.import_pinned(toolset, store.clone());
+        for refused in &imported.refused {
+            let _ = writeln!(
+                output.err,
+                "warning: {name}: tool {:?} not imported: {}",
+                refused.tool, refused.reason
+            );
+        }
+        for flagged in &imported.flagged {
+            let s = &flagged.suspicion;
+            let _ = writeln!(
+                output.err,
+                "warning: {name}: tool {:?}: its text at {} reads like {} ({:?})",
+                flagged.tool, s.pointer, s.kind, s.phrase
+            );
+        }
+        for note in &imported.notes {
+            let _ = writeln!(output.err, "note: {name}: {note}");
+        }
+        for held in &imported.held {
+            let _ = writeln!(
+                output.err,
+                "warning: {name}: tool {:?} is held: the server changed its definition since a \
+                 person approved it (review: tools pins; approve: tools approve-change {})",
+                held.served.tool, held.served.tool
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `tools pins` and `tools approve-change NAME` (add both with [`PinCommands::install`]).

@@ -158,6 +158,26 @@ pub fn read_servers_json(text: &str) -> Result<BTreeMap<String, ServerConfig>, C
     Ok(file.mcp_servers)
 }
 
+/// The servers of a configuration file's `[mcp.servers.NAME]` tables
+/// ([`McpConfig`](tool_runtime::executor::McpConfig)), each read as a [`ServerConfig`] with the
+/// same keys as an `mcpServers` entry, by name. An unknown key is refused, naming it.
+pub fn read_servers_config(
+    config: &tool_runtime::executor::McpConfig,
+) -> Result<BTreeMap<String, ServerConfig>, ClientError> {
+    let mut servers = BTreeMap::new();
+    for (name, table) in &config.servers {
+        check_name(name)?;
+        let server: ServerConfig =
+            serde_json::from_value(table.clone()).map_err(|e| ClientError::Config {
+                server: name.clone(),
+                message: format!("[mcp.servers.{name}]: {e}"),
+            })?;
+        server.transport(name)?;
+        servers.insert(name.clone(), server);
+    }
+    Ok(servers)
+}
+
 /// A server's name becomes its tools' prefix: it must fit in a tool name.
 pub(crate) fn check_name(name: &str) -> Result<(), ClientError> {
     let fits = !name.is_empty()
@@ -236,6 +256,41 @@ mod tests {
             let e = read_servers_json(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn the_configuration_files_servers_are_read_with_the_same_keys() {
+        let config: tool_runtime::executor::ExecutorConfig = toml::from_str(
+            r#"
+            [mcp.servers.fs]
+            command = "npx"
+            args = ["-y", "server-filesystem", "/tmp"]
+            trust = "annotations"
+            categories = { write_file = "modify" }
+            deny = ["move_file"]
+
+            [mcp.servers.remote]
+            url = "https://example.test/mcp"
+            headers = { Authorization = "Bearer ${REMOTE}" }
+            "#,
+        )
+        .unwrap();
+        let servers = read_servers_config(&config.mcp).unwrap();
+        assert_eq!(servers["fs"], {
+            let mut fs = ServerConfig::stdio("npx", ["-y", "server-filesystem", "/tmp"])
+                .trusting_annotations();
+            fs.categories.insert("write_file".into(), Safety::Modify);
+            fs.deny = vec!["move_file".into()];
+            fs
+        });
+        assert_eq!(
+            servers["remote"].transport("remote").unwrap(),
+            Transport::Http("https://example.test/mcp")
+        );
+        let wrong: tool_runtime::executor::ExecutorConfig =
+            toml::from_str("[mcp.servers.fs]\ncommand = \"x\"\ntrsut = \"annotations\"\n").unwrap();
+        let e = read_servers_config(&wrong.mcp).unwrap_err().to_string();
+        assert!(e.contains("trsut") && e.contains("[mcp.servers.fs]"), "{e}");
     }
 
     #[test]

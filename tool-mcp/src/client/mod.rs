@@ -38,7 +38,7 @@
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-mod cli;
+pub(crate) mod cli;
 mod config;
 mod conn;
 mod import;
@@ -61,7 +61,7 @@ use tool_runtime::validate::Validator;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub use cli::{McpConfigOption, PinCommands};
-pub use config::{ServerConfig, Trust, read_servers_json};
+pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
 pub use import::{Flagged, Imported, Refused};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 

@@ -59,7 +59,7 @@ pub use builder::{BuildError, ExecutorBuilder};
 pub use cache::{cache_key, write_canonical};
 pub use chain::{ChainResult, ChainStep, MAX_CHAIN_STEPS, REF_KEY};
 pub use config::{
-    AuditMode, CacheConfig, ConfirmationMode, DEFAULT_REDIS_PREFIX, ExecutorConfig,
+    AuditMode, CacheConfig, ConfirmationMode, DEFAULT_REDIS_PREFIX, ExecutorConfig, McpConfig,
     RateLimitConfig, RetryConfig, StoreConfig, StoreKind,
 };
 #[cfg(feature = "config")]

@@ -98,6 +98,19 @@ pub struct ExecutorConfig {
     pub check_injection: bool,
     /// Where state lives.
     pub store: StoreConfig,
+    /// MCP servers whose tools are imported beside the application's own.
+    pub mcp: McpConfig,
+}
+
+/// The `[mcp]` table: the MCP servers whose tools an MCP client imports (`tool-mcp` reads each
+/// `[mcp.servers.NAME]` table as its server configuration: `command`, `args`, `env`, `cwd`,
+/// `url`, `headers`, `trust`, `prefix`, `categories`, `allow`, `deny`). The executor itself
+/// does not read them; they live here so that one file configures the tools and their policy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Each server's table, by the server's name, as written.
+    pub servers: BTreeMap<String, serde_json::Value>,
 }
 
 impl Default for ExecutorConfig {
@@ -128,6 +141,7 @@ impl Default for ExecutorConfig {
             keep_decided_arguments: false,
             check_injection: true,
             store: StoreConfig::default(),
+            mcp: McpConfig::default(),
         }
     }
 }

@@ -1,0 +1,251 @@
+//! `tools gateway`: the reference filesystem MCP server behind the gateway, configured by a
+//! `[mcp.servers.fs]` table, as an MCP host and a person meet it. The official MCP Python SDK
+//! client, with the agent's token, lists the server's tools beside the gateway's own, reads a
+//! file at once, and asks for a write that waits for a person (the file does not exist until it
+//! is approved on the gateway's API, and then holds what was asked); arguments that do not fit
+//! are refused before anything reaches the server. Over stdio, the same client gets the same
+//! tools and the write waits there too.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+const AGENT: &str = "gateway-agent-token-0001";
+const APPROVER: &str = "gateway-approver-token-0001";
+
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `gw.toml` in `dir`: the filesystem server over stdio, rooted at `root`, its annotations
+/// trusted (reads run at once, writes wait for a person).
+fn configure(dir: &Path, modules: &str, root: &Path) {
+    let server = format!("{modules}/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let config = format!(
+        "[mcp.servers.fs]\ncommand = \"node\"\nargs = [{:?}, {:?}]\ntrust = \"annotations\"\n",
+        server,
+        root.display().to_string()
+    );
+    std::fs::write(dir.join("gw.toml"), config).unwrap();
+}
+
+fn tools(dir: &Path) -> Command {
+    let mut cmd = crate::support::isolated(env!("CARGO_BIN_EXE_tools"));
+    cmd.current_dir(dir)
+        .env("TOOLS_STORE", dir.join("state.sqlite3"))
+        .env_remove("TOOLS_CONFIG")
+        .env_remove("TOOLS_CONFIRMATION")
+        .env_remove("TOOLS_MCP_HOST_CONFIRMS");
+    cmd
+}
+
+/// Starts the gateway over HTTP; its base URL from what it prints.
+fn start(dir: &Path) -> (Gateway, String) {
+    let mut child = tools(dir)
+        .args(["gateway", "--config", "gw.toml", "--addr", "127.0.0.1:0"])
+        .env("TOOLS_AGENT_TOKEN", AGENT)
+        .env("TOOLS_APPROVER_TOKEN", APPROVER)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let base = loop {
+        let Some(line) = lines.next() else {
+            panic!("the gateway stopped before printing its address:\n{said:#?}");
+        };
+        let line = line.unwrap();
+        if let Some(rest) = line.strip_prefix("API: ") {
+            break rest.split("/api/v1").next().unwrap().to_owned();
+        }
+        said.push(line);
+    };
+    assert!(said.iter().any(|l| l.starts_with("gateway: ")), "{said:#?}");
+    // keep reading, so that what it logs later never meets a closed pipe
+    std::thread::spawn(move || lines.for_each(drop));
+    (Gateway(child), base)
+}
+
+/// The official client's JSON lines for `steps`: over HTTP (`--http URL --token T`), or over
+/// stdio (`--stdio COMMAND ARGS...`, the gateway started by the client with `env` added).
+fn client(python: &str, how: &[&str], steps: &[&str], env: &[(&str, &Path)]) -> Vec<Value> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tool-server/tests/mcp/client.py"
+    );
+    let mut cmd = Command::new(python);
+    cmd.arg(script).args(["--answer", "none"]);
+    // --stdio takes the rest of the line: the steps come before it
+    if how.first() == Some(&"--stdio") {
+        cmd.args(steps).args(how);
+    } else {
+        cmd.args(how).args(steps);
+    }
+    let out = cmd
+        .envs(env.iter().copied())
+        .env_remove("TOOLS_CONFIG")
+        .env_remove("TOOLS_CONFIRMATION")
+        .env_remove("TOOLS_MCP_HOST_CONFIRMS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn names(lines: &[Value]) -> Vec<String> {
+    let listed = lines.iter().find_map(|l| l["tools"].as_array()).unwrap();
+    listed
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The results of the call steps, in order.
+fn results(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|l| l.get("call").is_some()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_host_gets_another_servers_tools_through_the_gateway_under_its_policy() {
+    let (Some(modules), Some(python)) = (
+        test_support::mcp_servers(),
+        test_support::conformance_python(),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let root = dir.join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "buy milk").unwrap();
+    configure(dir, &modules, &root);
+    let (_gateway, base) = start(dir);
+
+    let notes = root.join("notes.txt").display().to_string();
+    let plan = root.join("plan.txt").display().to_string();
+    let read = format!("fs__read_text_file={}", json!({"path": notes}));
+    let write = format!(
+        "fs__write_file={}",
+        json!({"path": plan, "content": "ship it"})
+    );
+    let lines = client(
+        &python,
+        &["--http", &format!("{base}/mcp"), "--token", AGENT],
+        &["list", &read, &write, r#"fs__write_file={"path": 7}"#],
+        &[],
+    );
+    let names = names(&lines);
+    for name in ["search_notes", "fs__read_text_file", "fs__write_file"] {
+        assert!(names.contains(&name.to_owned()), "{name} not in {names:?}");
+    }
+    let results = results(&lines);
+    let [read, write, bad] = results[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(read.to_string().contains("buy milk"), "{read}");
+    assert_ne!(read["result"]["isError"], true, "{read}");
+    // the write waits for a person: nothing on disk yet
+    let waiting = write.to_string();
+    assert!(waiting.contains("op-"), "{waiting}");
+    assert!(!root.join("plan.txt").exists(), "a write ran unapproved");
+    // bad arguments: refused here, before anything reached the server
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(bad.to_string().contains("INVALID_ARGUMENTS"), "{bad}");
+
+    // a person approves it on the gateway's API: it runs once, on the server
+    let http = reqwest::Client::new();
+    let pending: Value = http
+        .get(format!("{base}/api/v1/pending"))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ops = pending["pending"].as_array().expect("a listing");
+    assert_eq!(ops.len(), 1, "{pending}");
+    assert_eq!(ops[0]["tool"], "fs__write_file", "{pending}");
+    let id = ops[0]["id"].as_str().unwrap();
+    assert!(waiting.contains(id), "{waiting} names {id}");
+    // the agent's token cannot approve what the agent asked for
+    let refused = http
+        .post(format!("{base}/api/v1/pending/{id}/approve"))
+        .bearer_auth(AGENT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(!root.join("plan.txt").exists());
+    let approved = http
+        .post(format!("{base}/api/v1/pending/{id}/approve"))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), 200, "{}", approved.text().await.unwrap());
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "ship it");
+}
+
+#[test]
+fn an_mcp_host_that_starts_the_gateway_over_stdio_gets_the_same_tools_and_policy() {
+    let (Some(modules), Some(python)) = (
+        test_support::mcp_servers(),
+        test_support::conformance_python(),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let root = dir.join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "buy milk").unwrap();
+    configure(dir, &modules, &root);
+    let plan = root.join("plan.txt").display().to_string();
+    let read = format!(
+        "fs__read_text_file={}",
+        json!({"path": root.join("notes.txt")})
+    );
+    let write = format!(
+        "fs__write_file={}",
+        json!({"path": plan, "content": "ship it"})
+    );
+    let exe = env!("CARGO_BIN_EXE_tools");
+    let config = dir.join("gw.toml").display().to_string();
+    let store = dir.join("state.sqlite3");
+    let lines = client(
+        &python,
+        &["--stdio", exe, "gateway", "--stdio", "--config", &config],
+        &["list", &read, &write],
+        &[("TOOLS_STORE", &store)],
+    );
+    let names = names(&lines);
+    assert!(names.contains(&"fs__write_file".to_owned()), "{names:?}");
+    let results = results(&lines);
+    let [read, write] = results[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(read.to_string().contains("buy milk"), "{read}");
+    assert!(write.to_string().contains("op-"), "{write}");
+    assert!(!root.join("plan.txt").exists(), "a write ran unapproved");
+    // the operation waits in the store, for `tools pending` in another terminal
+    let out = tools(dir).arg("pending").output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("fs__write_file"), "{listed}");
+}
