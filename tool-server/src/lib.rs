@@ -19,6 +19,7 @@
 //! | `POST /api/v1/pending/{id}/approve`, `.../deny` | approver | decide (409 once decided) |
 //! | `POST /api/v1/chat`, `GET /api/v1/chat/{run_id}` | agent | the agent loop run server-side (with [`ServerOptions::chat`]), as JSON or server-sent events; a run waiting for a person resumes once every operation is decided |
 //! | `GET /api/v1/chat`, `POST /api/v1/chat/{run_id}/cancel` | agent | the runs checkpointed in the store (any replica answers; a starting server resumes those whose worker died), and cancelling one; a chat request's `session` continues that session's last answered run |
+//! | `POST /api/v1/chat/{run_id}/resume` | agent | continues a stored run nobody drives (failed, its worker dead, or its calls all decided) on this replica, answered as `POST /api/v1/chat`; 409 while a worker drives it, a person has not decided or once it has ended |
 //! | `GET /api/v1/chat/{run_id}/events` | agent | a stored run's steps as server-sent events from any replica, resumable with `Last-Event-ID` |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |

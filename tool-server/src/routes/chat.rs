@@ -22,7 +22,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tool_providers::agent::{
     Agent, AgentError, AgentEvent, Checkpoints, EventSink, RunReport, RunStatus,
 };
@@ -37,8 +37,10 @@ use crate::auth::AgentAccess;
 use crate::body::JsonBody;
 use crate::error::{ApiError, ErrorBody};
 
-/// How often a suspended run looks at its pending operations.
-const POLL: Duration = Duration::from_millis(300);
+/// How often a suspended run looks at its pending operations: a decision made on another
+/// replica is noticed within this time; one made through this server wakes the run at once
+/// ([`Chat::wake`]).
+pub(crate) const POLL: Duration = Duration::from_millis(300);
 /// How long a suspended run waits for its decisions before it stops watching (it stays listed
 /// as suspended).
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
@@ -54,6 +56,9 @@ pub(crate) struct Chat {
     /// The runs a task of this process watches or drives, so that the store's scan for runs
     /// nobody drives does not start a second one.
     watched: Mutex<std::collections::HashSet<String>>,
+    /// The suspended runs of this process waiting for decisions, by the operations they wait
+    /// for: a decision made through this server wakes its run without waiting for the poll.
+    waiting: Mutex<HashMap<String, Arc<Notify>>>,
 }
 
 /// `agent`, checkpointing its runs in the executor's store when the store keeps runs and the
@@ -87,6 +92,17 @@ impl Chat {
             agent,
             runs: Mutex::new(Runs::default()),
             watched: Mutex::new(Default::default()),
+            waiting: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Tells the run of this process waiting for operation `op_id`, if any, that it was
+    /// decided: the run looks at its operations now instead of at its next poll.
+    pub(crate) fn wake(&self, op_id: &str) {
+        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(wake) = waiting.get(op_id) {
+            // stored as a permit when the run is between two looks: no decision is missed
+            wake.notify_one();
         }
     }
 
@@ -235,26 +251,44 @@ pub(crate) async fn chat(
         history = before;
     }
     if wants_events(&headers) {
-        return Ok(stream(chat, executor, history, question, session).into_response());
+        let start = Start::New {
+            history,
+            question,
+            session,
+        };
+        return Ok(stream(chat, executor, start).into_response());
     }
     let run = match &session {
         Some(s) => chat.agent.run_in_session(history, &question, s).await,
         None => chat.agent.run_with_history(history, &question).await,
     };
-    let report = run.map_err(agent_failed)?;
-    let body = with_session(run_body(&report), session.as_deref());
+    let report = run.map_err(|e| agent_failed(e, None))?;
+    chat.watch(&report.correlation_id);
+    Ok(answer(chat, executor, report, session.as_deref()))
+}
+
+/// A run's report as the chat routes answer it: 200 when the run has ended; 202 while it waits
+/// for a person, watched by a task of this process that resumes it once every call is
+/// decided. The caller has marked the run watched ([`Chat::watch`]).
+pub(crate) fn answer(
+    chat: Arc<Chat>,
+    executor: Executor,
+    report: RunReport,
+    session: Option<&str>,
+) -> Response {
+    let body = with_session(run_body(&report), session);
     let run_id = report.correlation_id.clone();
     chat.set(&run_id, body.clone());
     if report.suspended().is_none() {
-        return Ok(Json(body).into_response());
+        chat.unwatch(&run_id);
+        return Json(body).into_response();
     }
-    chat.watch(&run_id);
     tokio::spawn(async move {
         let report = carry_on(&chat, &executor, report, None).await;
         chat.set(&run_id, report);
         chat.unwatch(&run_id);
     });
-    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+    (StatusCode::ACCEPTED, Json(body)).into_response()
 }
 
 /// Where a run stands: suspended, or its final report.
@@ -283,15 +317,12 @@ pub(crate) async fn run(
     {
         return Ok(Json(body));
     }
-    chat.get(&run_id).map(Json).ok_or_else(|| {
-        ApiError::new(ToolError::new(
-            ErrorCode::NOT_FOUND,
-            format!("there is no chat run {run_id:?} on this server"),
-        ))
-    })
+    chat.get(&run_id)
+        .map(Json)
+        .ok_or_else(|| super::run_lookup::no_run(&run_id))
 }
 
-fn wants_events(headers: &HeaderMap) -> bool {
+pub(crate) fn wants_events(headers: &HeaderMap) -> bool {
     headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -308,20 +339,24 @@ pub(crate) fn no_agent() -> ApiError {
     )
 }
 
-/// A run that failed, as the API answers it: `AGENT_FAILED`, and for a run that had started,
-/// its id in `details.run_id`; such a run is kept in the store as `failed`, with what it did
-/// so far, and can be resumed later (`Agent::resume_run`), which sends the failed request again.
-pub(crate) fn agent_failed(e: AgentError) -> ApiError {
+/// A run that failed, as the API answers it: `AGENT_FAILED`, and for a run that had started
+/// (or `run_id`, the run being resumed), its id in `details.run_id` and the route that resumes
+/// it in `details.resume`; such a run is kept in the store as `failed`, with what it did so
+/// far, and `POST /api/v1/chat/{run_id}/resume` sends the failed request again.
+pub(crate) fn agent_failed(e: AgentError, run_id: Option<&str>) -> ApiError {
     let mut error = ToolError::new(
         ErrorCode::of("AGENT_FAILED"),
         format!("the run failed: {e}"),
     );
-    if let Some(partial) = e.partial() {
-        let id = &partial.state.correlation_id;
-        error = error.with_detail("run_id", id.as_str()).recover(format!(
-            "the run is kept as failed (GET /api/v1/chat/{id}); it can be resumed once the \
-             model answers again"
-        ));
+    let started = e.partial().map(|p| p.state.correlation_id.as_str());
+    if let Some(id) = started.or(run_id) {
+        error = error
+            .with_detail("run_id", id)
+            .with_detail("resume", format!("POST /api/v1/chat/{id}/resume"))
+            .recover(format!(
+                "the run is kept as failed (GET /api/v1/chat/{id}); resume it with \
+                 POST /api/v1/chat/{id}/resume once the model answers again"
+            ));
     }
     let mut err = ApiError::new(error);
     err.set_status(StatusCode::BAD_GATEWAY);
@@ -375,7 +410,7 @@ pub(crate) async fn carry_on(
 ) -> Value {
     while let Some(state) = report.suspended().cloned() {
         chat.set(&report.correlation_id, run_body(&report));
-        if !decided(executor, &state.operation_ids()).await {
+        if !decided(chat, executor, &state.operation_ids()).await {
             return run_body(&report);
         }
         let id = report.correlation_id.clone();
@@ -407,42 +442,97 @@ pub(crate) async fn carry_on(
     run_body(&report)
 }
 
-/// Whether every operation was decided (completed or denied) within [`MAX_WAIT`].
-pub(crate) async fn decided(executor: &Executor, ids: &[String]) -> bool {
+/// The registration of a waiting run's operations in [`Chat::wake`]'s table, removed when the
+/// run stops waiting.
+struct Waiting<'a> {
+    chat: &'a Chat,
+    ids: &'a [String],
+    wake: Arc<Notify>,
+}
+
+impl<'a> Waiting<'a> {
+    fn new(chat: &'a Chat, ids: &'a [String]) -> Self {
+        let wake = Arc::new(Notify::new());
+        let mut waiting = chat.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        for id in ids {
+            waiting.insert(id.clone(), wake.clone());
+        }
+        Waiting { chat, ids, wake }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut waiting = self.chat.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        for id in self.ids {
+            if waiting.get(id).is_some_and(|w| Arc::ptr_eq(w, &self.wake)) {
+                waiting.remove(id);
+            }
+        }
+    }
+}
+
+/// Whether every operation was decided (completed or denied) within [`MAX_WAIT`]. Looks at the
+/// store every [`POLL`] (a decision made on another replica), and at once when a decision made
+/// through this server wakes it.
+pub(crate) async fn decided(chat: &Chat, executor: &Executor, ids: &[String]) -> bool {
+    let waiting = Waiting::new(chat, ids);
     let deadline = tokio::time::Instant::now() + MAX_WAIT;
     while tokio::time::Instant::now() < deadline {
-        let (executor, ids) = (executor.clone(), ids.to_vec());
-        let all = blocking(move || {
-            for id in &ids {
-                let op = executor.pending_operation(id)?;
-                let done = op.is_none_or(|op| {
-                    matches!(
-                        op.state,
-                        PendingState::Completed { .. } | PendingState::Denied { .. }
-                    )
-                });
-                if !done {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        })
-        .await;
-        if all.unwrap_or(false) {
+        if undecided(executor, ids)
+            .await
+            .is_ok_and(|left| left.is_empty())
+        {
             return true;
         }
-        tokio::time::sleep(POLL).await;
+        let _ = tokio::time::timeout(POLL, waiting.wake.notified()).await;
     }
     false
 }
 
-/// The run as server-sent events: every agent event by its name, then `done` with the report.
-fn stream(
+/// The operations of `ids` not decided yet (neither completed nor denied).
+pub(crate) async fn undecided(
+    executor: &Executor,
+    ids: &[String],
+) -> Result<Vec<String>, ApiError> {
+    let (executor, ids) = (executor.clone(), ids.to_vec());
+    blocking(move || {
+        let mut left = Vec::new();
+        for id in ids {
+            let op = executor.pending_operation(&id)?;
+            let done = op.is_none_or(|op| {
+                matches!(
+                    op.state,
+                    PendingState::Completed { .. } | PendingState::Denied { .. }
+                )
+            });
+            if !done {
+                left.push(id);
+            }
+        }
+        Ok(left)
+    })
+    .await
+}
+
+/// What a streamed run starts from.
+pub(crate) enum Start {
+    /// A new run on a conversation, maybe continuing a session.
+    New {
+        history: Vec<Value>,
+        question: String,
+        session: Option<String>,
+    },
+    /// The stored run with this id, already watched by the caller, resumed.
+    Resume(String),
+}
+
+/// The run as server-sent events: every agent event by its name, then `done` with the report
+/// (or `{"error"}` when it failed).
+pub(crate) fn stream(
     chat: Arc<Chat>,
     executor: Executor,
-    history: Vec<Value>,
-    question: String,
-    session: Option<String>,
+    start: Start,
 ) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
     let events = tx.clone();
@@ -457,16 +547,26 @@ fn stream(
     });
     // the run goes on if the client disconnects: its calls and decisions are real
     tokio::spawn(async move {
-        let run = match &session {
-            Some(s) => {
-                chat.agent
-                    .run_in_session_observed(history, &question, s, sink.clone())
-                    .await
+        let (run, resumed) = match start {
+            Start::New {
+                history,
+                question,
+                session: Some(s),
+            } => {
+                let run = chat
+                    .agent
+                    .run_in_session_observed(history, &question, &s, sink.clone());
+                (run.await, None)
             }
-            None => {
-                chat.agent
-                    .run_observed(history, &question, sink.clone())
-                    .await
+            Start::New {
+                history, question, ..
+            } => {
+                let run = chat.agent.run_observed(history, &question, sink.clone());
+                (run.await, None)
+            }
+            Start::Resume(id) => {
+                let run = chat.agent.resume_run_observed(&id, sink.clone()).await;
+                (run, Some(id))
             }
         };
         let done = match run {
@@ -479,7 +579,13 @@ fn stream(
                 chat.unwatch(&id);
                 body
             }
-            Err(e) => json!({ "error": agent_failed(e).error() }),
+            Err(e) => match resumed {
+                Some(id) => {
+                    chat.unwatch(&id);
+                    json!({ "error": super::run_resume::refused(&id, e).error() })
+                }
+                None => json!({ "error": agent_failed(e, None).error() }),
+            },
         };
         if let Ok(event) = Event::default().event("done").json_data(&done) {
             let _ = tx.send(event);

@@ -6,6 +6,8 @@ pub(crate) mod chat;
 mod health;
 mod pending;
 mod run_events;
+mod run_lookup;
+mod run_resume;
 pub(crate) mod runs;
 mod session;
 mod summary;
@@ -38,6 +40,7 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(chat::chat, runs::list))
         .routes(routes!(chat::run))
         .routes(routes!(runs::cancel))
+        .routes(routes!(run_resume::resume))
         .routes(routes!(run_events::events))
 }
 

@@ -164,6 +164,7 @@ pub(crate) async fn approve(
     JsonBody(request): JsonBody<ApproveRequest>,
 ) -> Result<Response, ApiError> {
     let exec = state.executor.approve_with(&id, request.arguments).await?;
+    wake_run(&state, &id);
     answer(&state, &exec)
 }
 
@@ -199,6 +200,16 @@ pub(crate) async fn deny(
     JsonBody(request): JsonBody<DenyRequest>,
 ) -> Result<Response, ApiError> {
     let executor = state.executor.clone();
+    let decided = id.clone();
     let exec = blocking(move || executor.deny(&id, request.reason)).await?;
+    wake_run(&state, &decided);
     answer(&state, &exec)
+}
+
+/// Wakes the chat run of this server waiting for operation `id`, now decided (a run on another
+/// replica notices at its next look at the store).
+fn wake_run(state: &AppState, id: &str) {
+    if let Some(chat) = &state.chat {
+        chat.wake(id);
+    }
 }

@@ -20,10 +20,8 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use serde_json::{Value, json};
 use tool_providers::agent::{Checkpoint, CheckpointStatus};
-use tool_runtime::{ErrorCode, Executor, ToolError};
 
-use super::blocking;
-use super::chat::no_agent;
+use super::run_lookup::{durable_chat, stored_run};
 use super::runs::body_of;
 use crate::AppState;
 use crate::auth::AgentAccess;
@@ -115,22 +113,6 @@ fn events_after(cursor: &mut Cursor, run: &tool_runtime::store::StoredRun) -> (V
     (out, ended)
 }
 
-/// The stored run `run_id`, or a not-found error.
-async fn read(
-    executor: &Executor,
-    run_id: &str,
-) -> Result<tool_runtime::store::StoredRun, ApiError> {
-    let (executor, id) = (executor.clone(), run_id.to_owned());
-    blocking(move || Ok(executor.store().get_run(&id)?))
-        .await?
-        .ok_or_else(|| {
-            ApiError::new(ToolError::new(
-                ErrorCode::NOT_FOUND,
-                format!("there is no chat run {run_id:?}"),
-            ))
-        })
-}
-
 /// A stored run's steps as server-sent events, resumable with `Last-Event-ID`.
 #[utoipa::path(
     get,
@@ -157,18 +139,9 @@ pub(crate) async fn events(
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl futures::Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let chat = state.chat.clone().ok_or_else(no_agent)?;
-    if !chat.durable() {
-        return Err(ApiError::new(
-            ToolError::new(
-                ErrorCode::NOT_FOUND,
-                "this server's store keeps no chat runs",
-            )
-            .recover("serve with a store that keeps agent runs (SQLite, Redis or memory)"),
-        ));
-    }
+    durable_chat(&state)?;
     let executor = state.executor.clone();
-    let first = read(&executor, &run_id).await?;
+    let first = stored_run(&executor, &run_id).await?;
     let last = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -192,7 +165,7 @@ pub(crate) async fn events(
                         Some(r) => r,
                         None => {
                             tokio::time::sleep(POLL).await;
-                            match read(&executor, &run_id).await {
+                            match stored_run(&executor, &run_id).await {
                                 Ok(r) => r,
                                 // a store that fails now may answer on the next look
                                 Err(_) => continue,

@@ -18,7 +18,8 @@ use tool_runtime::{ErrorCode, Executor, ToolError};
 use utoipa::{IntoParams, ToSchema};
 
 use super::blocking;
-use super::chat::{Chat, carry_on, decided, no_agent};
+use super::chat::{Chat, carry_on, decided};
+use super::run_lookup::{durable_chat, find_run, stored_run};
 use crate::AppState;
 use crate::auth::AgentAccess;
 use crate::error::{ApiError, ErrorBody};
@@ -66,9 +67,7 @@ pub(crate) async fn stored_body(
     executor: &Executor,
     run_id: &str,
 ) -> Result<Option<Value>, ApiError> {
-    let (executor, id) = (executor.clone(), run_id.to_owned());
-    let run = blocking(move || Ok(executor.store().get_run(&id)?)).await?;
-    Ok(run.as_ref().map(body_of))
+    Ok(find_run(executor, run_id).await?.as_ref().map(body_of))
 }
 
 /// The conversation a follow-up in `session` continues: the one its last run ended with (none
@@ -167,16 +166,7 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     Query(filter): Query<RunFilter>,
 ) -> Result<Json<Value>, ApiError> {
-    let chat = state.chat.clone().ok_or_else(no_agent)?;
-    if !chat.durable() {
-        return Err(ApiError::new(
-            ToolError::new(
-                ErrorCode::NOT_FOUND,
-                "this server's store keeps no chat runs",
-            )
-            .recover("serve with a store that keeps agent runs (SQLite, Redis or memory)"),
-        ));
-    }
+    durable_chat(&state)?;
     let query = RunQuery {
         status: filter.status,
         session: filter.session,
@@ -229,13 +219,8 @@ pub(crate) async fn cancel(
     Path(run_id): Path<String>,
     body: Option<Json<CancelRequest>>,
 ) -> Result<Json<Value>, ApiError> {
-    let chat = state.chat.clone().ok_or_else(no_agent)?;
-    if stored_body(&state.executor, &run_id).await?.is_none() || !chat.durable() {
-        return Err(ApiError::new(ToolError::new(
-            ErrorCode::NOT_FOUND,
-            format!("there is no chat run {run_id:?}"),
-        )));
-    }
+    let chat = durable_chat(&state)?;
+    stored_run(&state.executor, &run_id).await?;
     let reason = body
         .and_then(|Json(b)| b.reason)
         .unwrap_or_else(|| "the run was cancelled".into());
@@ -325,7 +310,7 @@ async fn resume_stored(chat: &Chat, executor: &Executor, run: StoredRun) {
         }
     };
     if cp.status == CheckpointStatus::Suspended
-        && !decided(executor, &cp.state.operation_ids()).await
+        && !decided(chat, executor, &cp.state.operation_ids()).await
     {
         return;
     }

@@ -7,26 +7,9 @@ use crate::support;
 
 use std::time::Duration;
 
-use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
+use support::chat::{finished, names, read_events, suspend};
 use support::*;
-
-/// Polls `GET /api/v1/chat/{id}` until the run is no longer suspended.
-async fn finished(s: &Server, run_id: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (status, body) = s.get(&format!("/api/v1/chat/{run_id}"), Some(AGENT)).await;
-        assert_eq!(status, 200, "{body}");
-        if body["status"] != "suspended" {
-            return body;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "still suspended: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[tokio::test]
 async fn a_denial_with_a_reason_reaches_the_model_when_the_run_resumes() {
@@ -36,20 +19,7 @@ async fn a_denial_with_a_reason_reaches_the_model_when_the_run_resumes() {
     ])
     .await;
     let s = start_with_model(&base).await;
-    let (status, body) = s
-        .post(
-            "/api/v1/chat",
-            Some(AGENT),
-            json!({"messages": [{"role": "user", "content": "delete note n1"}]}),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
-    assert_eq!(body["status"], "suspended");
-    let op = body["pending"][0]["operation_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let run_id = body["run_id"].as_str().unwrap().to_owned();
+    let (run_id, op) = suspend(&s, "delete note n1").await;
     assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
 
     let (status, _) = s
@@ -91,29 +61,9 @@ async fn the_events_stream_across_an_approval_and_end_with_done() {
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 200);
-    let mut body = res.bytes_stream();
-    let mut text = String::new();
-    let mut events: Vec<(String, Value)> = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut approved = false;
-    while events.last().is_none_or(|(name, _)| name != "done") {
-        let chunk = tokio::time::timeout_at(deadline, body.next())
-            .await
-            .expect("the stream ends with done")
-            .unwrap()
-            .unwrap();
-        text.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = text.find("\n\n") {
-            let block: String = text.drain(..end + 2).collect();
-            let name = block.lines().find_map(|l| l.strip_prefix("event: "));
-            let data = block.lines().find_map(|l| l.strip_prefix("data: "));
-            if let (Some(name), Some(data)) = (name, data) {
-                events.push((name.to_owned(), serde_json::from_str(data).unwrap()));
-            }
-        }
-        if !approved && let Some((_, e)) = events.iter().find(|(n, _)| n == "suspended") {
-            let op = e["operations"][0].as_str().unwrap().to_owned();
+    let (events, _) = read_events(res, "done", async |e| {
+        if e.name == "suspended" {
+            let op = e.data["operations"][0].as_str().unwrap();
             let (status, _) = s
                 .post(
                     &format!("/api/v1/pending/{op}/approve"),
@@ -122,12 +72,11 @@ async fn the_events_stream_across_an_approval_and_end_with_done() {
                 )
                 .await;
             assert_eq!(status, 200);
-            approved = true;
         }
-    }
-    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    })
+    .await;
     assert_eq!(
-        names,
+        names(&events),
         [
             "call_started",
             "suspended",
@@ -138,7 +87,7 @@ async fn the_events_stream_across_an_approval_and_end_with_done() {
         ],
         "{events:?}"
     );
-    let (_, done) = events.last().unwrap();
+    let done = &events.last().unwrap().data;
     assert_eq!(done["status"], "answered", "{done}");
     assert_eq!(done["answer"], "Deleted.");
     assert_eq!(s.notes.get("n1"), None);
@@ -182,19 +131,7 @@ async fn chat_refuses_what_it_cannot_run() {
 async fn runs_are_listed_from_the_store_and_a_cancelled_one_denies_its_calls() {
     let (base, script) = scripted(vec![call("c1", "delete_note", json!({"id": "n1"}))]).await;
     let s = start_with_model(&base).await;
-    let (status, body) = s
-        .post(
-            "/api/v1/chat",
-            Some(AGENT),
-            json!({"messages": [{"role": "user", "content": "delete note n1"}]}),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
-    let run_id = body["run_id"].as_str().unwrap().to_owned();
-    let op = body["pending"][0]["operation_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, op) = suspend(&s, "delete note n1").await;
 
     let (status, listed) = s.get("/api/v1/chat?status=suspended", Some(AGENT)).await;
     assert_eq!(status, 200, "{listed}");

@@ -6,19 +6,9 @@
 
 use crate::support;
 
-use std::time::Duration;
-
-use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
+use support::chat::{Sse, names, read_events, suspend};
 use support::*;
-
-/// One server-sent event: its id, its name and its data.
-#[derive(Debug)]
-struct Sse {
-    id: Option<String>,
-    name: String,
-    data: Value,
-}
 
 /// Opens the run's event stream (after `last`, if given) and reads it until an event named
 /// `until` or the stream's end; the events read, and whether the stream ended.
@@ -30,49 +20,7 @@ async fn events(s: &Server, run_id: &str, last: Option<&str>, until: &str) -> (V
     if let Some(id) = last {
         req = req.header("last-event-id", id);
     }
-    let res = req.send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(
-        res.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream")
-    );
-    let mut body = res.bytes_stream();
-    let (mut text, mut out) = (String::new(), Vec::new());
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let chunk = tokio::time::timeout_at(deadline, body.next())
-            .await
-            .unwrap_or_else(|_| panic!("no {until:?} within 20 s: {out:?}"));
-        let Some(chunk) = chunk else {
-            return (out, true);
-        };
-        text.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
-        while let Some(end) = text.find("\n\n") {
-            let block: String = text.drain(..end + 2).collect();
-            let field = |k: &str| {
-                block
-                    .lines()
-                    .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_owned()))
-            };
-            if let (Some(name), Some(data)) = (field("event:"), field("data:")) {
-                let done = name == until;
-                out.push(Sse {
-                    id: field("id:"),
-                    name,
-                    data: serde_json::from_str(&data).unwrap(),
-                });
-                if done {
-                    return (out, false);
-                }
-            }
-        }
-    }
-}
-
-fn names(events: &[Sse]) -> Vec<&str> {
-    events.iter().map(|e| e.name.as_str()).collect()
+    read_events(req.send().await.unwrap(), until, async |_| {}).await
 }
 
 #[tokio::test]
@@ -83,19 +31,7 @@ async fn a_runs_events_resume_after_the_last_id_seen_and_end_with_done() {
     ])
     .await;
     let s = start_with_model(&base).await;
-    let (status, body) = s
-        .post(
-            "/api/v1/chat",
-            Some(AGENT),
-            json!({"messages": [{"role": "user", "content": "delete note n1"}]}),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
-    let run_id = body["run_id"].as_str().unwrap().to_owned();
-    let op = body["pending"][0]["operation_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, op) = suspend(&s, "delete note n1").await;
 
     let (before, ended) = events(&s, &run_id, None, "suspended").await;
     assert!(!ended);

@@ -10,6 +10,7 @@ mod chat;
 mod chat_crash;
 mod chat_crash_loop;
 mod chat_events;
+mod chat_resume;
 mod feed;
 mod hygiene;
 mod limits;

@@ -2,6 +2,8 @@
 //! edit that a person must approve, over a SQLite store in a temporary directory.
 #![allow(dead_code)]
 
+pub mod chat;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -282,13 +284,26 @@ async fn model(AxState(s): AxState<Script>, req: Request) -> axum::response::Res
         .lock()
         .unwrap()
         .push(serde_json::from_slice(&bytes).unwrap());
-    let next = s
-        .answers
-        .lock()
-        .unwrap()
-        .pop_front()
-        .expect("script exhausted");
-    axum::Json(next).into_response()
+    let next = s.answers.lock().unwrap().pop_front();
+    // past the script, or where it says so, the model fails
+    let status = match &next {
+        None => Some(500),
+        Some(answer) => answer["__status"].as_u64().map(|n| n as u16),
+    };
+    match status {
+        Some(code) => {
+            let status = axum::http::StatusCode::from_u16(code).unwrap();
+            let body =
+                json!({"error": {"message": "the scripted model fails", "type": "server_error"}});
+            (status, axum::Json(body)).into_response()
+        }
+        None => axum::Json(next.unwrap_or_default()).into_response(),
+    }
+}
+
+/// A scripted answer that is an HTTP error with `status`.
+pub fn fail(status: u16) -> Value {
+    json!({ "__status": status })
 }
 
 pub async fn scripted(answers: Vec<Value>) -> (String, Script) {
