@@ -8,8 +8,10 @@
 //! outcome (the effect may have happened; the call is in doubt and must not run again) or no
 //! start at all (the body never ran; running the call now runs it once).
 //!
-//! Marks are kept by run (the call's correlation id) and go when the run is forgotten
-//! ([`Store::forget_starts`](super::Store::forget_starts)).
+//! Marks are kept by run (the call's correlation id). An agent forgets a run's marks once the
+//! run has ended ([`Store::forget_starts`](super::Store::forget_starts)); a worker killed between
+//! the run's last save and that leaves them behind, where nothing reads them, since an ended run
+//! is never resumed.
 
 use serde::{Deserialize, Serialize};
 

@@ -291,6 +291,7 @@ async fn crash_loop(redis: Option<&str>) {
     let runs = store.list_runs(&RunQuery::default()).unwrap();
     assert!(!runs.is_empty(), "no run was started");
     let mut tags = Vec::new();
+    let mut left_marked = 0;
     for run in &runs {
         assert_eq!(run.status, "answered", "run {} was lost: {run:?}", run.id);
         let text = run.checkpoint.as_str();
@@ -300,15 +301,16 @@ async fn crash_loop(redis: Option<&str>) {
             .and_then(|t| t.split('"').next())
             .map(|t| format!("n-{t}"))
             .unwrap_or_else(|| panic!("no question in {text}"));
-        // nothing resumes an answered run, so its start marks are gone
-        let marks = store.started_calls(&run.id).unwrap();
-        assert!(
-            marks.is_empty(),
-            "run {} kept its start marks: {marks:?}",
-            run.id
-        );
+        // nothing resumes an answered run, so its start marks are forgotten, unless its worker
+        // was killed between the run's last save and that cleanup
+        left_marked += usize::from(!store.started_calls(&run.id).unwrap().is_empty());
         tags.push((tag, text.contains("OUTCOME_UNKNOWN")));
     }
+    // each kill cuts short at most the two runs its worker was driving
+    assert!(
+        left_marked <= 2 * 2 * rounds,
+        "seed {seed}: {left_marked} answered runs kept their start marks"
+    );
     // each issued call had its effect at most once
     let notes = std::fs::read_to_string(notes_path(dir.path())).unwrap_or_default();
     let mut effects: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -333,7 +335,8 @@ async fn crash_loop(redis: Option<&str>) {
     }
     println!(
         "{} runs, {} effects, {in_doubt} calls in doubt after a kill ({in_doubt_without_effect} \
-         of them killed between the start mark and the effect)",
+         of them killed between the start mark and the effect), {left_marked} answered runs \
+         with start marks left by a kill",
         runs.len(),
         effects.len()
     );
