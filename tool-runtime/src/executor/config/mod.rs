@@ -98,7 +98,9 @@ pub struct ExecutorConfig {
     pub check_injection: bool,
     /// Where state lives.
     pub store: StoreConfig,
-    /// MCP servers whose tools are imported beside the application's own.
+    /// MCP servers whose tools are imported beside the application's own (a file's tables
+    /// only: no `TOOLS_*` variable sets them).
+    #[serde(skip_serializing_if = "McpConfig::is_empty")]
     pub mcp: McpConfig,
 }
 
@@ -111,6 +113,13 @@ pub struct ExecutorConfig {
 pub struct McpConfig {
     /// Each server's table, by the server's name, as written.
     pub servers: BTreeMap<String, serde_json::Value>,
+}
+
+impl McpConfig {
+    /// Whether no server is configured.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
 }
 
 impl Default for ExecutorConfig {
