@@ -41,11 +41,11 @@ impl Trail {
     /// (no secret or sensitive key, no value shaped like a credential), so they are not kept.
     pub(crate) fn note_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
         self.secrets.use_definition(def);
-        let (redacted, hides) = audit::redact_noting(raw, def);
-        if hides {
+        let redacted = audit::redact_if_needed(raw, def);
+        if redacted.is_some() {
             self.secrets.add_arguments(raw);
         }
-        self.arguments = keep.then_some(redacted);
+        self.arguments = keep.then(|| redacted.unwrap_or_else(|| raw.clone()));
         self.no_schema = def.no_schema_mode();
     }
 
