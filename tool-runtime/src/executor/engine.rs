@@ -176,7 +176,7 @@ impl Executor {
             }
             None => policy::requirement(def, cfg, gate_passed),
         };
-        if !matches!(requirement, Requirement::RunNow) {
+        if trail.arguments_of_call && !matches!(requirement, Requirement::RunNow) {
             // the rare paths keep a copy, as they may record before (or without) running
             trail.settle(Some(instance.arguments().clone()));
         }
