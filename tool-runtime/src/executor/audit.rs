@@ -301,43 +301,44 @@ pub(crate) fn redact_with_keys(arguments: &Value) -> Value {
     redact_with(arguments, &[])
 }
 
-/// [`redact`], and whether it hid anything.
-pub(crate) fn redact_noting(arguments: &Value, definition: &ToolDefinition) -> (Value, bool) {
-    let mut hid = false;
-    let redacted = redacting(arguments, &definition.sensitive, &mut hid);
-    (redacted, hid)
+/// [`redact`] when it hides something, `None` when the arguments have nothing to hide (the
+/// usual call): they are then their own redacted form, and no copy is built to find that out.
+pub(crate) fn redact_if_needed(arguments: &Value, definition: &ToolDefinition) -> Option<Value> {
+    hides_something(arguments, &definition.sensitive)
+        .then(|| redact_with(arguments, &definition.sensitive))
+}
+
+/// Whether [`redact_with`] would change `value`: the same tests, without building anything.
+fn hides_something(value: &Value, sensitive: &[Cow<'static, str>]) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(k, v)| {
+            is_secret_key(k) || sensitive.iter().any(|s| s == k) || hides_something(v, sensitive)
+        }),
+        Value::Array(items) => items.iter().any(|v| hides_something(v, sensitive)),
+        Value::String(text) => redact_shapes(text).is_some(),
+        _ => false,
+    }
 }
 
 fn redact_with(value: &Value, sensitive: &[Cow<'static, str>]) -> Value {
-    redacting(value, sensitive, &mut false)
-}
-
-fn redacting(value: &Value, sensitive: &[Cow<'static, str>], hid: &mut bool) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
                     let hide = is_secret_key(k) || sensitive.iter().any(|s| s == k);
                     let v = if hide {
-                        *hid = true;
                         Value::String(REDACTED.into())
                     } else {
-                        redacting(v, sensitive, hid)
+                        redact_with(v, sensitive)
                     };
                     (k.clone(), v)
                 })
                 .collect(),
         ),
         Value::Array(items) => {
-            Value::Array(items.iter().map(|v| redacting(v, sensitive, hid)).collect())
+            Value::Array(items.iter().map(|v| redact_with(v, sensitive)).collect())
         }
-        Value::String(text) => Value::String(match redact_shapes(text) {
-            Some(redacted) => {
-                *hid = true;
-                redacted
-            }
-            None => text.clone(),
-        }),
+        Value::String(text) => Value::String(redact_shapes(text).unwrap_or_else(|| text.clone())),
         other => other.clone(),
     }
 }

@@ -165,7 +165,7 @@ impl Executor {
         // moved (copied) a few times on its way to being polled
         let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, cx)).await;
         let mut trail = Trail::new(started);
-        trail.note_arguments(self.keeps_arguments(), instance.arguments(), def);
+        trail.note_call_arguments(self.keeps_arguments(), instance.arguments(), def);
         trail.repairs = instance.repairs().to_vec();
         let injected = (cfg.check_injection && !def.safety.is_read_only())
             .then(|| super::injection::find(instance.arguments()))
@@ -176,6 +176,10 @@ impl Executor {
             }
             None => policy::requirement(def, cfg, gate_passed),
         };
+        if trail.arguments_of_call && !matches!(requirement, Requirement::RunNow) {
+            // the rare paths keep a copy, as they may record before (or without) running
+            trail.settle(Some(instance.arguments().clone()));
+        }
         let exec = match requirement {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
@@ -219,6 +223,7 @@ impl Executor {
         let ran = self.execute(instance, cx).await;
         trail.attempts = ran.attempts;
         trail.cached = ran.cached;
+        trail.settle(ran.arguments);
         let mut undo = None;
         let (outcome, full) = match ran.result {
             Ok(value) => {

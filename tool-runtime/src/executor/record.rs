@@ -26,6 +26,10 @@ pub(crate) struct Trail {
     pub(crate) cached: bool,
     pub(crate) operation_id: Option<String>,
     pub(crate) arguments: Option<Value>,
+    /// The record keeps the arguments the call runs with, unchanged (nothing in them to hide):
+    /// they are moved into the record once the call is done with them ([`Trail::settle`]), not
+    /// copied before it runs.
+    pub(crate) arguments_of_call: bool,
     pub(crate) repairs: Vec<Repair>,
     /// What the record's summary must not show (the raw arguments' secret values).
     pub(crate) secrets: audit::Secrets,
@@ -41,12 +45,36 @@ impl Trail {
     /// (no secret or sensitive key, no value shaped like a credential), so they are not kept.
     pub(crate) fn note_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
         self.secrets.use_definition(def);
-        let (redacted, hides) = audit::redact_noting(raw, def);
-        if hides {
+        let redacted = audit::redact_if_needed(raw, def);
+        if redacted.is_some() {
             self.secrets.add_arguments(raw);
         }
-        self.arguments = keep.then_some(redacted);
+        self.arguments = keep.then(|| redacted.unwrap_or_else(|| raw.clone()));
         self.no_schema = def.no_schema_mode();
+    }
+
+    /// [`Trail::note_arguments`] for a call about to run: arguments with nothing to hide are
+    /// not copied yet, but taken from the call when it is done with them ([`Trail::settle`]).
+    pub(crate) fn note_call_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
+        self.secrets.use_definition(def);
+        self.no_schema = def.no_schema_mode();
+        match audit::redact_if_needed(raw, def) {
+            Some(redacted) => {
+                self.secrets.add_arguments(raw);
+                self.arguments = keep.then_some(redacted);
+            }
+            None => self.arguments_of_call = keep,
+        }
+    }
+
+    /// Gives the record the call's arguments, when it keeps them as they are
+    /// ([`Trail::note_call_arguments`]); `call` is `None` when the call's arguments were never
+    /// made as JSON, which a kept record has made already.
+    pub(crate) fn settle(&mut self, call: Option<Value>) {
+        if std::mem::take(&mut self.arguments_of_call) {
+            debug_assert!(call.is_some(), "the record's arguments were not kept");
+            self.arguments = call;
+        }
     }
 
     pub(crate) fn new(started: Instant) -> Self {
@@ -59,6 +87,7 @@ impl Trail {
             cached: false,
             operation_id: None,
             arguments: None,
+            arguments_of_call: false,
             repairs: Vec::new(),
             secrets: audit::Secrets::default(),
             no_schema: None,
@@ -84,9 +113,15 @@ impl Executor {
         trail: Trail,
     ) {
         if let Some(record) = self.audit(cx, tool, category, exec, trail, None) {
-            let written = self
-                .with_store("append_audit", move |store| store.append_audit(&record))
-                .await;
+            // a store that does not block is written in place: the record is then not kept
+            // across an await, and every call's future is smaller by its size
+            let written = if self.inner.store.blocks() {
+                let writing =
+                    self.with_store("append_audit", move |store| store.append_audit(&record));
+                Box::pin(writing).await
+            } else {
+                self.store_now("append_audit", |store| store.append_audit(&record))
+            };
             self.note_written(cx, tool, exec, written);
         }
     }
@@ -118,6 +153,10 @@ impl Executor {
         trail: Trail,
         cancelled_by: Option<String>,
     ) -> Option<AuditRecord> {
+        debug_assert!(
+            !trail.arguments_of_call,
+            "the record's arguments were not settled"
+        );
         // an error can quote the arguments (a validation message, a tool that prints its
         // input): secret values are hidden in what the caller gets too, not only in the record
         if let Outcome::Error { error } = &mut exec.outcome {

@@ -24,11 +24,13 @@ pub(super) struct Ran {
     /// How many times the body ran (0: from the cache, or refused before running).
     pub(super) attempts: u32,
     pub(super) cached: bool,
+    /// The call's arguments as JSON, when they were made: the record may keep them.
+    pub(super) arguments: Option<Value>,
 }
 
 impl Executor {
     /// Cache, rate limits, then attempts with timeout and retries.
-    pub(super) async fn execute(&self, instance: ToolInstance, cx: &CallContext) -> Ran {
+    pub(super) async fn execute(&self, mut instance: ToolInstance, cx: &CallContext) -> Ran {
         let cfg = &self.inner.config;
         let entry = instance.entry.clone();
         let def = entry.definition();
@@ -43,6 +45,7 @@ impl Executor {
                 )),
                 attempts: 0,
                 cached: false,
+                arguments: instance.take_made_arguments(),
             };
         }
         let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
@@ -56,6 +59,7 @@ impl Executor {
                 result: Ok(v),
                 attempts: 0,
                 cached: true,
+                arguments: instance.take_made_arguments(),
             };
         }
         let limited = !super::limit::windows(def, &cfg.rate_limits).is_empty();
@@ -67,6 +71,7 @@ impl Executor {
                 result: Err(error),
                 attempts: 0,
                 cached: false,
+                arguments: instance.take_made_arguments(),
             };
         }
         if cx.record_start
@@ -85,9 +90,11 @@ impl Executor {
                 || def.idempotent
                 || def.retry
                 || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
-        // the audit record has its own copy: these are only read again by a retry
-        let mut instance = instance;
-        let retry_args = may_retry.then(|| instance.take_arguments());
+        // read again only by a retry; then handed to the record, which may keep them
+        let arguments = match may_retry {
+            true => Some(instance.take_arguments()),
+            false => instance.take_made_arguments(),
+        };
         let mut next = Some(instance);
         let mut attempts = 0;
         let result = loop {
@@ -97,7 +104,7 @@ impl Executor {
                 None => match self.inner.toolset.hydrate(&ToolCall::new(
                     cx.call_id.clone(),
                     def.name.to_string(),
-                    Arguments::Json(retry_args.clone().unwrap_or_default()),
+                    Arguments::Json(arguments.clone().unwrap_or_default()),
                 )) {
                     Ok(i) => i,
                     Err(e) => break Err(e),
@@ -129,6 +136,7 @@ impl Executor {
             result,
             attempts,
             cached: false,
+            arguments,
         }
     }
 

@@ -134,6 +134,11 @@ impl ToolInstance {
         entry.run(typed, cx)
     }
 
+    /// The validated arguments as JSON, taken out if they were made, without making them.
+    pub(crate) fn take_made_arguments(&mut self) -> Option<Value> {
+        self.arguments.take()
+    }
+
     /// The validated arguments as JSON, taken out (made first if they were not yet): for a caller
     /// that keeps them past the instance, without a copy.
     pub(crate) fn take_arguments(&mut self) -> Value {
