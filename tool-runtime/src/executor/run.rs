@@ -82,6 +82,7 @@ impl Executor {
                 result: Err(error),
                 attempts: 0,
                 cached: false,
+                arguments: instance.take_made_arguments(),
             };
         }
         let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
