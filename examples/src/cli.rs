@@ -193,7 +193,8 @@ pub fn chat_agent(
 /// Serves `executor` on `addr` (the JSON API, the approvals page, MCP over HTTP and, with
 /// `chat`, the app's agent at `POST /api/v1/chat`) until Ctrl-C. The agent's runs are kept in
 /// the executor's store, so that a run waiting for a person survives a restart and any replica
-/// on the same store answers for it. The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
+/// on the same store answers for it; ended runs are removed after `TOOLS_RUNS_KEEP_DAYS`
+/// ([`crate::retention`]). The bearer tokens come from `TOOLS_AGENT_TOKEN` and `TOOLS_APPROVER_TOKEN`; without
 /// them, on a loopback address, fresh ones are made, the agent's is printed, and so is a one-time
 /// sign-in link to the approvals page. The addresses are printed on stderr (`API:
 /// http://ADDR/api/v1/tools ...`). MCP clients are told the application's `name` and this
@@ -205,6 +206,15 @@ pub async fn serve(
     instructions: &str,
     chat: Option<Agent>,
 ) -> ! {
+    // ended chat runs go after their retention; the store's other records are kept apart
+    match crate::retention::keep_from_env() {
+        Ok(Some(keep)) => crate::retention::sweep(executor.store().clone(), keep),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }
+    }
     let tokens = match Tokens::from_env() {
         Ok(Some(t)) => t,
         Ok(None) => Tokens::generate(),

@@ -13,6 +13,7 @@
 
 use std::io::BufRead;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -23,6 +24,8 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct SharedInput {
     lines: Arc<Mutex<mpsc::UnboundedReceiver<Vec<u8>>>>,
+    /// Set once a reader was told the input has ended.
+    ended: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for SharedInput {
@@ -61,6 +64,7 @@ impl SharedInput {
         (
             SharedInput {
                 lines: Arc::new(Mutex::new(rx)),
+                ended: Arc::default(),
             },
             tx,
         )
@@ -84,9 +88,19 @@ impl SharedInput {
         }
     }
 
+    /// Whether a reader (the prompt or a confirmation) met the end of the input: every line
+    /// was taken and nothing more will come.
+    pub fn ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
     fn poll_line(&self, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
         let mut rx = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        rx.poll_recv(cx)
+        let line = rx.poll_recv(cx);
+        if let Poll::Ready(None) = line {
+            self.ended.store(true, Ordering::Release);
+        }
+        line
     }
 }
 
@@ -170,7 +184,9 @@ mod tests {
         reader.read_line(&mut answer).await.unwrap();
         assert_eq!(answer, "y\r\n");
         assert_eq!(input.next_line().await.as_deref(), Some("second question"));
+        assert!(!input.ended(), "every line was read, the end not yet");
         assert_eq!(input.next_line().await, None);
+        assert!(input.ended());
         let mut rest = String::new();
         assert_eq!(
             reader.read_line(&mut rest).await.unwrap(),

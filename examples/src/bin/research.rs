@@ -29,7 +29,9 @@
 //! and read from the same input (so a script can answer them on the lines after the question);
 //! `--yes` approves everything in advance; `--defer` asks nobody here: such calls wait as
 //! pending operations, the run says its id and waits for the decisions (made from any terminal
-//! or the approvals page), then goes on. Every run is kept in the store as it goes, so a run
+//! or the approvals page), then goes on. Without either, a person who leaves at a confirmation
+//! (the input ends, or Ctrl-C) leaves that call waiting the same way: the run says its id and
+//! how to continue it, and the program ends. Every run is kept in the store as it goes, so a run
 //! whose process was closed while it waited is continued by `--resume RUN_ID`, and a call that
 //! already ran is never run again. Without `--provider` it uses the local llama.cpp server
 //! (set up on first run), unless a provider's key is in the environment.
@@ -44,6 +46,7 @@ use examples::cli::{self, AgentFlags, AppCommand};
 use examples::events::print_event;
 use examples::history::History;
 use examples::input::SharedInput;
+use examples::leaving::Leaving;
 use examples::research::{self, Db, Services};
 use examples::setup;
 use tool_providers::agent::{
@@ -170,15 +173,20 @@ async fn main() -> ExitCode {
     });
     // One reader of stdin for the questions and the confirmations (see `examples::input`).
     let input = SharedInput::stdin();
+    // A person who leaves at a confirmation (end of input, Ctrl-C) leaves the call waiting.
+    let mut leaving = None;
     let confirmer: Arc<dyn ConfirmationHandler> = if args.yes {
         Arc::new(ApproveAll)
     } else if args.defer {
         Arc::new(Deferred)
     } else {
-        Arc::new(ConfirmWithEvents::new(
+        let watch = Leaving::watch(input.clone());
+        let confirmer = watch.confirmer(Arc::new(ConfirmWithEvents::new(
             TerminalConfirmer::new(input.reader(), std::io::stderr()),
             sink.clone(),
-        ))
+        )));
+        leaving = Some(watch);
+        confirmer
     };
     let executor = research::executor(
         research::toolset(db.clone(), services),
@@ -215,6 +223,7 @@ async fn main() -> ExitCode {
     let session = Session {
         agent,
         local: small,
+        leaving,
     };
 
     if let Some(run_id) = args.resume {
@@ -284,6 +293,8 @@ async fn main() -> ExitCode {
 struct Session {
     agent: Agent,
     local: bool,
+    /// Whether the person left at a confirmation (not with `--yes` or `--defer`).
+    leaving: Option<Leaving>,
 }
 
 impl Session {
@@ -341,6 +352,23 @@ impl Session {
                 return Some(report);
             };
             let ops = state.operation_ids();
+            if let Some(leaving) = self.leaving.as_ref().filter(|l| l.left()) {
+                eprintln!(
+                    "run {} waits for {}: nobody answered here; decide with `research tools \
+                     approve ID` (or deny) from any terminal, then `research --resume {}` \
+                     continues it",
+                    visible(&report.correlation_id),
+                    ops.iter()
+                        .map(|o| visible(o))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    visible(&report.correlation_id),
+                );
+                if leaving.interrupted() {
+                    std::process::exit(130);
+                }
+                return None;
+            }
             eprintln!(
                 "run {} waits for {}: decide with `research tools approve ID` (or deny) from any \
                  terminal; if this program is closed, `research --resume {}` continues it",

@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 use crate::support::isolated;
 use crate::support::peer::{Peer, answer, tool_call};
 
-const AGENT: &str = "research-agent-token-0002";
-const APPROVER: &str = "research-approver-token-0002";
-const CREATE: &str = r#"{"title":"Llamas","body":"Llamas are camelids."}"#;
+pub(crate) const AGENT: &str = "research-agent-token-0002";
+pub(crate) const APPROVER: &str = "research-approver-token-0002";
+pub(crate) const CREATE: &str = r#"{"title":"Llamas","body":"Llamas are camelids."}"#;
 
 /// A child process killed (SIGKILL) and reaped when dropped.
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -34,7 +34,7 @@ impl Drop for Killed {
 
 /// `research ARGS` over the database in `dir`, with `model` as the local model server and no
 /// setting of the caller's environment.
-fn research(dir: &Path, model: Option<&str>) -> Command {
+pub(crate) fn research(dir: &Path, model: Option<&str>) -> Command {
     let mut cmd = isolated(env!("CARGO_BIN_EXE_research"));
     cmd.env("TOOLS_RESEARCH_DB", dir.join("research.sqlite"))
         .env("HOME", dir)
@@ -56,7 +56,7 @@ fn research(dir: &Path, model: Option<&str>) -> Command {
 }
 
 /// Reads `child`'s stderr until a line `pick` accepts; every line read, for the failure message.
-fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>) -> T {
+pub(crate) fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>) -> T {
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut seen = String::new();
     loop {
@@ -83,7 +83,7 @@ fn waiting(line: &str) -> Option<(String, String)> {
 }
 
 /// How many tool results for `call_id` the request carries.
-fn results_for(request: &Value, call_id: &str) -> usize {
+pub(crate) fn results_for(request: &Value, call_id: &str) -> usize {
     request["messages"]
         .as_array()
         .unwrap()
@@ -92,7 +92,7 @@ fn results_for(request: &Value, call_id: &str) -> usize {
         .count()
 }
 
-fn llamas(db: &Path) -> usize {
+pub(crate) fn llamas(db: &Path) -> usize {
     Db::open(db.join("research.sqlite"))
         .unwrap()
         .all_notes()
@@ -193,7 +193,12 @@ fn resuming_a_run_that_does_not_exist_is_refused() {
 
 /// Starts `research serve` on a free port; the base URL and the lines printed before it.
 fn serve(dir: &Path, model: Option<&str>) -> (Killed, String, String) {
-    let mut child = research(dir, model)
+    serve_with(research(dir, model))
+}
+
+/// Starts `cmd serve` on a free port; the base URL and the lines printed before it.
+pub(crate) fn serve_with(mut cmd: Command) -> (Killed, String, String) {
+    let mut child = cmd
         .args(["serve", "--addr", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -210,7 +215,7 @@ fn serve(dir: &Path, model: Option<&str>) -> (Killed, String, String) {
     (Killed(child), base, before)
 }
 
-async fn chat(base: &str, question: &str) -> (u16, Value) {
+pub(crate) async fn chat(base: &str, question: &str) -> (u16, Value) {
     let res = reqwest::Client::new()
         .post(format!("{base}/api/v1/chat"))
         .bearer_auth(AGENT)
@@ -222,7 +227,7 @@ async fn chat(base: &str, question: &str) -> (u16, Value) {
     (res.status().as_u16(), res.json().await.unwrap())
 }
 
-async fn get(base: &str, path: &str) -> Value {
+pub(crate) async fn get(base: &str, path: &str) -> Value {
     reqwest::Client::new()
         .get(format!("{base}{path}"))
         .bearer_auth(AGENT)
@@ -236,7 +241,7 @@ async fn get(base: &str, path: &str) -> Value {
 
 /// The run as `GET /api/v1/chat/{run_id}` gives it once its status is not `suspended` (or
 /// `running`), within a minute.
-async fn ended(base: &str, run_id: &str) -> Value {
+pub(crate) async fn ended(base: &str, run_id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let run = get(base, &format!("/api/v1/chat/{run_id}")).await;
@@ -445,4 +450,156 @@ fn a_run_whose_model_fails_says_so_and_resumes_later_with_another_server() {
         "the failed request is sent again, once: {}",
         requests[0]
     );
+}
+
+/// Approves `op` from another process, then resumes `run_id`: the run ends with the note made
+/// once and its result in the model's next request once.
+fn approve_and_resume(dir: &Path, peer: &Peer, op: &str, run_id: &str) {
+    let approve = research(dir, None)
+        .args(["tools", "approve", op])
+        .output()
+        .unwrap();
+    assert!(
+        approve.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approve.stderr)
+    );
+    assert_eq!(llamas(dir), 1, "the approval ran the tool");
+    let resumed = research(dir, Some(&peer.url))
+        .args(["--resume", run_id])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&resumed.stdout).trim(),
+        "I created the note Llamas.",
+        "{stderr}"
+    );
+    assert_eq!(llamas(dir), 1, "resuming did not run the tool again");
+    let requests = peer.requests();
+    assert_eq!(requests.len(), 2, "one request before the wait, one after");
+    assert_eq!(results_for(&requests[1], "call_1"), 1, "{}", requests[1]);
+}
+
+#[test]
+fn a_run_whose_input_ends_at_the_confirmation_waits_and_says_how_to_resume_it() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "create_note", CREATE),
+        answer("I created the note Llamas."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // the question on stdin, and the input ends where the confirmation's answer would be
+    let mut child = research(dir.path(), Some(&peer.url))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        b"Create a note titled Llamas\n",
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (run_id, op) = stderr
+        .lines()
+        .find_map(waiting)
+        .unwrap_or_else(|| panic!("the run's id and operation: {stderr}"));
+    assert!(
+        stderr.contains(&format!("`research --resume {run_id}`")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("[denied]"),
+        "nobody denied the call: {stderr}"
+    );
+    assert_eq!(llamas(dir.path()), 0, "the call waits: nothing ran yet");
+    assert_eq!(
+        peer.requests().len(),
+        1,
+        "the model was not told of a denial"
+    );
+    approve_and_resume(dir.path(), &peer, &op, &run_id);
+}
+
+#[test]
+fn a_person_who_answers_no_and_then_closes_the_input_keeps_the_denial() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "create_note", CREATE),
+        answer("I left it."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = research(dir.path(), Some(&peer.url))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        b"Create a note titled Llamas\nn\n",
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[denied]"), "{stderr}");
+    assert!(!stderr.contains("--resume"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "I left it.");
+    assert_eq!(llamas(dir.path()), 0);
+}
+
+#[test]
+fn ctrl_c_at_the_confirmation_leaves_the_run_waiting_with_its_resume_line() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "create_note", CREATE),
+        answer("I created the note Llamas."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // the input stays open: the person is at the prompt when they press Ctrl-C
+    let mut child = research(dir.path(), Some(&peer.url))
+        .args(["Create a note titled Llamas"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        // the confirmation's box is drawn: the question is being asked
+        if line.contains("Llamas") && line.contains('\u{201c}') {
+            break;
+        }
+    }
+    assert!(seen.contains("Llamas"), "{seen}");
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signalling a child process of this test by its id
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(sent, 0);
+    for line in lines {
+        seen.push_str(&line.unwrap());
+        seen.push('\n');
+    }
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(status.code(), Some(130), "{seen}");
+    let (run_id, op) = seen
+        .lines()
+        .find_map(waiting)
+        .unwrap_or_else(|| panic!("the run's id and operation: {seen}"));
+    assert!(
+        seen.contains(&format!("`research --resume {run_id}`")),
+        "{seen}"
+    );
+    assert_eq!(llamas(dir.path()), 0, "the call waits: nothing ran yet");
+    approve_and_resume(dir.path(), &peer, &op, &run_id);
 }

@@ -369,6 +369,17 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    fn prune_runs(&self, statuses: &[&str], saved_before_ms: u64) -> Result<usize, StoreError> {
+        let now = now_ms();
+        let mut inner = self.lock();
+        let before = inner.runs.len();
+        inner.runs.retain(|_, r| {
+            let leased = r.lease.as_ref().is_some_and(|l| l.expires_ms > now);
+            leased || r.updated_ms >= saved_before_ms || !statuses.contains(&r.status.as_str())
+        });
+        Ok(before - inner.runs.len())
+    }
+
     fn get_run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
         let now = now_ms();
         Ok(self.lock().runs.get(id).map(|r| current(r.clone(), now)))

@@ -726,6 +726,10 @@ impl Store for RedisStore {
         self.release_run_key(id, owner)
     }
 
+    fn prune_runs(&self, statuses: &[&str], saved_before_ms: u64) -> Result<usize, StoreError> {
+        self.prune_run_keys(statuses, saved_before_ms)
+    }
+
     fn get_run(&self, id: &str) -> Result<Option<super::StoredRun>, StoreError> {
         self.get_run_key(id)
     }

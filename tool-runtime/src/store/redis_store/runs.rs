@@ -40,6 +40,28 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 ";
 
+/// Deletes run KEYS[1] (id ARGV[1]) and its entry in the index KEYS[3] if nobody holds its lease
+/// (KEYS[2]), it was last saved before ARGV[2] ms and its status is one of ARGV[3..]. Returns 1
+/// if deleted, else 0; an index entry whose run is gone is dropped.
+const PRUNE: &str = r"
+local d = redis.call('GET', KEYS[1])
+if not d then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return 0
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local run = cjson.decode(d)
+if tonumber(run.updated_ms) >= tonumber(ARGV[2]) then return 0 end
+for i = 3, #ARGV do
+  if run.status == ARGV[i] then
+    redis.call('DEL', KEYS[1])
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    return 1
+  end
+end
+return 0
+";
+
 /// How many run ids one listing reads from the index at a time.
 const PAGE: isize = 256;
 
@@ -146,6 +168,45 @@ impl RedisStore {
             Ok(run)
         })
         .transpose()
+    }
+
+    pub(super) fn prune_run_keys(
+        &self,
+        statuses: &[&str],
+        saved_before_ms: u64,
+    ) -> Result<usize, StoreError> {
+        if statuses.is_empty() {
+            return Ok(0);
+        }
+        let index = self.key(&["runs"]);
+        // the index is scored by when each run was last saved: only those before the limit
+        let ids: Vec<String> = self.with(|c| {
+            redis::cmd("ZRANGEBYSCORE")
+                .arg(&index)
+                .arg("-inf")
+                .arg(format!("({saved_before_ms}"))
+                .query(c)
+        })?;
+        let mut removed = 0;
+        for id in ids {
+            let (key, lease) = self.run_keys(&id);
+            let gone: i64 = self.with(|c| {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(PRUNE)
+                    .arg(3)
+                    .arg(&key)
+                    .arg(&lease)
+                    .arg(&index)
+                    .arg(&id)
+                    .arg(saved_before_ms);
+                for status in statuses {
+                    cmd.arg(*status);
+                }
+                cmd.query(c)
+            })?;
+            removed += gone as usize;
+        }
+        Ok(removed)
     }
 
     pub(super) fn list_run_keys(&self, q: &RunQuery) -> Result<Vec<StoredRun>, StoreError> {

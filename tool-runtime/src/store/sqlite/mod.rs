@@ -651,6 +651,10 @@ impl Store for SqliteStore {
         self.release_run_row(id, owner)
     }
 
+    fn prune_runs(&self, statuses: &[&str], saved_before_ms: u64) -> Result<usize, StoreError> {
+        self.prune_run_rows(statuses, saved_before_ms)
+    }
+
     fn get_run(&self, id: &str) -> Result<Option<super::StoredRun>, StoreError> {
         self.get_run_row(id)
     }

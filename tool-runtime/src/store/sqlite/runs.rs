@@ -118,6 +118,26 @@ impl SqliteStore {
         Ok(())
     }
 
+    pub(super) fn prune_run_rows(
+        &self,
+        statuses: &[&str],
+        saved_before_ms: u64,
+    ) -> Result<usize, StoreError> {
+        let now = now_ms();
+        let conn = self.writer()?;
+        let mut removed = 0;
+        for status in statuses {
+            removed += conn
+                .execute(
+                    "DELETE FROM runs WHERE status = ?1 AND updated_ms < ?2 \
+                     AND (lease_owner IS NULL OR lease_until <= ?3)",
+                    params![status, sql_int(saved_before_ms), sql_int(now)],
+                )
+                .map_err(err)?;
+        }
+        Ok(removed)
+    }
+
     pub(super) fn get_run_row(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
         let now = now_ms();
         self.conn()
