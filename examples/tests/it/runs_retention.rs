@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use examples::retention::ENDED;
-use tool_runtime::store::{MemoryStore, RedisStore, SqliteStore, Store, StoredRun};
+use tool_runtime::store::{CallStart, MemoryStore, RedisStore, SqliteStore, Store, StoredRun};
 
 use crate::research_runs::{read_until, research};
 
@@ -62,8 +62,19 @@ fn prunes(store: &dyn Store) {
     };
     assert!(store.save_run(&held, "w", Duration::from_secs(60)).unwrap());
 
+    // start marks: a removed run's go with it, a kept run's stay
+    let mark = CallStart {
+        call_id: "c1".into(),
+        tool: "create_note".into(),
+        started_ms: old,
+    };
+    store.mark_started("old-answered", &mark).unwrap();
+    store.mark_started("old-suspended", &mark).unwrap();
+
     let limit = now_ms() - 30 * DAY_MS;
     assert_eq!(store.prune_runs(ENDED, limit).unwrap(), 3);
+    assert!(store.started_calls("old-answered").unwrap().is_empty());
+    assert_eq!(store.started_calls("old-suspended").unwrap(), [mark]);
     for gone in ["old-answered", "old-max", "old-cancelled"] {
         assert!(!exists(store, gone), "{gone} went");
     }

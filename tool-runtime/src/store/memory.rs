@@ -377,6 +377,9 @@ impl Store for MemoryStore {
             let leased = r.lease.as_ref().is_some_and(|l| l.expires_ms > now);
             leased || r.updated_ms >= saved_before_ms || !statuses.contains(&r.status.as_str())
         });
+        // a removed run's start marks go with it
+        let Inner { runs, starts, .. } = &mut *inner;
+        starts.retain(|id, _| runs.contains_key(id));
         Ok(before - inner.runs.len())
     }
 

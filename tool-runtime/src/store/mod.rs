@@ -499,7 +499,8 @@ pub trait Store: Send + Sync + 'static {
     /// Removes the runs whose status is one of `statuses` and that were last saved before
     /// `saved_before_ms` (ms since the epoch), unless a worker holds one's lease: how many went.
     /// A retention sweep names the statuses of ended runs, so a run that waits or runs stays
-    /// however old it is. The default refuses: the store keeps no runs.
+    /// however old it is. A removed run's start marks ([`Store::mark_started`]) go with it. The
+    /// default refuses: the store keeps no runs.
     fn prune_runs(&self, statuses: &[&str], saved_before_ms: u64) -> Result<usize, StoreError> {
         let _ = (statuses, saved_before_ms);
         Err(runs::no_runs())

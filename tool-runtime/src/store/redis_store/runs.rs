@@ -204,6 +204,10 @@ impl RedisStore {
                 }
                 cmd.query(c)
             })?;
+            if gone > 0 {
+                // a removed run's start marks go with it
+                self.drop_starts(&id)?;
+            }
             removed += gone as usize;
         }
         Ok(removed)

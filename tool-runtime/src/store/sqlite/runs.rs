@@ -135,6 +135,14 @@ impl SqliteStore {
                 )
                 .map_err(err)?;
         }
+        if removed > 0 {
+            // a removed run's start marks go with it
+            conn.execute(
+                "DELETE FROM call_starts WHERE run_id NOT IN (SELECT id FROM runs)",
+                [],
+            )
+            .map_err(err)?;
+        }
         Ok(removed)
     }
 
