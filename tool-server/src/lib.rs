@@ -133,7 +133,10 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     let max_body_bytes = options
         .max_body_bytes
         .unwrap_or_else(|| body::default_limit(executor.toolset().limits()));
-    let sessions = Arc::new(McpSessions::new(options.serving.sessions));
+    let sessions = Arc::new(McpSessions::new(
+        options.serving.sessions,
+        executor.store().clone(),
+    ));
     let mcp = mcp_service(&executor, &options, max_body_bytes, sessions.clone());
     let hosts: Arc<[String]> = options.allowed_hosts.clone().into();
     let state = AppState {
@@ -218,9 +221,11 @@ fn mcp_service(
     if let Some(app) = &options.mcp_app {
         server = (app.0)(server);
     }
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts.iter().cloned())
         .with_max_request_body_bytes(max_body_bytes);
+    // a session opened here is served by any process on the same store
+    config.session_store = Some(sessions.kept());
     StreamableHttpService::new(move || Ok(server.new_session()), sessions, config)
 }
 

@@ -19,7 +19,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::SessionId;
 use serde_json::{Value, json};
 
 use crate::hygiene::{Authority, host_of};
@@ -58,7 +58,7 @@ pub(crate) async fn gate(State(gate): State<Gate>, request: Request, next: Next)
         && let Some(id) = request.headers().get(SESSION_HEADER)
     {
         let id: SessionId = id.to_str().unwrap_or_default().to_owned().into();
-        if !gate.sessions.has_session(&id).await.unwrap_or(false) {
+        if !gate.sessions.known(&id).await {
             return answer(
                 StatusCode::NOT_FOUND,
                 SESSION_NOT_FOUND,

@@ -1,6 +1,11 @@
 //! MCP sessions at `/mcp`: each costs memory for as long as it lives, so sessions end after a
 //! spell of inactivity and at most a fixed number live at once. A client that would open one
 //! more is told so (`503`, `Retry-After`, a JSON-RPC error) instead of growing the process.
+//!
+//! Each session is also kept in the executor's store ([`kept`]), so that a request naming a
+//! session this process does not hold (opened on another replica, or before a restart) is served
+//! as if it did: rmcp replays the session's `initialize` and the client goes on without opening a
+//! new one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +19,13 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
+use rmcp::transport::streamable_http_server::session::store::SessionStore;
 use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionId, SessionManager};
+use tool_runtime::Credential;
+use tool_runtime::store::Store;
+
+mod kept;
 
 /// The header that names an MCP session; a request without it asks for a new session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -36,12 +46,14 @@ impl Default for SessionLimits {
     }
 }
 
-/// rmcp's in-process session manager with an idle timeout and a cap on live sessions.
+/// rmcp's in-process session manager with an idle timeout and a cap on live sessions, whose
+/// sessions are kept in the store for other processes.
 pub(crate) struct McpSessions {
     local: LocalSessionManager,
     limits: SessionLimits,
     /// Held while a session is made, so that the count checked is the count that holds.
     creating: tokio::sync::Mutex<()>,
+    kept: Arc<kept::Kept>,
 }
 
 /// Why a session could not be made or used.
@@ -56,14 +68,27 @@ pub(crate) enum SessionError {
 }
 
 impl McpSessions {
-    pub(crate) fn new(limits: SessionLimits) -> Self {
+    /// Sessions within `limits`, kept in `store` for other processes.
+    pub(crate) fn new(limits: SessionLimits, store: Arc<dyn Store>) -> Self {
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(limits.idle_timeout);
         McpSessions {
             local,
             limits,
             creating: tokio::sync::Mutex::new(()),
+            kept: kept::Kept::new(store, limits.idle_timeout),
         }
+    }
+
+    /// The store rmcp keeps each session's `initialize` in, to restore it on another process.
+    pub(crate) fn kept(&self) -> Arc<dyn SessionStore> {
+        self.kept.clone()
+    }
+
+    /// Whether session `id` is known here or in the store: a `DELETE` of a session another
+    /// process holds ends it too.
+    pub(crate) async fn known(&self, id: &SessionId) -> bool {
+        self.local.has_session(id).await.unwrap_or(false) || self.kept.stored(id).await
     }
 
     /// How many sessions are open.
@@ -97,10 +122,21 @@ impl SessionManager for McpSessions {
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, SessionError> {
-        Ok(self.local.has_session(id).await?)
+        let held = self.local.has_session(id).await?;
+        if held {
+            self.kept.used(id);
+        }
+        Ok(held)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), SessionError> {
+        // the store's entry stays until it expires or its client deletes it: another process
+        // may serve the session now, and this copy only idled out
+        self.kept.forget(id);
+        if !self.local.has_session(id).await? {
+            // a `DELETE` of a session another process holds: rmcp removes it from the store
+            return Ok(());
+        }
         Ok(self.local.close_session(id).await?)
     }
 
@@ -139,6 +175,11 @@ impl SessionManager for McpSessions {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, SessionError> {
+        let _one_at_a_time = self.creating.lock().await;
+        if self.full().await {
+            self.kept.forget(&id);
+            return Err(SessionError::Full(self.limits.max_sessions));
+        }
         Ok(self.local.restore_session(id).await?)
     }
 
@@ -170,20 +211,31 @@ pub(crate) fn request_state_key(approver: &str) -> [u8; 32] {
 
 /// In front of `/mcp`: a request for a new session while the cap is reached is answered `503`
 /// with a JSON-RPC error, before rmcp reads it. Two requests racing for the last place are still
-/// held to the cap by [`McpSessions::create_session`]; the loser's failure is answered the same.
+/// held to the cap by [`McpSessions::create_session`]; the loser's failure is answered the same,
+/// and so is a request for a session kept in the store that this process has no room to take.
+/// A session is bound to the credential that opened it, here as on the process that opened it.
 pub(crate) async fn limit(
     State(sessions): State<Arc<McpSessions>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let opens = request.method() == Method::POST
-        && !request.headers().contains_key(SESSION_HEADER)
-        && !sessionless(request.headers());
+    let named = request.headers().get(SESSION_HEADER).cloned();
+    let opens =
+        request.method() == Method::POST && named.is_none() && !sessionless(request.headers());
     if opens && sessions.full().await {
         return full(&sessions.limits);
     }
-    let response = next.run(request).await;
-    if opens && response.status() == StatusCode::INTERNAL_SERVER_ERROR && sessions.full().await {
+    let credential = request.extensions().get::<Credential>().cloned();
+    if let Some(id) = named.as_ref().and_then(|v| v.to_str().ok())
+        && !sessions.kept.admits(id, credential.as_ref())
+    {
+        return kept::foreign();
+    }
+    let response = kept::as_requester(credential, next.run(request)).await;
+    if (opens || named.is_some())
+        && response.status() == StatusCode::INTERNAL_SERVER_ERROR
+        && sessions.full().await
+    {
         return full(&sessions.limits);
     }
     response

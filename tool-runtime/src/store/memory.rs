@@ -17,6 +17,9 @@ use crate::tool::Credential;
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// MCP sessions (state, expiry in ms since the epoch), apart from the rest: they are
+    /// read once per request that moves a session here.
+    mcp_sessions: Mutex<HashMap<String, (String, u64)>>,
 }
 
 #[derive(Debug, Default)]
@@ -45,6 +48,11 @@ impl MemoryStore {
         // a panic while holding the lock cannot leave the maps half-updated (every update is a
         // single insert), so a poisoned lock is still consistent
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mcp_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, u64)>> {
+        // every update is a single insert or removal
+        self.mcp_sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -404,6 +412,31 @@ impl Store for MemoryStore {
 
     fn kind(&self) -> &'static str {
         "memory"
+    }
+
+    fn put_mcp_session(&self, id: &str, state: &str, ttl: Duration) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut sessions = self.mcp_sessions();
+        sessions.retain(|_, (_, expires)| *expires > now);
+        sessions.insert(
+            id.to_owned(),
+            (state.to_owned(), now.saturating_add(lease_ms(ttl))),
+        );
+        Ok(())
+    }
+
+    fn get_mcp_session(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let now = now_ms();
+        Ok(self
+            .mcp_sessions()
+            .get(id)
+            .filter(|(_, expires)| *expires > now)
+            .map(|(state, _)| state.clone()))
+    }
+
+    fn delete_mcp_session(&self, id: &str) -> Result<(), StoreError> {
+        self.mcp_sessions().remove(id);
+        Ok(())
     }
 }
 

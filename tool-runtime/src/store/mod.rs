@@ -36,6 +36,7 @@
 //! that was only slow cannot overwrite a run another has claimed since. A store of your own that
 //! does not implement these methods refuses them with an error saying so.
 
+mod mcp_sessions;
 mod memory;
 #[cfg(any(feature = "sqlite", feature = "redis"))]
 mod persisted;
@@ -486,6 +487,24 @@ pub trait Store: Send + Sync + 'static {
     fn forget_starts(&self, run_id: &str) -> Result<(), StoreError> {
         let _ = run_id;
         Err(starts::no_starts())
+    }
+
+    /// Keeps the state of MCP session `id` (text the store does not read) for `ttl`, replacing
+    /// what was kept; writing it again renews it. The default refuses: the store keeps no MCP
+    /// sessions, and they live in one process.
+    fn put_mcp_session(&self, id: &str, state: &str, ttl: Duration) -> Result<(), StoreError> {
+        let _ = (id, state, ttl);
+        Err(mcp_sessions::no_mcp_sessions())
+    }
+    /// The state of MCP session `id`, unless it is unknown or expired.
+    fn get_mcp_session(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let _ = id;
+        Err(mcp_sessions::no_mcp_sessions())
+    }
+    /// Forgets MCP session `id` (nothing if it is unknown).
+    fn delete_mcp_session(&self, id: &str) -> Result<(), StoreError> {
+        let _ = id;
+        Err(mcp_sessions::no_mcp_sessions())
     }
 
     /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or

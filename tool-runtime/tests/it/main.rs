@@ -41,5 +41,6 @@ mod select_cli;
 mod select_embedding;
 mod select_minilm;
 mod select_pick;
+mod store_mcp_sessions;
 mod store_pins;
 mod store_runs;

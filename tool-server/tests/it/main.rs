@@ -17,6 +17,7 @@ mod limits;
 mod mcp_app;
 mod mcp_http;
 mod mcp_revisions;
+mod mcp_session_restore;
 mod page;
 mod page_diff;
 mod replicas;

@@ -18,6 +18,7 @@ use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 use crate::tool::Credential;
 
 mod audit;
+mod mcp_sessions;
 mod pins;
 mod runs;
 mod starts;
@@ -740,5 +741,17 @@ impl Store for RedisStore {
 
     fn kind(&self) -> &'static str {
         "redis"
+    }
+
+    fn put_mcp_session(&self, id: &str, state: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.put_mcp_session_key(id, state, ttl)
+    }
+
+    fn get_mcp_session(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.get_mcp_session_key(id)
+    }
+
+    fn delete_mcp_session(&self, id: &str) -> Result<(), StoreError> {
+        self.delete_mcp_session_key(id)
     }
 }

@@ -30,6 +30,7 @@ pub struct SqliteStore {
 type FileId = (u64, u64);
 
 mod audit;
+mod mcp_sessions;
 mod migrate;
 mod pins;
 mod runs;
@@ -205,6 +206,7 @@ impl SqliteStore {
         conn.execute_batch(SCHEMA).map_err(err)?;
         conn.execute_batch(pins::SCHEMA).map_err(err)?;
         conn.execute_batch(starts::SCHEMA).map_err(err)?;
+        conn.execute_batch(mcp_sessions::SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
         migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {
@@ -665,6 +667,18 @@ impl Store for SqliteStore {
 
     fn kind(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn put_mcp_session(&self, id: &str, state: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.put_mcp_session_row(id, state, ttl)
+    }
+
+    fn get_mcp_session(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.get_mcp_session_row(id)
+    }
+
+    fn delete_mcp_session(&self, id: &str) -> Result<(), StoreError> {
+        self.delete_mcp_session_row(id)
     }
 }
 
