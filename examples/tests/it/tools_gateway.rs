@@ -36,6 +36,21 @@ fn configure(dir: &Path, modules: &str, root: &Path) {
     std::fs::write(dir.join("gw.toml"), config).unwrap();
 }
 
+/// A folder with `root/notes.txt` ("buy milk") and `gw.toml` serving `root`, and the SDK's
+/// Python; `None` (skipped outside CI) without the MCP servers or the SDK.
+fn fixture() -> Option<(tempfile::TempDir, String)> {
+    let (modules, python) = (
+        test_support::mcp_servers()?,
+        test_support::conformance_python()?,
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "buy milk").unwrap();
+    configure(tmp.path(), &modules, &root);
+    Some((tmp, python))
+}
+
 fn tools(dir: &Path) -> Command {
     let mut cmd = crate::support::isolated(env!("CARGO_BIN_EXE_tools"));
     cmd.current_dir(dir)
@@ -123,18 +138,11 @@ fn results(lines: &[Value]) -> Vec<&Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_host_gets_another_servers_tools_through_the_gateway_under_its_policy() {
-    let (Some(modules), Some(python)) = (
-        test_support::mcp_servers(),
-        test_support::conformance_python(),
-    ) else {
+    let Some((tmp, python)) = fixture() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let dir = dir.path();
+    let dir = tmp.path();
     let root = dir.join("root");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("notes.txt"), "buy milk").unwrap();
-    configure(dir, &modules, &root);
     let (_gateway, base) = start(dir);
 
     let notes = root.join("notes.txt").display().to_string();
@@ -205,18 +213,11 @@ async fn an_mcp_host_gets_another_servers_tools_through_the_gateway_under_its_po
 
 #[test]
 fn an_mcp_host_that_starts_the_gateway_over_stdio_gets_the_same_tools_and_policy() {
-    let (Some(modules), Some(python)) = (
-        test_support::mcp_servers(),
-        test_support::conformance_python(),
-    ) else {
+    let Some((tmp, python)) = fixture() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let dir = dir.path();
+    let dir = tmp.path();
     let root = dir.join("root");
-    std::fs::create_dir(&root).unwrap();
-    std::fs::write(root.join("notes.txt"), "buy milk").unwrap();
-    configure(dir, &modules, &root);
     let plan = root.join("plan.txt").display().to_string();
     let read = format!(
         "fs__read_text_file={}",
