@@ -6,7 +6,6 @@
 //! are refused before anything reaches the server. Over stdio, the same client gets the same
 //! tools and the write waits there too.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -71,21 +70,13 @@ fn start(dir: &Path) -> (Gateway, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut said = Vec::new();
-    let base = loop {
-        let Some(line) = lines.next() else {
-            panic!("the gateway stopped before printing its address:\n{said:#?}");
-        };
-        let line = line.unwrap();
-        if let Some(rest) = line.strip_prefix("API: ") {
-            break rest.split("/api/v1").next().unwrap().to_owned();
-        }
-        said.push(line);
-    };
-    assert!(said.iter().any(|l| l.starts_with("gateway: ")), "{said:#?}");
-    // keep reading, so that what it logs later never meets a closed pipe
-    std::thread::spawn(move || lines.for_each(drop));
+    let mut counted = false;
+    let base = crate::research_runs::read_until(&mut child, |line| {
+        counted |= line.starts_with("gateway: ");
+        let rest = line.strip_prefix("API: ")?;
+        Some(rest.split("/api/v1").next().unwrap().to_owned())
+    });
+    assert!(counted, "the gateway did not say how many tools it serves");
     (Gateway(child), base)
 }
 
