@@ -340,7 +340,9 @@ impl McpClient {
                 };
                 // dropping this future (the executor's timeout, a cancelled call) sends
                 // notifications/cancelled to the server
-                let Some(peer) = conn.peer() else {
+                // a connection that has ended but is not yet replaced sends nothing: the
+                // request could not reach the server, so the call may be tried again
+                let Some(peer) = conn.peer().filter(|p| !p.is_transport_closed()) else {
                     return Err(result::not_connected(&server, &tool, conn.is_closed()));
                 };
                 match peer.call_tool(params).await {
