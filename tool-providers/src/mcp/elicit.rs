@@ -5,29 +5,30 @@
 //! back the person's action. Nothing in the call's arguments takes part in the answer. Accept runs
 //! the call (with the arguments the person typed in the form, when they typed any, validated
 //! again); decline and cancel are denials; no answer within the confirmation timeout is a denial.
+//!
+//! The call is parked in the store before the form is sent, and the answer decides that pending
+//! operation: a process that stops while the person reads the form leaves the call waiting on
+//! the approvals page, and a client that cancels its call withdraws it.
 
-use futures::future::BoxFuture;
+use std::sync::{Arc, OnceLock};
+
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientResult, ElicitRequestParams,
-    ElicitationAction, RequestId, ServerNotification, ServerRequest,
+    CallToolResponse, CancelledNotification, CancelledNotificationParam, ClientResult,
+    ElicitRequestParams, ElicitationAction, RequestId, ServerNotification, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tool_runtime::display::{change_text, visible, visible_lines, visible_prefix};
-use tool_runtime::executor::{
-    Answer, ConfirmationHandler, ConfirmationRequest, ConfirmationRoute, Decider,
-};
+use tool_runtime::executor::{Answer, ConfirmationRequest, ConfirmationRoute, Decider, Outcome};
+use tool_runtime::{CallContext, ToolCall};
+
+use super::decide::Decided;
+use super::rounds::AskInRounds;
+use super::{McpServer, client_name, error_result, result_of};
 
 /// The form field for edited arguments: elicitation forms carry only primitive fields, so the
 /// arguments travel as JSON text.
 pub const EDITED_ARGUMENTS_FIELD: &str = "arguments";
-
-/// Asks the MCP client's user with `elicitation/create`.
-pub(crate) struct Elicit {
-    pub(crate) peer: Peer<RoleServer>,
-    /// The client's name as its request gave it, for the audit record.
-    pub(crate) client: String,
-}
 
 /// The longest client name a record quotes: the name is the client's own claim.
 const CLIENT_NAME_CHARS: usize = 64;
@@ -151,47 +152,126 @@ pub(crate) fn answer(action: ElicitationAction, content: Option<&Value>) -> Answ
     }
 }
 
-impl ConfirmationHandler for Elicit {
-    fn route(&self) -> ConfirmationRoute {
-        host_route(&self.client, "elicitation")
+/// Asks `peer`'s person `request` with `elicitation/create` and waits for the answer. A request
+/// that cannot be sent, or an answer of another kind, is [`Answer::Defer`]: the call stays
+/// parked. Dropped before the answer comes (the confirmation timeout, the client's cancel), it
+/// tells the client to take the form down.
+async fn ask(peer: &Peer<RoleServer>, request: &ConfirmationRequest) -> Answer {
+    let Some(params) = params(request) else {
+        return Answer::Defer;
+    };
+    let asked = ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+    // the caller's deadline bounds the wait: one clock, one cancellation
+    let options = PeerRequestOptions::no_options();
+    let handle = match peer.send_request_with_option(asked, options).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            tracing::warn!(error = %e, "elicitation failed; the call stays parked");
+            return Answer::Defer;
+        }
+    };
+    let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+    let result = handle.await_response().await;
+    abandoned.0 = None;
+    match result {
+        Ok(ClientResult::ElicitResult(result)) => answer(result.action, result.content.as_ref()),
+        Ok(_) => {
+            tracing::warn!("the client answered an elicitation with another result");
+            Answer::Defer
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "elicitation failed; the call stays parked");
+            Answer::Defer
+        }
+    }
+}
+
+impl McpServer {
+    /// Confirms `call` by `elicitation/create` while the client waits. The call is parked first,
+    /// as a pending operation in the store, exactly as one deferred to the approvals page; the
+    /// person's answer then decides that operation. So a process that stops while its person
+    /// reads the form loses nothing: the operation waits in the store for the approvals page, or
+    /// any replica. `parked` receives the operation's id once it is parked.
+    pub(super) async fn confirm_by_elicitation(
+        &self,
+        call: &ToolCall,
+        cx: CallContext,
+        context: &RequestContext<RoleServer>,
+        parked: &OnceLock<String>,
+    ) -> CallToolResponse {
+        let waiting = CallContext {
+            progress: cx.progress.clone(),
+            host: cx.host.clone(),
+            ..CallContext::default()
+        };
+        let asking = Arc::new(AskInRounds::default());
+        let outcome = self
+            .executor
+            .with_confirmation(asking.clone())
+            .call(call, cx)
+            .await
+            .outcome;
+        let (Outcome::Pending { operation_id, .. }, Some(mut request)) = (&outcome, asking.asked())
+        else {
+            return result_of(call, &outcome).into();
+        };
+        let _ = parked.set(operation_id.clone());
+        let route = host_route(&client_name(context), "elicitation");
+        let timeout = request.timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut edits = 0;
+        loop {
+            let answer = tokio::time::timeout_at(deadline, ask(&context.peer, &request))
+                .await
+                .unwrap_or(Answer::Timeout);
+            let decided = match answer {
+                Answer::Timeout => {
+                    let reason = format!(
+                        "nobody confirmed this call within {} s, so it was not run",
+                        timeout.as_secs_f64()
+                    );
+                    let route = ConfirmationRoute {
+                        decider: Decider::Timeout,
+                        via: route.via.clone(),
+                    };
+                    Decided::Done(Box::new(self.deny(operation_id, reason, route).await))
+                }
+                answer => {
+                    self.decide(operation_id, answer, edits, &route, &waiting)
+                        .await
+                }
+            };
+            match decided {
+                Decided::Done(decided) => {
+                    return match *decided {
+                        Ok(execution) => result_of(call, &execution.outcome).into(),
+                        Err(error) => error_result(call, error).into(),
+                    };
+                }
+                Decided::AskAgain(problem) => {
+                    edits += 1;
+                    request.problem = Some(problem);
+                    request.timeout =
+                        deadline.saturating_duration_since(tokio::time::Instant::now());
+                }
+                Decided::Waits => return result_of(call, &outcome).into(),
+            }
+        }
     }
 
-    fn confirm<'a>(&'a self, request: &'a ConfirmationRequest) -> BoxFuture<'a, Answer> {
-        Box::pin(async move {
-            let Some(params) = params(request) else {
-                return Answer::Defer;
-            };
-            let asked = ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
-            // the executor's confirmation timeout bounds the wait: one clock, one cancellation
-            let options = PeerRequestOptions::no_options();
-            let handle = match self.peer.send_request_with_option(asked, options).await {
-                Ok(handle) => handle,
-                Err(e) => {
-                    tracing::warn!(error = %e, "elicitation failed; the call is parked instead");
-                    return Answer::Defer;
-                }
-            };
-            // the executor stops waiting at its confirmation timeout, and the client's call may
-            // be cancelled meanwhile: either drops this future, and the client is told to take
-            // the form down
-            let mut abandoned = Abandoned(Some((self.peer.clone(), handle.id.clone())));
-            let result = handle.await_response().await;
-            abandoned.0 = None;
-            match result {
-                Ok(ClientResult::ElicitResult(result)) => {
-                    answer(result.action, result.content.as_ref())
-                }
-                Err(rmcp::service::ServiceError::Timeout { .. }) => Answer::Timeout,
-                Ok(_) => {
-                    tracing::warn!("the client answered an elicitation with another result");
-                    Answer::Defer
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "elicitation failed; the call is parked instead");
-                    Answer::Defer
-                }
-            }
-        })
+    /// The client cancelled `call` while its person was being asked about operation `op`: the
+    /// operation is denied, so that nobody approves later a call whose client stopped waiting
+    /// for it. A connection that ended (the process stopping, the session closed) is no such
+    /// cancel: the operation waits for the approvals page.
+    pub(super) async fn withdraw(&self, op: &str, context: &RequestContext<RoleServer>) {
+        if context.peer.is_transport_closed() {
+            return;
+        }
+        let route = host_route(&client_name(context), "elicitation");
+        let reason = "the MCP client cancelled the call before its person answered".to_owned();
+        if let Err(error) = self.deny(op, reason, route).await {
+            tracing::debug!(operation_id = op, %error, "a cancelled call's operation was already decided");
+        }
     }
 }
 

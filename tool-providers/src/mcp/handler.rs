@@ -6,7 +6,6 @@
 #![allow(deprecated)]
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
@@ -23,8 +22,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::{
-    McpServer, TOOLS_LIST_TTL_MS, app, client_name, elicit, host, progress, request_id, result_of,
-    tool_call,
+    McpServer, TOOLS_LIST_TTL_MS, app, elicit, host, progress, request_id, result_of, tool_call,
 };
 
 type Request = RequestContext<RoleServer>;
@@ -93,6 +91,7 @@ impl ServerHandler for McpServer {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let answering = request.request_state.is_some() || request.input_responses.is_some();
+        let parked = std::sync::OnceLock::new();
         // what the tool tells the client while it runs, in order, before the result: progress
         // when the client sent a token, log entries at its level
         let forward =
@@ -116,7 +115,8 @@ impl ServerHandler for McpServer {
                         None,
                     ));
                 }
-                return self.resume(&request, &call, &context).await;
+                let waiting = cx.clone();
+                return self.resume(&request, &call, &context, &waiting).await;
             }
             if granted && in_rounds {
                 let response = self.ask_in_rounds(&call, cx).await;
@@ -125,23 +125,26 @@ impl ServerHandler for McpServer {
             }
             // A granted host that can be asked while the call waits confirms in-band; every
             // other call gets the executor's own handler (a pending operation, with `Deferred`).
-            let executor = if granted {
-                self.executor.with_confirmation(Arc::new(elicit::Elicit {
-                    peer: context.peer.clone(),
-                    client: client_name(&context),
-                }))
-            } else {
-                self.executor.clone()
-            };
-            let outcome = executor.call(&call, cx).await.outcome;
+            if granted {
+                let response = self
+                    .confirm_by_elicitation(&call, cx, &context, &parked)
+                    .await;
+                forward.finish().await;
+                return Ok(response);
+            }
+            let outcome = self.executor.call(&call, cx).await.outcome;
             forward.finish().await;
             Ok(result_of(&call, &outcome).into())
         };
         tokio::select! {
             response = response => response,
             // The client gave up (notifications/cancelled): dropping the call cancels the tool.
-            () = context.ct.cancelled() => Err(rmcp::ErrorData::internal_error(
-                "the client cancelled the call", None)),
+            () = context.ct.cancelled() => {
+                if let Some(op) = parked.get() {
+                    self.withdraw(op, &context).await;
+                }
+                Err(rmcp::ErrorData::internal_error("the client cancelled the call", None))
+            }
         }
     }
 

@@ -29,7 +29,10 @@
 //! request-state codec, bound to the tool and its arguments, so a client can neither forge nor
 //! move one ([`McpServer::request_state_key`]); the answer of a caller without the grant is not
 //! looked at. A client of an earlier revision (`initialize`, a session) is asked with
-//! `elicitation/create` while the call waits, and gets results without the newer fields.
+//! `elicitation/create` while the call waits, and gets results without the newer fields; there
+//! too the call is parked before the form is sent and the answer decides the operation, so a
+//! process that stops while its person reads the form leaves the call on the approvals page,
+//! and a client that cancels the call withdraws it.
 //!
 //! Every failure is a `CallToolResult` with `isError: true` and the structured error (code,
 //! `recover_action`, pointers) as its text, as the MCP specification asks for tool errors, so
@@ -62,6 +65,7 @@
 //! [`Deferred`]: tool_runtime::executor::Deferred
 
 mod app;
+mod decide;
 mod door;
 mod elicit;
 mod handler;
@@ -80,7 +84,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tool_runtime::executor::{Answer, Outcome};
+use tool_runtime::executor::Outcome;
 use tool_runtime::{
     CallContext, Credential, ErrorCode, Executor, ToolCall, ToolError, hydrate::Arguments,
 };
@@ -478,6 +482,7 @@ impl McpServer {
         request: &CallToolRequestParams,
         call: &ToolCall,
         context: &RequestContext<RoleServer>,
+        waiting: &CallContext,
     ) -> Result<CallToolResponse, rmcp::ErrorData> {
         let arguments = call_arguments(call);
         let state = request.request_state.as_deref().unwrap_or_default();
@@ -511,44 +516,25 @@ impl McpServer {
             return Ok(self.ask_again(call, &ticket, None).await);
         };
         let route = elicit::host_route(&client_name(context), "input_required");
-        let decided = match answer {
-            Answer::Yes => self.executor.approve_via(&ticket.op, None, &route).await,
-            Answer::Edit { arguments } => {
-                match self
-                    .executor
-                    .approve_via(&ticket.op, Some(arguments.clone()), &route)
-                    .await
-                {
-                    Err(error) if self.still_pending(&ticket.op) => {
-                        if ticket.edits + 1 < rounds::MAX_EDITS {
-                            let problem = format!("{} (your edit: {arguments})", error.message);
-                            let next = rounds::Ticket {
-                                edits: ticket.edits + 1,
-                                ..ticket.clone()
-                            };
-                            return Ok(self.ask_again(call, &next, Some(problem)).await);
-                        }
-                        let reason = format!(
-                            "the user's edited arguments were not valid: {}",
-                            error.message
-                        );
-                        self.deny(&ticket.op, reason, route).await
-                    }
-                    other => other,
+        Ok(
+            match self
+                .decide(&ticket.op, answer, ticket.edits, &route, waiting)
+                .await
+            {
+                decide::Decided::Done(decided) => match *decided {
+                    Ok(execution) => result_of(call, &execution.outcome).into(),
+                    Err(error) => error_result(call, error).into(),
+                },
+                decide::Decided::AskAgain(problem) => {
+                    let next = rounds::Ticket {
+                        edits: ticket.edits + 1,
+                        ..ticket.clone()
+                    };
+                    self.ask_again(call, &next, Some(problem)).await
                 }
-            }
-            Answer::No { reason } => {
-                let reason = reason.unwrap_or_else(|| "the user declined this call".to_owned());
-                self.deny(&ticket.op, reason, route).await
-            }
-            Answer::Timeout | Answer::Defer => {
-                return Ok(pending(not_run::WAITS));
-            }
-        };
-        Ok(match decided {
-            Ok(execution) => result_of(call, &execution.outcome).into(),
-            Err(error) => error_result(call, error).into(),
-        })
+                decide::Decided::Waits => pending(not_run::WAITS),
+            },
+        )
     }
 
     /// The question about `ticket`'s operation once more, with why the last answer was not taken.
@@ -591,31 +577,6 @@ impl McpServer {
             )
             .into(),
         }
-    }
-
-    fn still_pending(&self, op: &str) -> bool {
-        matches!(
-            self.executor.pending_operation(op),
-            Ok(Some(op)) if op.state == tool_runtime::store::PendingState::Pending
-        )
-    }
-
-    /// Denies on the blocking pool: the store is called on the calling thread.
-    async fn deny(
-        &self,
-        op: &str,
-        reason: String,
-        route: tool_runtime::executor::ConfirmationRoute,
-    ) -> Result<tool_runtime::executor::Execution, ToolError> {
-        let (executor, op) = (self.executor.clone(), op.to_owned());
-        tokio::task::spawn_blocking(move || executor.deny_via(&op, Some(reason), &route))
-            .await
-            .unwrap_or_else(|e| {
-                Err(ToolError::new(
-                    ErrorCode::INTERNAL,
-                    format!("denying the operation failed: {e}"),
-                ))
-            })
     }
 
     /// Whether this request's client may confirm in-band: the grant comes from the operator's

@@ -67,6 +67,13 @@ async fn summarize(cx: &CallContext, text: String) -> Result<String, ToolError> 
     )
 }
 
+/// Tidies up, and says so in the client's log.
+#[tool(modify, intent = "Tidy up")]
+fn tidy(cx: &CallContext) -> String {
+    cx.log(LogLevel::Info, "tidying");
+    "tidied".to_owned()
+}
+
 /// Takes longer than any client waits.
 #[tool(read_only)]
 async fn slow() -> String {
@@ -89,6 +96,8 @@ async fn serve_executor() -> (u16, Executor) {
         .with::<chatty>()
         .unwrap()
         .with::<summarize>()
+        .unwrap()
+        .with::<tidy>()
         .unwrap();
     // every call runs: the answers differ from one client to the next
     let mut config = tool_runtime::executor::ExecutorConfig::default();
@@ -98,7 +107,9 @@ async fn serve_executor() -> (u16, Executor) {
         .store(Arc::new(MemoryStore::new()))
         .build()
         .unwrap();
-    let server = McpServer::new(executor.clone());
+    // every client confirms in-band: the host client is the person's
+    let server = McpServer::new(executor.clone())
+        .in_band_confirmation(tool_providers::mcp::InBandConfirmation::AnyClient);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -209,6 +220,35 @@ async fn without_elicitation_or_sampling_the_tool_gets_a_structured_error() {
         result_text(&lines, "summarize"),
         "error NOT_SUPPORTED_BY_CALLER"
     );
+}
+
+/// A call confirmed in-band is parked, then approved with the person's answer; it still runs for
+/// the client that waits on it, so its log entries reach that client before the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_confirmed_in_band_logs_to_the_client_that_waits_for_it() {
+    if test_support::conformance_python().is_none() {
+        return;
+    }
+    let port = serve().await;
+    let lines = client(port, &["--elicit", "accept:{}"], &["tidy={}"]).await;
+    let asked = lines
+        .iter()
+        .position(|l| l.get("elicitation").is_some())
+        .unwrap_or_else(|| panic!("no confirmation in {lines:?}"));
+    assert!(
+        lines[asked]["elicitation"]
+            .as_str()
+            .unwrap()
+            .starts_with("Confirm: Tidy up"),
+        "{lines:?}"
+    );
+    let logged = lines
+        .iter()
+        .position(|l| l["log"]["data"] == "tidying")
+        .unwrap_or_else(|| panic!("no log entry in {lines:?}"));
+    let result = lines.iter().position(|l| l["call"] == "tidy").unwrap();
+    assert!(asked < logged && logged < result, "{lines:?}");
+    assert_eq!(result_text(&lines, "tidy"), "tidied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

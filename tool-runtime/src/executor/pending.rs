@@ -190,6 +190,30 @@ impl Executor {
         edited: Option<Value>,
         route: &ConfirmationRoute,
     ) -> Result<Execution, ToolError> {
+        self.approve_inner(id, edited, route, None).await
+    }
+
+    /// [`Executor::approve_via`] for a decision made while the caller that made the call still
+    /// waits for its result (an MCP client whose person answered in-band): the tool runs with
+    /// `waiting`'s progress reporter and host, so what it reports, logs or asks reaches that
+    /// caller. Everything else about the run (its ids, session, initiator) is the operation's.
+    pub async fn approve_for(
+        &self,
+        id: &str,
+        edited: Option<Value>,
+        route: &ConfirmationRoute,
+        waiting: &CallContext,
+    ) -> Result<Execution, ToolError> {
+        self.approve_inner(id, edited, route, Some(waiting)).await
+    }
+
+    async fn approve_inner(
+        &self,
+        id: &str,
+        edited: Option<Value>,
+        route: &ConfirmationRoute,
+        waiting: Option<&CallContext>,
+    ) -> Result<Execution, ToolError> {
         let started = Instant::now();
         let key = id.to_owned();
         let op = self
@@ -226,7 +250,11 @@ impl Executor {
             Resolve::AlreadyResolved(state) => return Err(already_resolved(id, &state)),
             Resolve::NotFound => return Err(not_found(id)),
         };
-        let cx = self.context(&op.call_id, operation_context(&op));
+        let mut cx = self.context(&op.call_id, operation_context(&op));
+        if let Some(waiting) = waiting {
+            cx.progress = waiting.progress.clone();
+            cx.host = waiting.host.clone();
+        }
         let span = span(&op.tool, &cx);
         let exec = async {
             if op.preview.first_use.is_some() {

@@ -12,6 +12,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 use support::*;
+use tool_runtime::executor::Decider;
 
 /// The SDK's Python, or `None` (skipped outside CI).
 fn python() -> Option<String> {
@@ -188,7 +189,8 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
     assert_eq!(text_of(&result)["deleted"], "n1", "{result}");
     assert_eq!(s.notes.get("n1"), None);
 
-    // every decision is in the audit trail, decided by the host and naming it
+    // every call was parked before its person was asked, and every decision is in the audit
+    // trail, decided by the host and naming it
     let feed = s
         .executor
         .activity(&tool_runtime::executor::ActivityQuery {
@@ -202,10 +204,17 @@ async fn a_modifying_call_is_confirmed_in_band_by_the_clients_user() {
         .collect();
     assert_eq!(
         decisions,
-        ["Confirmed/Host", "Edited/Host", "Denied/Host"],
+        [
+            "Confirmed/Host",
+            "Deferred/Policy",
+            "Edited/Host",
+            "Deferred/Policy",
+            "Denied/Host",
+            "Deferred/Policy"
+        ],
         "newest first"
     );
-    for record in &feed {
+    for record in feed.iter().filter(|r| r.decided_by == Decider::Host) {
         let via = record.decided_via.as_deref().unwrap_or_default();
         assert!(
             via.starts_with("MCP host \"") && via.ends_with("\" via elicitation"),
@@ -490,4 +499,90 @@ async fn raw_http_gets_the_transports_answers() {
     };
     assert!(delete().await.unwrap().status().is_success());
     assert_eq!(delete().await.unwrap().status(), 404);
+}
+
+/// A host cancels its call (`notifications/cancelled`) while its person reads the confirmation
+/// form: the parked operation is withdrawn (denied, naming the cancel), so nobody approves later
+/// a call whose client stopped waiting, and nothing ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_its_host_cancels_while_asking_is_withdrawn() {
+    let s = start().await;
+    let post = |session: Option<&str>, body: Value| {
+        let mut req = s
+            .http
+            .post(format!("{}/mcp", s.base))
+            .bearer_auth(HOST)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(id) = session {
+            req = req
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        req.send()
+    };
+    let res = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "host", "version": "1"}}}),
+    )
+    .await
+    .unwrap();
+    let session = res.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(Some(&session), initialized).await.unwrap();
+    let mut call = post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+               "params": {"name": "delete_note", "arguments": {"id": "n1"}}}),
+    )
+    .await
+    .unwrap();
+    let mut stream = String::new();
+    while !stream.contains("elicitation/create") {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(30), call.chunk())
+            .await
+            .expect("the form is sent")
+            .unwrap()
+            .unwrap_or_else(|| panic!("the call's stream ended before the form: {stream}"));
+        stream.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert_eq!(
+        s.executor.pending().unwrap().len(),
+        1,
+        "parked while asking"
+    );
+
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 9, "reason": "the user stopped it"}});
+    let res = post(Some(&session), cancel).await.unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !s.executor.pending().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(s.executor.pending().unwrap().is_empty(), "withdrawn");
+    assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
+    let feed = s
+        .executor
+        .activity(&tool_runtime::executor::ActivityQuery::default())
+        .unwrap();
+    let decisions: Vec<String> = feed
+        .iter()
+        .map(|r| format!("{:?}/{:?}", r.decision, r.decided_by))
+        .collect();
+    assert_eq!(decisions.len(), 2, "{decisions:?}");
+    assert!(
+        decisions.contains(&"Deferred/Policy".to_owned()),
+        "{decisions:?}"
+    );
+    let denied = feed
+        .iter()
+        .find(|r| r.decided_by == Decider::Host)
+        .unwrap_or_else(|| panic!("{decisions:?}"));
+    assert_eq!(format!("{:?}", denied.decision), "Denied");
+    let summary = serde_json::to_string(denied).unwrap();
+    assert!(summary.contains("cancelled the call"), "{summary}");
 }

@@ -4,7 +4,8 @@
 //! without the client opening a new one. The official MCP Python SDK client keeps its session
 //! across the restart; raw JSON-RPC shows the rest: a session is bound to the token that opened
 //! it, a deleted session is gone on every process, and a session the store does not know is
-//! answered `404`, so that its client opens a new one.
+//! answered `404`, so that its client opens a new one. A call whose host's person is reading its
+//! confirmation form when the server is killed waits as a pending operation on the restarted one.
 //!
 //! The servers are this test binary started again with `TOOL_SERVER_MCP_STORE` set (see
 //! [`server`]): real processes, real sockets.
@@ -25,6 +26,8 @@ use tool_server::{ServerOptions, Tokens};
 const STORE: &str = "TOOL_SERVER_MCP_STORE";
 const ADDR: &str = "TOOL_SERVER_MCP_ADDR";
 const IDLE_MS: &str = "TOOL_SERVER_MCP_IDLE_MS";
+/// Set: a new note needs a person's confirmation too.
+const CONFIRM_ADD: &str = "TOOL_SERVER_MCP_CONFIRM_ADD";
 const PROTOCOL: &str = "2025-06-18";
 
 /// The server process: the notes app on the store `TOOL_SERVER_MCP_STORE` names (a SQLite file,
@@ -56,7 +59,7 @@ fn server() {
             .with_state(notes);
         let executor = Executor::builder(set)
             .config(ExecutorConfig {
-                auto_confirm_create: true,
+                auto_confirm_create: std::env::var(CONFIRM_ADD).is_err(),
                 ..ExecutorConfig::default()
             })
             .store(store)
@@ -100,6 +103,17 @@ impl Server {
         if let Some(idle) = idle {
             command.env(IDLE_MS, idle.as_millis().to_string());
         }
+        Server::spawn(command, store, addr)
+    }
+
+    /// [`Server::start`] where adding a note needs a person's confirmation.
+    fn start_confirming(store: &str, addr: &str) -> Server {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command.env(CONFIRM_ADD, "1");
+        Server::spawn(command, store, addr)
+    }
+
+    fn spawn(mut command: Command, store: &str, addr: &str) -> Server {
         let mut child = command
             .args([
                 "--exact",
@@ -176,13 +190,18 @@ async fn rpc(
 
 /// Opens a session on `base` with `token`: its id.
 async fn open(base: &str, token: &str) -> String {
+    open_with(base, token, json!({})).await
+}
+
+/// [`open`] for a client that declares `capabilities`.
+async fn open_with(base: &str, token: &str, capabilities: Value) -> String {
     let (status, id, answer) = rpc(
         base,
         token,
         None,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "restore-test", "version": "1"},
         }}),
     )
@@ -429,4 +448,88 @@ async fn a_session_in_use_is_renewed_and_an_idle_one_expires() {
         let (status, _) = read_n1(base, AGENT, &left).await;
         assert_eq!(status, 404, "expired");
     }
+}
+
+/// A host's person is reading the confirmation form (`elicitation/create`) when the server is
+/// killed. The call was parked before the form was sent, so nothing is lost: the server started
+/// again on the same file lists it as pending, a person approves it there, and it runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmation_in_progress_outlives_its_killed_server_as_a_pending_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("store.sqlite");
+    let file = file.to_str().unwrap();
+    let a = Server::start_confirming(file, "127.0.0.1:0");
+    let session = open_with(&a.base, HOST, json!({"elicitation": {}})).await;
+    let mut call = reqwest::Client::new()
+        .post(format!("{}/mcp", a.base))
+        .bearer_auth(HOST)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", PROTOCOL)
+        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "add_note",
+                                 "arguments": {"id": "n9", "text": "call the bank"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(call.status(), 200);
+    let mut stream = String::new();
+    while !stream.contains("elicitation/create") {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), call.chunk())
+            .await
+            .expect("the form is sent")
+            .unwrap()
+            .unwrap_or_else(|| panic!("the call's stream ended before the form: {stream}"));
+        stream.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(stream.contains("Tool: add_note (create)"), "{stream}");
+    a.kill();
+    drop(call);
+
+    let b = Server::start_confirming(file, "127.0.0.1:0");
+    let http = reqwest::Client::new();
+    let listed: Value = http
+        .get(format!("{}/api/v1/pending", b.base))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ops = listed["pending"].as_array().unwrap();
+    assert_eq!(ops.len(), 1, "{listed}");
+    assert_eq!(ops[0]["tool"], "add_note", "{listed}");
+    let approve = format!(
+        "{}/api/v1/pending/{}/approve",
+        b.base,
+        ops[0]["id"].as_str().unwrap()
+    );
+    let res = http
+        .post(&approve)
+        .bearer_auth(APPROVER)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    let again = http
+        .post(&approve)
+        .bearer_auth(APPROVER)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 409, "decided once");
+
+    let reader = open(&b.base, AGENT).await;
+    let (_, _, answer) = rpc(
+        &b.base,
+        AGENT,
+        Some(&reader),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": "read_note", "arguments": {"id": "n9"}}}),
+    )
+    .await;
+    assert_eq!(read_text(&answer), "call the bank");
 }
