@@ -152,6 +152,9 @@ impl Executor {
             cx.correlation_id = cx.call_id.clone();
         }
         cx.state = self.inner.toolset.state().clone();
+        if cx.host.is_none() {
+            cx.host = self.confirmer.host();
+        }
         cx
     }
 

@@ -44,3 +44,4 @@ mod select_pick;
 mod store_mcp_sessions;
 mod store_pins;
 mod store_runs;
+mod terminal_question;

@@ -7,6 +7,8 @@
 #[cfg(feature = "terminal")]
 mod lines;
 #[cfg(feature = "terminal")]
+mod question;
+#[cfg(feature = "terminal")]
 mod terminal;
 
 use std::time::Duration;
@@ -72,6 +74,14 @@ pub trait ConfirmationHandler: Send + Sync {
     /// (an MCP host) says so, so that the record never claims more than the process knows.
     fn route(&self) -> ConfirmationRoute {
         ConfirmationRoute::default()
+    }
+
+    /// The person this handler puts confirmations to, as a host of the calls it sees: a tool's
+    /// questions ([`CallContext::ask`](crate::CallContext::ask)) go to the same person by the
+    /// same way. The executor gives it to every call whose context has no host of its own; `None`
+    /// (the default) when the handler has nobody to ask now.
+    fn host(&self) -> Option<crate::host::Host> {
+        None
     }
 }
 

@@ -2,6 +2,7 @@
 //! action can be undone and the change preview; then `Y/n/e` with a timeout.
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
@@ -12,19 +13,25 @@ use tokio::sync::Mutex;
 use super::lines::{self, LineFeed};
 use super::{Answer, ConfirmationHandler, ConfirmationRequest};
 use crate::display::{self, visible, visible_lines, width};
+use crate::error::ToolError;
+use crate::host::{CallHost, Form, Host, Reply};
 
 /// Width of the box, borders included.
 const WIDTH: usize = 72;
 
 /// Asks in a terminal. Prompts are serialised: concurrent calls wait their turn rather than
 /// interleave their boxes.
+///
+/// It is also the host of the calls it confirms ([`ConfirmationHandler::host`]): a tool's
+/// question ([`CallContext::ask`](crate::CallContext::ask)) is asked field by field in the same
+/// terminal, in turn with the confirmations.
 pub struct TerminalConfirmer {
-    io: Mutex<Io>,
+    io: Arc<Mutex<Io>>,
 }
 
-struct Io {
+pub(super) struct Io {
     input: Input,
-    output: Box<dyn Write + Send>,
+    pub(super) output: Box<dyn Write + Send>,
 }
 
 enum Input {
@@ -45,10 +52,10 @@ impl TerminalConfirmer {
     /// standard input themselves).
     pub fn stdio() -> Self {
         TerminalConfirmer {
-            io: Mutex::new(Io {
+            io: Arc::new(Mutex::new(Io {
                 input: Input::Stdin,
                 output: Box::new(std::io::stderr()),
-            }),
+            })),
         }
     }
 
@@ -59,10 +66,10 @@ impl TerminalConfirmer {
         output: impl Write + Send + 'static,
     ) -> Self {
         TerminalConfirmer {
-            io: Mutex::new(Io {
+            io: Arc::new(Mutex::new(Io {
                 input: Input::Async(Box::new(input)),
                 output: Box::new(output),
-            }),
+            })),
         }
     }
 }
@@ -72,20 +79,47 @@ impl ConfirmationHandler for TerminalConfirmer {
         Box::pin(async move {
             let deadline = Instant::now() + request.timeout;
             let mut io = self.io.lock().await;
-            if let Input::Stdin = io.input {
-                let dropped = lines::stdin().discard_abandoned().await;
-                if dropped > 0 {
-                    let _ = writeln!(
-                        io.output,
-                        "\n(Ignored {dropped} line(s) typed after the previous question timed out.)"
-                    );
-                }
-            }
+            io.drop_late_lines().await;
             let _ = io.output.write_all(render(request).as_bytes());
             ask(&mut io, deadline, request)
                 .await
                 .unwrap_or(Answer::Timeout)
         })
+    }
+
+    fn host(&self) -> Option<Host> {
+        Some(Host::new(TerminalHost(self.io.clone())))
+    }
+}
+
+/// The terminal as the host of a call: it asks the tool's questions.
+struct TerminalHost(Arc<Mutex<Io>>);
+
+impl CallHost for TerminalHost {
+    fn ask<'a>(&'a self, form: &'a Form) -> BoxFuture<'a, Result<Reply<Value>, ToolError>> {
+        Box::pin(async move {
+            let deadline = Instant::now() + form.timeout;
+            let mut io = self.0.lock().await;
+            io.drop_late_lines().await;
+            Ok(super::question::ask(&mut io, deadline, form)
+                .await
+                .unwrap_or(Reply::TimedOut))
+        })
+    }
+}
+
+impl Io {
+    /// Drops the lines typed for a question that timed out, and says so.
+    async fn drop_late_lines(&mut self) {
+        if let Input::Stdin = self.input {
+            let dropped = lines::stdin().discard_abandoned().await;
+            if dropped > 0 {
+                let _ = writeln!(
+                    self.output,
+                    "\n(Ignored {dropped} line(s) typed after the previous question timed out.)"
+                );
+            }
+        }
     }
 }
 
@@ -153,6 +187,7 @@ fn no(reason: &str) -> Answer {
 /// typed for the question are not taken as answers to the next one).
 struct Unanswered<'a> {
     output: &'a mut (dyn Write + Send),
+    gone: &'static str,
     feed: Option<&'static LineFeed>,
     answered: bool,
 }
@@ -162,7 +197,7 @@ impl Drop for Unanswered<'_> {
         if self.answered {
             return;
         }
-        let _ = writeln!(self.output, "\nNo answer in time: the call is cancelled.");
+        let _ = writeln!(self.output, "\nNo answer in time: {}", self.gone);
         let _ = self.output.flush();
         if let Some(feed) = self.feed {
             feed.abandon();
@@ -172,11 +207,22 @@ impl Drop for Unanswered<'_> {
 
 /// One line, or `Some(None)` at end of input, or `None` when the deadline passed.
 async fn read_line(io: &mut Io, deadline: Instant, prompt: &str) -> Option<Option<String>> {
+    read_line_or(io, deadline, prompt, "the call is cancelled.").await
+}
+
+/// [`read_line`], telling the person `gone` when the deadline passes.
+pub(super) async fn read_line_or(
+    io: &mut Io,
+    deadline: Instant,
+    prompt: &str,
+    gone: &'static str,
+) -> Option<Option<String>> {
     let _ = io.output.write_all(prompt.as_bytes());
     let _ = io.output.flush();
     let feed = matches!(io.input, Input::Stdin).then(lines::stdin);
     let mut waiting = Unanswered {
         output: &mut *io.output,
+        gone,
         feed,
         answered: false,
     };
