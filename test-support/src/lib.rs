@@ -93,6 +93,17 @@ pub fn mcp_typescript_sdk() -> Option<String> {
     )
 }
 
+/// The folder of `node_modules` that holds the official MCP Inspector
+/// (`@modelcontextprotocol/inspector`, `TOOLS_MCP_INSPECTOR`), whose command line (`--cli`) the
+/// MCP tests run as a person would; `node` is taken from the PATH.
+pub fn mcp_inspector() -> Option<String> {
+    service(
+        "TOOLS_MCP_INSPECTOR",
+        "a node_modules folder with @modelcontextprotocol/inspector installed from npm, as \
+         .ci/run makes",
+    )
+}
+
 /// The folder of `node_modules` that holds the reference MCP servers the client tests import
 /// tools from (`@modelcontextprotocol/server-filesystem`, `server-memory` and
 /// `server-everything`, `TOOLS_MCP_SERVERS`); `node` is taken from the PATH.

@@ -69,15 +69,15 @@ fn ping() -> &'static str {
     "pong"
 }
 
-struct Served {
-    base: String,
-    notes: Notes,
+pub(crate) struct Served {
+    pub(crate) base: String,
+    pub(crate) notes: Notes,
     finished: Finished,
-    executor: Executor,
+    pub(crate) executor: Executor,
     _dir: tempfile::TempDir,
 }
 
-async fn serve(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Served {
+pub(crate) async fn serve(options: impl FnOnce(ServerOptions) -> ServerOptions) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite");
     serve_on(store, APPROVER, dir, options).await
