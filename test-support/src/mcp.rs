@@ -154,3 +154,42 @@ pub fn asked(lines: &[Value]) -> Vec<&str> {
         .filter_map(|l| l["elicitation"].as_str())
         .collect()
 }
+
+/// One `tools/call` through the official MCP Inspector's command line (`--cli`, from the
+/// `node_modules` folder `modules`), as a person runs it: `target` is a server URL ending in
+/// `/mcp` or a command and its arguments (stdio), `options` go before it (`--header`, `-e`).
+/// Returned in the shape of a client script's call step (`{"call", "result"}`, so [`text_of`]
+/// and [`error_code`] read it), with `"exit_ok"`: whether the Inspector exited 0.
+pub fn inspector_call(
+    modules: &str,
+    options: &[String],
+    target: &[String],
+    tool: &str,
+    args: &[&str],
+) -> Value {
+    let cli = format!("{modules}/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let mut command = Command::new("node");
+    command.arg(cli).arg("--cli").args(options).args([
+        "--method",
+        "tools/call",
+        "--tool-name",
+        tool,
+    ]);
+    if !args.is_empty() {
+        command.arg("--tool-arg").args(args);
+    }
+    let out = command.arg("--").args(target).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // the result is the first JSON document printed; what follows may comment on it
+    let result = serde_json::Deserializer::from_str(&stdout)
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| {
+            panic!(
+                "no JSON from the Inspector:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    serde_json::json!({"call": tool, "result": result, "exit_ok": out.status.success()})
+}

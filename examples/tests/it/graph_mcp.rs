@@ -327,3 +327,43 @@ fn node_in(db: &std::path::Path, id: &str) -> bool {
     .unwrap()
         == 1
 }
+
+/// The official MCP Inspector's command line starts `graph --mcp` over stdio, as a person runs
+/// it: a read, a missing node, arguments that do not fit and a deletion parked for a person are
+/// each a result it accepts.
+#[test]
+fn the_inspector_calls_the_graph_over_stdio() {
+    use test_support::mcp::{error_code, inspector_call, text_of};
+    let Some(modules) = test_support::mcp_inspector() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("graph.sqlite");
+    let target = [
+        env!("CARGO_BIN_EXE_graph"),
+        "--db",
+        db.to_str().unwrap(),
+        "--mcp",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let call = |tool: &str, args: &[&str]| inspector_call(&modules, &[], &target, tool, args);
+
+    let read = call("get_node", &["node_id=obs-1"]);
+    assert_eq!(read["exit_ok"], true, "{read}");
+    assert_eq!(text_of(&read)["node"]["id"], "obs-1", "{read}");
+    assert_eq!(
+        error_code(&call("get_node", &["node_id=obs-999"])),
+        "NOT_FOUND"
+    );
+    assert_eq!(
+        error_code(&call("get_node", &["node_id=1"])),
+        "INVALID_ARGUMENTS"
+    );
+
+    let parked = call("delete_node", &["node_id=obs-3", "cascade=true"]);
+    assert_eq!(parked["exit_ok"], true, "{parked}");
+    assert_eq!(parked["result"]["isError"], false, "{parked}");
+    assert_eq!(text_of(&parked)["status"], "pending", "{parked}");
+    assert!(obs3_exists(&db));
+}

@@ -4,54 +4,11 @@
 //! "not run" form as structured content. A tool's error and invalid arguments are results with
 //! `isError`, the structured error as their text.
 
-use std::process::Command;
-
 use serde_json::Value;
+use test_support::mcp::{error_code, inspector_call, text_of};
 
 use crate::mcp_revisions::serve;
 use crate::support::AGENT;
-
-/// What the Inspector printed for one `tools/call`: whether it exited 0, the result, and its
-/// standard error.
-struct Printed {
-    ok: bool,
-    result: Value,
-    stderr: String,
-}
-
-fn call(modules: &str, base: &str, tool: &str, args: &[&str]) -> Printed {
-    let cli = format!("{modules}/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    let mut command = Command::new("node");
-    command
-        .arg(cli)
-        .args(["--cli", &format!("{base}/mcp"), "--transport", "http"])
-        .args(["--header", &format!("Authorization: Bearer {AGENT}")])
-        .args(["--method", "tools/call", "--tool-name", tool]);
-    if !args.is_empty() {
-        command.arg("--tool-arg").args(args);
-    }
-    let out = command.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    // the result is the first JSON document printed; a line after it may comment on it
-    let result = serde_json::Deserializer::from_str(&stdout)
-        .into_iter::<Value>()
-        .next()
-        .and_then(Result::ok)
-        .unwrap_or_else(|| panic!("no JSON from the Inspector:\n{stdout}\n{stderr}"));
-    Printed {
-        ok: out.status.success(),
-        result,
-        stderr,
-    }
-}
-
-fn text(printed: &Printed) -> Value {
-    let text = printed.result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    serde_json::from_str(text).unwrap_or(Value::String(text.to_owned()))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_inspector_accepts_every_outcome_over_http() {
@@ -60,56 +17,48 @@ async fn the_inspector_accepts_every_outcome_over_http() {
     };
     let s = serve(|o| o).await;
     let run = |tool: &'static str, args: &'static [&'static str]| {
-        let (modules, base) = (modules.clone(), s.base.clone());
-        tokio::task::spawn_blocking(move || call(&modules, &base, tool, args))
+        let options = vec![
+            "--header".to_owned(),
+            format!("Authorization: Bearer {AGENT}"),
+        ];
+        let target = vec![format!("{}/mcp", s.base)];
+        let modules = modules.clone();
+        tokio::task::spawn_blocking(move || inspector_call(&modules, &options, &target, tool, args))
+    };
+    let accepted = |step: &Value| {
+        assert_eq!(step["exit_ok"], true, "{step}");
+        assert_eq!(step["result"]["isError"], false, "{step}");
     };
 
     // ran
     let ran = run("read_note", &["id=n1"]).await.unwrap();
-    assert!(ran.ok, "{}", ran.stderr);
-    assert_eq!(ran.result["isError"], false, "{}", ran.result);
-    assert_eq!(text(&ran), "buy milk");
+    accepted(&ran);
+    assert_eq!(text_of(&ran), "buy milk");
 
     // the tool's own error and arguments that do not fit: results flagged as errors
-    for (args, code) in [
-        (&["id=nope"][..], "NOT_FOUND"),
-        (&["id=7"][..], "INVALID_ARGUMENTS"),
-    ] {
-        let failed = run("read_note", args).await.unwrap();
-        assert_eq!(failed.result["isError"], true, "{}", failed.result);
-        assert_eq!(text(&failed)["error"]["code"], code, "{}", failed.result);
-    }
+    let failed = run("read_note", &["id=nope"]).await.unwrap();
+    assert_eq!(error_code(&failed), "NOT_FOUND");
+    let invalid = run("read_note", &["id=7"]).await.unwrap();
+    assert_eq!(error_code(&invalid), "INVALID_ARGUMENTS");
 
     // parked for a person, with and without an output schema: accepted, not an error
-    for (tool, args) in [
-        ("delete_note", &["id=n1"][..]),
-        ("archive_note", &["id=n2"][..]),
-    ] {
-        let parked = run(tool, args).await.unwrap();
-        assert!(parked.ok, "{tool}: {}\n{}", parked.result, parked.stderr);
-        assert_eq!(parked.result["isError"], false, "{}", parked.result);
-        assert_eq!(text(&parked)["status"], "pending", "{}", parked.result);
-        if tool == "archive_note" {
-            assert_eq!(
-                parked.result["structuredContent"]["status"], "pending",
-                "{}",
-                parked.result
-            );
-        }
-    }
+    let parked = run("delete_note", &["id=n1"]).await.unwrap();
+    accepted(&parked);
+    assert_eq!(text_of(&parked)["status"], "pending", "{parked}");
+    let parked = run("archive_note", &["id=n2"]).await.unwrap();
+    accepted(&parked);
+    assert_eq!(
+        parked["result"]["structuredContent"]["status"], "pending",
+        "{parked}"
+    );
     assert_eq!(s.executor.pending().unwrap().len(), 2);
     assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
 
     // past the tool's timeout, and the second call in the minute of a rate-limited tool
     let late = run("wait", &["ms=5000"]).await.unwrap();
-    assert_eq!(text(&late)["error"]["code"], "TIMEOUT", "{}", late.result);
+    assert_eq!(error_code(&late), "TIMEOUT");
     let first = run("ping", &[]).await.unwrap();
-    assert_eq!(text(&first), "pong");
+    assert_eq!(text_of(&first), "pong");
     let limited = run("ping", &[]).await.unwrap();
-    assert_eq!(
-        text(&limited)["error"]["code"],
-        "RATE_LIMITED",
-        "{}",
-        limited.result
-    );
+    assert_eq!(error_code(&limited), "RATE_LIMITED");
 }
