@@ -16,6 +16,7 @@ mod hygiene;
 mod limits;
 mod mcp_app;
 mod mcp_http;
+mod mcp_polling;
 mod mcp_revisions;
 mod mcp_session_restore;
 mod page;
