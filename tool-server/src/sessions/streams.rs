@@ -12,8 +12,9 @@
 //!
 //! The events are kept in this process's memory, from the request until
 //! [`SessionLimits::idle_timeout`](super::SessionLimits) after its response, at most
-//! [`MAX_EVENTS`] per stream: a client that reconnects to another replica, or later, is told
-//! that the event is unknown and sends its request again.
+//! [`MAX_EVENTS`] per stream; a stream whose answer went out on the response its client opened
+//! is kept only [`DELIVERED_KEEP`], for a client whose connection broke as it went. A client that reconnects to another
+//! replica, or later, is told that the event is unknown and sends its request again.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -71,9 +72,10 @@ pub(crate) enum ResumeError {
     Malformed(String),
     /// No stream of the session has (any longer) the event.
     #[error(
-        "this MCP session has no stream with the event `{id}` on this server: the stream was \
-         answered more than {keep_s} s ago, is too far behind (at most {MAX_EVENTS} events are \
-         kept), was opened on another replica, or never existed; send the request again"
+        "this MCP session has no stream with the event `{id}` on this server: the stream ended \
+         too long ago (it is kept up to {keep_s} s after its answer), the event is too far \
+         behind (at most {MAX_EVENTS} events are kept), the stream was opened on another \
+         replica, or it never existed; send the request again"
     )]
     Unknown {
         /// The id asked for.
@@ -89,15 +91,28 @@ struct Log {
     events: VecDeque<(usize, ServerSseMessage)>,
     /// The index the next event will have.
     next: usize,
-    /// Whether rmcp's stream ended (the request was answered or cancelled), and when.
+    /// Once rmcp's stream ended (the request was answered or cancelled): until when it is kept.
     ended: Option<Instant>,
     /// Wakes the resumed streams that wait for more.
     changed: watch::Sender<()>,
 }
 
+/// The streams kept, and when they were last pruned.
+struct Logs {
+    streams: HashMap<Key, Log>,
+    pruned: Instant,
+}
+
+/// How long a stream whose answer went out on its first response is kept: several times the
+/// `retry` a client waits before it reconnects.
+const DELIVERED_KEEP: Duration = Duration::from_secs(15);
+
+/// How often the streams that ended long enough ago are dropped, at most.
+const PRUNE_EVERY: Duration = Duration::from_secs(1);
+
 /// The request streams of every session this process serves.
 pub(crate) struct Streams {
-    logs: Mutex<HashMap<Key, Log>>,
+    logs: Mutex<Logs>,
     /// How long a stream is kept once it ended.
     keep: Duration,
     /// How long one HTTP response waits for a request's answer before the server ends it.
@@ -109,7 +124,10 @@ impl Streams {
     /// when the request is not answered by then.
     pub(crate) fn new(keep: Duration, hold: Option<Duration>) -> Arc<Self> {
         Arc::new(Streams {
-            logs: Mutex::new(HashMap::new()),
+            logs: Mutex::new(Logs {
+                streams: HashMap::new(),
+                pruned: Instant::now(),
+            }),
             keep,
             hold,
         })
@@ -129,6 +147,7 @@ impl Streams {
             let mut to_client = Some(tx);
             let until = streams.hold.map(|hold| tokio::time::Instant::now() + hold);
             let mut key = None;
+            let mut delivered = false;
             loop {
                 let event = match (until, to_client.is_some()) {
                     (Some(until), true) => tokio::select! {
@@ -145,15 +164,18 @@ impl Streams {
                 if let Some(k) = streams.record(&session, &event) {
                     key = Some(k);
                 }
-                if let Some(tx) = &to_client
-                    && tx.send(event).await.is_err()
-                {
-                    // the client left: the events wait for it to reconnect
-                    to_client = None;
+                let answer = is_answer(&event);
+                if let Some(tx) = &to_client {
+                    if tx.send(event).await.is_ok() {
+                        delivered |= answer;
+                    } else {
+                        // the client left: the events wait for it to reconnect
+                        to_client = None;
+                    }
                 }
             }
             if let Some(key) = key {
-                streams.ended(&key);
+                streams.ended(&key, delivered);
             }
         });
         Events(rx)
@@ -167,14 +189,11 @@ impl Streams {
             return None;
         };
         let key = (session.clone(), request);
-        let mut logs = self
-            .logs
-            .lock()
-            .expect("the streams' lock is never poisoned");
-        if !logs.contains_key(&key) {
+        let mut logs = self.lock();
+        if !logs.streams.contains_key(&key) && logs.pruned.elapsed() >= PRUNE_EVERY {
             self.prune(&mut logs);
         }
-        let log = logs.entry(key.clone()).or_insert_with(|| Log {
+        let log = logs.streams.entry(key.clone()).or_insert_with(|| Log {
             events: VecDeque::new(),
             next: 0,
             ended: None,
@@ -189,42 +208,53 @@ impl Streams {
         Some(key)
     }
 
-    fn ended(&self, key: &Key) {
-        let mut logs = self
-            .logs
-            .lock()
-            .expect("the streams' lock is never poisoned");
-        if let Some(log) = logs.get_mut(key) {
-            log.ended = Some(Instant::now());
+    /// The request of stream `key` ended; `delivered`: its answer went out on the response
+    /// its client opened, so only a client whose connection broke as it went comes back for
+    /// it, within its `retry`: that stream is kept [`DELIVERED_KEEP`] at most.
+    fn ended(&self, key: &Key, delivered: bool) {
+        let keep = if delivered {
+            self.keep.min(DELIVERED_KEEP)
+        } else {
+            self.keep
+        };
+        let mut logs = self.lock();
+        if let Some(log) = logs.streams.get_mut(key) {
+            log.ended = Some(Instant::now() + keep);
             log.changed.send_replace(());
         }
     }
 
-    /// Drops the streams that ended more than `keep` ago.
-    fn prune(&self, logs: &mut HashMap<Key, Log>) {
-        logs.retain(|_, log| log.ended.is_none_or(|at| at.elapsed() < self.keep));
+    /// Drops the streams kept long enough.
+    fn prune(&self, logs: &mut Logs) {
+        logs.streams
+            .retain(|_, log| log.ended.is_none_or(|until| Instant::now() < until));
+        logs.pruned = Instant::now();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Logs> {
+        self.logs
+            .lock()
+            .expect("the streams' lock is never poisoned")
     }
 
     /// Drops every stream of `session` (it ended, or a new copy of it starts numbering its
     /// requests again).
     pub(crate) fn forget(&self, session: &SessionId) {
-        let mut logs = self
-            .logs
-            .lock()
-            .expect("the streams' lock is never poisoned");
-        logs.retain(|(s, _), _| s != session);
+        let mut logs = self.lock();
+        logs.streams.retain(|(s, _), _| s != session);
     }
 
     /// Whether `session` can resume from event `id`, as [`Streams::resume`] would answer.
     pub(crate) fn check(&self, session: &SessionId, id: &str) -> Result<EventRef, ResumeError> {
         let at = EventRef::parse(id).ok_or_else(|| ResumeError::Malformed(id.to_owned()))?;
         if let EventRef::Request { index, request } = at {
-            let logs = self
-                .logs
-                .lock()
-                .expect("the streams' lock is never poisoned");
+            let logs = self.lock();
             let key = (session.clone(), request);
-            if !logs.get(&key).is_some_and(|log| self.resumable(log, index)) {
+            if !logs
+                .streams
+                .get(&key)
+                .is_some_and(|log| self.resumable(log, index))
+            {
                 return Err(self.unknown(id));
             }
         }
@@ -236,7 +266,7 @@ impl Streams {
         let first = log.events.front().map_or(log.next, |(i, _)| *i);
         index < log.next
             && index + 1 >= first
-            && log.ended.is_none_or(|at| at.elapsed() < self.keep)
+            && log.ended.is_none_or(|until| Instant::now() < until)
     }
 
     fn unknown(&self, id: &str) -> ResumeError {
@@ -257,11 +287,9 @@ impl Streams {
     ) -> Result<Events, ResumeError> {
         let key = (session.clone(), request);
         let mut changed = {
-            let logs = self
-                .logs
-                .lock()
-                .expect("the streams' lock is never poisoned");
+            let logs = self.lock();
             let log = logs
+                .streams
                 .get(&key)
                 .filter(|log| self.resumable(log, index))
                 .ok_or_else(|| self.unknown(id))?;
@@ -275,11 +303,10 @@ impl Streams {
             loop {
                 changed.mark_unchanged();
                 let (events, ended) = {
-                    let logs = streams
-                        .logs
-                        .lock()
-                        .expect("the streams' lock is never poisoned");
-                    let Some(log) = logs.get(&key) else { return };
+                    let logs = streams.lock();
+                    let Some(log) = logs.streams.get(&key) else {
+                        return;
+                    };
                     let events: Vec<_> = log
                         .events
                         .iter()
