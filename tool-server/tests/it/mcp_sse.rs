@@ -155,6 +155,18 @@ impl Server {
         )
     }
 
+    /// Polls as a client does until a resumed stream carries an answer (each one is ended
+    /// after the hold without it): the last status and body.
+    async fn poll(&self, session: &str, last: &str) -> (u16, String) {
+        for _ in 0..100 {
+            let (status, body) = self.resume(session, last).await;
+            if status != 200 || events(&body).iter().any(|e| e.json().is_some()) {
+                return (status, body);
+            }
+        }
+        panic!("no answer after 100 polls");
+    }
+
     /// `GET` with `Last-Event-ID: last`: the status and the whole body.
     async fn resume(&self, session: &str, last: &str) -> (u16, String) {
         let res = self
@@ -209,7 +221,7 @@ async fn a_call_that_outlasts_the_hold_is_answered_to_the_polling_client() {
 
     // once the tool has finished, the next poll gets the answer, which ends the stream
     s.gate.0.add_permits(1);
-    let (status, body) = s.resume(&session, &last).await;
+    let (status, body) = s.poll(&session, &last).await;
     assert_eq!(status, 200, "{body}");
     let got = events(&body);
     let result = answer(&got, 1).unwrap_or_else(|| panic!("no answer in {body:?}"));
@@ -227,7 +239,7 @@ async fn a_call_that_outlasts_the_hold_is_answered_to_the_polling_client() {
     let first = events(&read_all(res).await);
     let last = assert_priming(&first);
     s.gate.0.add_permits(1);
-    let (status, body) = s.resume(&session, &last).await;
+    let (status, body) = s.poll(&session, &last).await;
     assert_eq!(status, 200, "{body}");
     let result = answer(&events(&body), 2).unwrap_or_else(|| panic!("no answer in {body:?}"));
     assert_eq!(result["result"]["content"][0]["text"], "finished 2");
