@@ -24,7 +24,7 @@
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
-//! | `/mcp` | agent, host | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor; calls that need a person wait for the page, or, on a session opened with the host token, are confirmed in-band (`elicitation/create`); resources, prompts, completions and logging from the application's own handler ([`ServerOptions::mcp_app`]) |
+//! | `/mcp` | agent, host | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor; calls that need a person wait for the page, or, on a session opened with the host token, are confirmed in-band (`elicitation/create`); resources, prompts, completions and logging from the application's own handler ([`ServerOptions::mcp_app`]); a request's event stream resumable with `Last-Event-ID`, and polled for a long call's answer ([`ServerOptions::mcp_poll_after`]) |
 //!
 //! Approving is a person's act: bearer tokens for agents and for approvers ([`Tokens`]); the
 //! agent's token never reaches approve or deny, and never confirms anything over MCP. An MCP host

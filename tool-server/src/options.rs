@@ -280,6 +280,17 @@ impl ServerOptions {
         self
     }
 
+    /// How long the server-sent events answering an MCP request wait for its answer (default:
+    /// until it comes). Past that the server ends the response, and the client, told by the
+    /// stream's first event how long to wait (its `retry`), reconnects with `GET` and
+    /// `Last-Event-ID` for the rest, again and again until the answer (MCP's SSE polling): a
+    /// long tool call then holds no connection open through proxies that cut idle ones. The
+    /// events are kept in this process, so a client reconnects to the same replica.
+    pub fn mcp_poll_after(mut self, wait: std::time::Duration) -> Self {
+        self.serving.sessions.poll_after = Some(wait);
+        self
+    }
+
     /// The sign-in links of the server these options build: a handle that mints one-time
     /// links to the approvals page (`http://ADDR/#code=…`) which the router accepts, however
     /// often the options are cloned.

@@ -6,6 +6,10 @@
 //! session this process does not hold (opened on another replica, or before a restart) is served
 //! as if it did: rmcp replays the session's `initialize` and the client goes on without opening a
 //! new one.
+//!
+//! The streams that answer a session's requests are kept too ([`streams`], in this process), so
+//! that a client whose stream ended before its answer reconnects with `Last-Event-ID` and gets
+//! the rest, and the server may end a stream that waits too long (SSE polling).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -26,15 +30,20 @@ use tool_runtime::Credential;
 use tool_runtime::store::Store;
 
 mod kept;
+mod streams;
+
+use streams::{EventRef, ResumeError, Streams};
 
 /// The header that names an MCP session; a request without it asks for a new session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// How long an MCP session may stay idle before it is closed, and how many may live at once.
+/// How long an MCP session may stay idle before it is closed, how many may live at once, and
+/// how long a response waits for its request's answer before the client is told to poll.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SessionLimits {
     pub(crate) idle_timeout: Duration,
     pub(crate) max_sessions: usize,
+    pub(crate) poll_after: Option<Duration>,
 }
 
 impl Default for SessionLimits {
@@ -42,6 +51,7 @@ impl Default for SessionLimits {
         SessionLimits {
             idle_timeout: Duration::from_secs(60),
             max_sessions: 1_000,
+            poll_after: None,
         }
     }
 }
@@ -54,6 +64,7 @@ pub(crate) struct McpSessions {
     /// Held while a session is made, so that the count checked is the count that holds.
     creating: tokio::sync::Mutex<()>,
     kept: Arc<kept::Kept>,
+    streams: Arc<Streams>,
 }
 
 /// Why a session could not be made or used.
@@ -65,6 +76,9 @@ pub(crate) enum SessionError {
     /// rmcp's own failure.
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
+    /// A `Last-Event-ID` this process cannot resume from.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
 }
 
 impl McpSessions {
@@ -77,6 +91,7 @@ impl McpSessions {
             limits,
             creating: tokio::sync::Mutex::new(()),
             kept: kept::Kept::new(store, limits.idle_timeout),
+            streams: Streams::new(limits.idle_timeout, limits.poll_after),
         }
     }
 
@@ -133,6 +148,7 @@ impl SessionManager for McpSessions {
         // the store's entry stays until it expires or its client deletes it: another process
         // may serve the session now, and this copy only idled out
         self.kept.forget(id);
+        self.streams.forget(id);
         if !self.local.has_session(id).await? {
             // a `DELETE` of a session another process holds: rmcp removes it from the store
             return Ok(());
@@ -145,7 +161,8 @@ impl SessionManager for McpSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionError> {
-        Ok(SessionManager::create_stream(&self.local, id, message).await?)
+        let answer = SessionManager::create_stream(&self.local, id, message).await?;
+        Ok(self.streams.serve(id, answer))
     }
 
     async fn accept_message(
@@ -168,7 +185,15 @@ impl SessionManager for McpSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionError> {
-        Ok(SessionManager::resume(&self.local, id, last_event_id).await?)
+        match self.streams.check(id, &last_event_id)? {
+            EventRef::Request { index, request } => Ok(self
+                .streams
+                .resume(id, index, request, &last_event_id)?
+                .left_stream()),
+            EventRef::Standalone => Ok(SessionManager::resume(&self.local, id, last_event_id)
+                .await?
+                .right_stream()),
+        }
     }
 
     async fn restore_session(
@@ -180,6 +205,8 @@ impl SessionManager for McpSessions {
             self.kept.forget(&id);
             return Err(SessionError::Full(self.limits.max_sessions));
         }
+        // a copy of the session numbers its requests from 0 again
+        self.streams.forget(&id);
         Ok(self.local.restore_session(id).await?)
     }
 
@@ -231,6 +258,17 @@ pub(crate) async fn limit(
     {
         return kept::foreign();
     }
+    // rmcp answers a resumption it cannot serve with an empty stream, which a client cannot
+    // tell from a stream with nothing more to say
+    if request.method() == Method::GET
+        && let Some(id) = named.as_ref().and_then(|v| v.to_str().ok())
+        && let Some(last) = request.headers().get("last-event-id")
+    {
+        let last = String::from_utf8_lossy(last.as_bytes());
+        if let Err(e) = sessions.streams.check(&SessionId::from(id), &last) {
+            return not_resumable(&e);
+        }
+    }
     let response = kept::as_requester(credential, next.run(request)).await;
     if (opens || named.is_some())
         && response.status() == StatusCode::INTERNAL_SERVER_ERROR
@@ -239,6 +277,15 @@ pub(crate) async fn limit(
         return full(&sessions.limits);
     }
     response
+}
+
+fn not_resumable(error: &ResumeError) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": error.to_string()},
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 fn full(limits: &SessionLimits) -> Response {

@@ -85,7 +85,8 @@ async fn main() -> ExitCode {
             "The fixtures of the MCP conformance suite: tools, resources, prompts and \
              completions that exist to be tested.",
         )
-        .mcp_app(conformance::Fixtures);
+        .mcp_app(conformance::Fixtures)
+        .mcp_poll_after(conformance::POLL_AFTER);
     let listener = match tool_server::bind(addr, &options).await {
         Ok(listener) => listener,
         Err(e) => {

@@ -25,7 +25,8 @@ pub use rich::{
     test_embedded_resource, test_image_content,
 };
 pub use tools::{
-    Address, JsonSchema202012, test_error_handling, test_simple_text, test_tool_with_progress,
+    Address, JsonSchema202012, POLL_AFTER, test_error_handling, test_reconnection,
+    test_simple_text, test_tool_with_progress,
 };
 
 /// The fixture tools.
@@ -34,6 +35,7 @@ pub fn toolset() -> Result<ToolSet, Box<dyn Error + Send + Sync>> {
         .with::<test_simple_text>()?
         .with::<test_error_handling>()?
         .with::<test_tool_with_progress>()?
+        .with::<test_reconnection>()?
         .with::<JsonSchema202012>()?
         .with::<TestMultipleContentTypes>()?
         .with::<test_image_content>()?

@@ -71,3 +71,15 @@ pub async fn test_tool_with_progress(cx: &CallContext) -> String {
     }
     "Tool with progress executed successfully".to_owned()
 }
+
+/// How long the server waits for a request's answer before it ends the response and the client
+/// polls for the rest (`ServerOptions::mcp_poll_after`).
+pub const POLL_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Tests SSE polling: the call outlasts [`POLL_AFTER`] by a second, so the server ends its
+/// stream before the answer, and the client reconnects with `Last-Event-ID` to get it.
+#[tool(read_only)]
+pub async fn test_reconnection() -> String {
+    tokio::time::sleep(POLL_AFTER + std::time::Duration::from_secs(1)).await;
+    "Reconnection test completed: the answer came on the resumed stream".to_owned()
+}

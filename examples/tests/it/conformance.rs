@@ -129,6 +129,7 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
             "test_simple_text",
             "test_error_handling",
             "test_tool_with_progress",
+            "test_reconnection",
             "json_schema_2020_12_tool",
             "test_multiple_content_types",
             "test_image_content",
@@ -141,7 +142,10 @@ async fn a_client_without_a_token_is_the_agent_and_meets_the_composed_server() {
             "test_elicitation_sep1330_enums"
         ]
     );
-    let schema = &tools[3]["inputSchema"];
+    let schema = &tools
+        .iter()
+        .find(|t| t["name"] == "json_schema_2020_12_tool")
+        .unwrap()["inputSchema"];
     assert_eq!(
         schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
         "{schema}"

@@ -19,6 +19,7 @@ mod mcp_http;
 mod mcp_inspector;
 mod mcp_revisions;
 mod mcp_session_restore;
+mod mcp_sse;
 mod page;
 mod page_diff;
 mod replicas;
