@@ -10,8 +10,9 @@ use tool_runtime::display::visible;
 /// The most characters of a result shown on its line.
 const RESULT_CHARS: usize = 300;
 
-/// Prints a call as it starts (`→ tool {arguments}`), as it ends (`← tool [status] result (call
-/// id)`) and a run that waits for approval.
+/// Prints a call as it starts (`→ tool {arguments}`), how far it is when it reports progress
+/// (`… 3/10 message (call id)`), as it ends (`← tool [status] result (call id)`) and a run that
+/// waits for approval.
 pub fn print_event(e: &AgentEvent) {
     match e {
         AgentEvent::CallStarted {
@@ -34,6 +35,19 @@ pub fn print_event(e: &AgentEvent) {
                 visible(&text),
                 visible(call_id)
             );
+        }
+        AgentEvent::CallProgress {
+            call_id,
+            progress,
+            total,
+            message,
+        } => {
+            let done = match total {
+                Some(total) => format!("{progress}/{total}"),
+                None => progress.to_string(),
+            };
+            let about = message.as_deref().map(visible).unwrap_or_default();
+            eprintln!("… {done} {about}   (call {})", visible(call_id));
         }
         AgentEvent::Suspended { operations } => {
             eprintln!("⏸ waiting for approval: {operations:?}")

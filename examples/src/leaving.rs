@@ -106,6 +106,10 @@ impl ConfirmationHandler for DeferOnLeaving {
         })
     }
 
+    fn host(&self) -> Option<tool_runtime::host::Host> {
+        self.inner.host()
+    }
+
     fn route(&self) -> ConfirmationRoute {
         self.inner.route()
     }

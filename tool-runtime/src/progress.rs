@@ -48,6 +48,13 @@ impl Progress {
 pub trait ProgressSink: Send + Sync {
     /// Takes one report.
     fn report(&self, progress: Progress);
+
+    /// Takes one report of the call `call_id`: a sink shared by several calls (an agent's turn)
+    /// tells them apart by it. [`ProgressSink::report`] by default.
+    fn report_call(&self, call_id: &str, progress: Progress) {
+        let _ = call_id;
+        self.report(progress);
+    }
 }
 
 impl<F: Fn(Progress) + Send + Sync> ProgressSink for F {
@@ -69,6 +76,11 @@ impl Reporter {
     /// Sends one report to the sink.
     pub fn report(&self, progress: Progress) {
         self.0.report(progress);
+    }
+
+    /// Sends one report of the call `call_id` to the sink ([`ProgressSink::report_call`]).
+    pub fn report_for(&self, call_id: &str, progress: Progress) {
+        self.0.report_call(call_id, progress);
     }
 }
 

@@ -216,7 +216,7 @@ impl CallContext {
     /// gets `notifications/progress`); nothing happens when nobody listens.
     pub fn report_progress(&self, progress: crate::progress::Progress) {
         if let Some(reporter) = &self.progress {
-            reporter.report(progress);
+            reporter.report_for(&self.call_id, progress);
         }
     }
 

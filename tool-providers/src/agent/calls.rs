@@ -5,12 +5,13 @@ use serde_json::Value;
 use tool_runtime::executor::{Outcome, Status};
 use tool_runtime::{CallContext, ToolCall, ToolError, tool::Initiator};
 
-use super::events::AgentEvent;
+use super::events::{AgentEvent, EventSink, ProgressEvents, RUN_EVENTS};
 use super::report::{CallCost, PendingCall, TranscriptEntry};
 use super::{Agent, AgentError, Progress, TOO_MANY_CALLS, repair};
 use crate::codec::schema::strict::strip_optional_nulls;
 use crate::codec::{ToolOutcome, ToolResult, hydrate_call};
 use crate::http::Usage;
+use tool_runtime::progress::Reporter;
 
 impl Agent {
     /// Hydrates and runs one turn's calls: invalid ones are repaired once when configured, else
@@ -29,6 +30,7 @@ impl Agent {
             initiator: Initiator::Model,
             // a resumed run tells a call that never ran from one whose outcome was lost by this
             record_start: self.checkpoints.is_some(),
+            progress: self.progress_events(),
             ..CallContext::default()
         };
         let toolset = self.executor.toolset();
@@ -120,6 +122,17 @@ impl Agent {
             }
         }
         Ok((results, pending))
+    }
+
+    /// The calls' progress as events, when anyone listens to this run.
+    fn progress_events(&self) -> Option<Reporter> {
+        let sinks: Vec<EventSink> = self
+            .events
+            .iter()
+            .cloned()
+            .chain(RUN_EVENTS.try_with(Clone::clone).ok())
+            .collect();
+        (!sinks.is_empty()).then(|| Reporter::new(ProgressEvents { sinks }))
     }
 
     pub(super) fn finish_call(

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
-use tool_runtime::executor::{Answer, ConfirmationHandler, ConfirmationRequest, Preview, Status};
+use tool_runtime::executor::{
+    Answer, ConfirmationHandler, ConfirmationRequest, ConfirmationRoute, Preview, Status,
+};
+use tool_runtime::host::Host;
+use tool_runtime::progress::{Progress, ProgressSink};
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,6 +60,20 @@ pub enum AgentEvent {
         mode: super::ToolMode,
         /// Why.
         reason: String,
+    },
+    /// A running call reported how far it is
+    /// ([`CallContext::report_progress`](tool_runtime::CallContext::report_progress)).
+    CallProgress {
+        /// The call id.
+        call_id: String,
+        /// How far the call is.
+        progress: f64,
+        /// How far it goes in all, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What the call is doing, in the tool's words.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// A person is being asked to confirm a call (emitted by [`ConfirmWithEvents`]).
     ConfirmationRequested {
@@ -113,5 +131,38 @@ impl<H: ConfirmationHandler> ConfirmationHandler for ConfirmWithEvents<H> {
             preview: request.preview.clone(),
         });
         self.inner.confirm(request)
+    }
+
+    fn route(&self) -> ConfirmationRoute {
+        self.inner.route()
+    }
+
+    fn host(&self) -> Option<Host> {
+        self.inner.host()
+    }
+}
+
+/// Where the progress of a turn's calls goes: the run's sinks, as
+/// [`AgentEvent::CallProgress`]. Held by the calls' context, so it reaches a tool body that runs
+/// on a task of its own, where the run's task-local sink is not seen.
+pub(crate) struct ProgressEvents {
+    pub(crate) sinks: Vec<EventSink>,
+}
+
+impl ProgressSink for ProgressEvents {
+    fn report(&self, progress: Progress) {
+        self.report_call("", progress);
+    }
+
+    fn report_call(&self, call_id: &str, progress: Progress) {
+        let event = AgentEvent::CallProgress {
+            call_id: call_id.to_owned(),
+            progress: progress.progress,
+            total: progress.total,
+            message: progress.message,
+        };
+        for sink in &self.sinks {
+            sink(&event);
+        }
     }
 }

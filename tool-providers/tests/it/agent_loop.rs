@@ -37,6 +37,18 @@ fn delete_note(id: u64, State(deleted): State<Deleted>) -> Result<String, ToolEr
     Ok(format!("deleted note {id}"))
 }
 
+/// Counts to `n`, saying how far it is, and waits a little between steps so that its body
+/// runs on a task of its own.
+#[tool(read_only)]
+async fn count(n: u32, cx: &tool_runtime::CallContext) -> u32 {
+    for i in 1..=n {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        let step = tool_runtime::progress::Progress::new(f64::from(i)).of(f64::from(n));
+        cx.report_progress(step.message(format!("counted {i}")));
+    }
+    n
+}
+
 #[derive(Clone, Default)]
 struct Script {
     answers: Arc<Mutex<VecDeque<Value>>>,
@@ -654,4 +666,57 @@ async fn a_model_that_never_answers_stops_at_max_iterations_with_its_work_kept()
         .filter(|e| matches!(e, TranscriptEntry::Tool { .. }))
         .count();
     assert_eq!(results, 2);
+}
+
+#[tokio::test]
+async fn a_calls_progress_reaches_the_runs_events_before_its_result() {
+    let (base, _script) = serve(vec![
+        call("c1", "count", r#"{"n":3}"#, (10, 2)),
+        answer("three"),
+    ])
+    .await;
+    let executor = Executor::builder(ToolSet::new().with::<count>().unwrap())
+        .build()
+        .unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let agent = Agent::new(model(&base), executor, AgentConfig::default()).on_event(Arc::new(
+        move |e: &AgentEvent| sink.lock().unwrap().push(e.clone()),
+    ));
+    let report = agent.run("count to three").await.unwrap();
+    assert_eq!(report.answer.as_deref(), Some("three"));
+
+    let events = events.lock().unwrap();
+    let progress: Vec<(String, f64, Option<f64>, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::CallProgress {
+                call_id,
+                progress,
+                total,
+                message,
+            } => Some((call_id.clone(), *progress, *total, message.clone())),
+            _ => None,
+        })
+        .collect();
+    let step = |i: u32| {
+        (
+            "c1".to_owned(),
+            f64::from(i),
+            Some(3.0),
+            Some(format!("counted {i}")),
+        )
+    };
+    assert_eq!(progress, [step(1), step(2), step(3)]);
+    let last_progress = events
+        .iter()
+        .rposition(|e| matches!(e, AgentEvent::CallProgress { .. }))
+        .unwrap();
+    let finished = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::CallFinished { .. }))
+        .unwrap();
+    assert!(last_progress < finished, "{events:?}");
+    let json = serde_json::to_value(&events[last_progress]).unwrap();
+    assert_eq!(json["event"], "call_progress", "{json}");
 }
