@@ -5,7 +5,8 @@
 //!   same call made to `tools gateway --stdio` (a child process: this benchmark started again
 //!   as the gateway) in front of the same server. Both are read-only, so neither waits for a
 //!   person; the gateway's executor validates, checks the policy and audits in its store
-//!   (SQLite) as it does for every call. The difference is what the gateway adds.
+//!   (SQLite) as it does for every call. Both executors' result caches are off, so every call
+//!   reaches the server. The difference is what the gateway adds.
 //! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
 //!   (names, categories, the injection check, each input schema compiled as its validator),
 //!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
@@ -27,7 +28,7 @@ use tool_mcp::client::{McpClient, ServerConfig};
 use tool_mcp::gateway::GatewayCommand;
 use tool_runtime::cli::{Cli, Output};
 use tool_runtime::definition::Safety;
-use tool_runtime::executor::Executor;
+use tool_runtime::executor::{Executor, ExecutorConfig};
 use tool_runtime::{CallContext, ToolCall, ToolSet};
 
 /// Set in the gateway's environment: the configuration it serves. This process is then the
@@ -80,7 +81,13 @@ async fn connected(name: &str, config: ServerConfig) -> (McpClient, Executor) {
     let mut set = ToolSet::new();
     let imported = client.import(&mut set);
     assert!(imported.refused.is_empty(), "{imported:?}");
-    let exec = Executor::builder(set).build().expect("an executor");
+    // every call is measured to the server and back: no cached result answers it
+    let mut config = ExecutorConfig::default();
+    config.cache.enabled = false;
+    let exec = Executor::builder(set)
+        .config(config)
+        .build()
+        .expect("an executor");
     (client, exec)
 }
 
@@ -92,7 +99,7 @@ fn gateway(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a folder");
     let config_path = dir.path().join("gateway.toml");
     let config = format!(
-        "[store]\npath = {:?}\n\n[mcp.servers.up]\ncommand = \"node\"\n\
+        "[cache]\nenabled = false\n\n[store]\npath = {:?}\n\n[mcp.servers.up]\ncommand = \"node\"\n\
          args = [{script:?}, \"stdio\"]\ncategories = {{ echo = \"read_only\" }}\n",
         dir.path().join("gateway.sqlite3").display().to_string(),
     );
