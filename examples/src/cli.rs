@@ -15,14 +15,16 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use tool_providers::agent::Agent;
 use tool_providers::http::Provider;
 use tool_runtime::ToolSet;
 use tool_runtime::cli::{Cli, Output};
-use tool_runtime::executor::Executor;
 use tool_runtime::executor::cli::{ExecutorCli, Setup};
+use tool_runtime::executor::{Executor, McpConfig};
 use tool_runtime::select::cli::PickCommand;
+use tool_runtime::store::Store;
 use tool_server::{ServerOptions, Tokens};
 
 use crate::setup::{self, ModelChoice};
@@ -187,6 +189,40 @@ pub fn chat_agent(
             eprintln!("{e}");
             std::process::exit(1)
         }
+    }
+}
+
+/// The `[mcp.servers.NAME]` tables of the configuration the command line reads
+/// (`$TOOLS_CONFIG`, else `./tools.toml` when present): the MCP servers `serve` imports. A
+/// configuration that cannot be read exits 2, saying why.
+pub fn configured_mcp() -> McpConfig {
+    match tool_runtime::executor::cli::load_config(None) {
+        Ok(config) => config.mcp,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// `toolset` with the tools of the MCP servers `mcp` names beside the app's own, pinned in
+/// `store` (the executor's), for `serve`: each imported tool is under the executor's policy
+/// like the app's (by default every call confirmed and first use gated). What was imported,
+/// refused, flagged or held is said on stderr; a server that cannot be reached exits 2.
+pub async fn with_mcp_servers(
+    mut toolset: ToolSet,
+    mcp: &McpConfig,
+    store: Arc<dyn Store>,
+) -> ToolSet {
+    let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
+    let mut output = Output {
+        out: &mut out,
+        err: &mut err,
+        json: false,
+    };
+    match tool_mcp::client::import_configured(mcp, &mut toolset, store, &mut output).await {
+        Ok(()) => toolset,
+        Err(exit) => std::process::exit(exit.code()),
     }
 }
 

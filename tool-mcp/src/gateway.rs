@@ -29,8 +29,8 @@ use tool_runtime::executor::cli::config_path;
 use tool_runtime::executor::{Deferred, Executor, ExecutorConfig};
 use tool_server::{ServerOptions, Tokens};
 
-use crate::client::cli::{import_servers, usage};
-use crate::client::read_servers_config;
+use crate::client::cli::usage;
+use crate::client::import_configured;
 
 /// Where the gateway listens unless `--addr` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8700";
@@ -140,10 +140,9 @@ impl GatewayCommand {
         for weaker in config.weakenings() {
             let _ = writeln!(output.err, "note: {origin}: {weaker}");
         }
-        let servers = read_servers_config(&config.mcp).map_err(|e| usage(output, e.to_string()))?;
         let store = (config.store.open()).map_err(|e| usage(output, format!("the store: {e}")))?;
         let mut toolset = toolset.clone();
-        import_servers(servers, &mut toolset, store.clone(), output).await?;
+        import_configured(&config.mcp, &mut toolset, store.clone(), output).await?;
         Executor::builder(toolset)
             .config(config)
             .store(store)

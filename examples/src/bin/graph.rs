@@ -175,8 +175,25 @@ async fn main() -> ExitCode {
     // MCP, is asked about in-band). The operator's configuration applies: `tools.toml` or
     // `TOOLS_CONFIG`, then `TOOLS_*` variables (e.g. `TOOLS_CONFIRMATION_TIMEOUT_MS`).
     let config = ExecutorConfig::load(None).unwrap_or_else(|e| fail(e));
-    let executor =
-        graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e));
+    let executor = if matches!(args.command, Some(AppCommand::Serve { .. })) {
+        // `serve` serves the configuration's MCP servers beside the graph's tools, under the
+        // same policy and store
+        let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+        let toolset = cli::with_mcp_servers(
+            graph::toolset(db.clone(), services.clone()),
+            &config.mcp,
+            store.clone(),
+        )
+        .await;
+        let builder = tool_runtime::executor::Executor::builder(toolset)
+            .config(graph::with_search_limit(config))
+            .confirmation(tool_runtime::executor::Deferred);
+        graph::configure(builder, db, services, store)
+            .build()
+            .unwrap_or_else(|e| fail(e))
+    } else {
+        graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e))
+    };
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
         let agent = cli::chat_agent(args.agent.provider, |choice| {

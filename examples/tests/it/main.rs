@@ -27,6 +27,7 @@ mod research_runs;
 mod research_serve;
 mod research_stand_ins;
 mod runs_retention;
+mod serve_mcp_servers;
 mod tasks;
 mod telemetry;
 mod tools_cli;

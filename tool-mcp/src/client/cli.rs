@@ -1,11 +1,13 @@
 //! `--mcp-config FILE` for the `tools` command line: every command works on the tools of the
-//! servers an `mcpServers` file names, beside the application's own; `tools pins` and
-//! `tools approve-change NAME` show and approve the definitions those tools are pinned to.
+//! servers an `mcpServers` file and the configuration's `[mcp.servers.NAME]` tables name,
+//! beside the application's own; `tools pins` and `tools approve-change NAME` show and approve
+//! the definitions those tools are pinned to.
 //!
-//! The pins live in the store the command line's configuration names (`$TOOLS_CONFIG`, else
-//! `./tools.toml`, then the `TOOLS_*` variables; SQLite by default), the one `tools call` and
-//! `tools approve` use.
+//! The configuration is the file a subcommand's `--config` names, else `$TOOLS_CONFIG`, else
+//! `./tools.toml`, then the `TOOLS_*` variables. The pins live in the store it names (SQLite by
+//! default), the one `tools call` and `tools approve` use.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Arg, ArgMatches, Command};
@@ -16,7 +18,9 @@ use tool_runtime::cli::{CliCommand, Exit, Output, ToolSource};
 use tool_runtime::display::visible_lines;
 use tool_runtime::store::{Store, ToolPin};
 
-use super::{Held, McpClient, ServerConfig, approve_change, read_servers_json};
+use super::{
+    Held, McpClient, ServerConfig, approve_change, read_servers_config, read_servers_json,
+};
 
 pub(crate) fn usage(output: &mut Output<'_>, message: String) -> Exit {
     let _ = writeln!(output.err, "error: {message}");
@@ -47,7 +51,8 @@ fn servers_of(
 }
 
 /// The `--mcp-config FILE` option ([`tool_runtime::cli::Cli::with_source`]): the servers of the
-/// `mcpServers` file are connected when a command starts and their tools imported, named
+/// `mcpServers` file, and those of the configuration's `[mcp.servers.NAME]` tables with or
+/// without the option, are connected when a command starts and their tools imported, named
 /// `<server>__<tool>` unless a server's `prefix` says otherwise. A file that cannot be read or a
 /// server that cannot be reached is a usage error (2); a tool that cannot be imported is named on
 /// standard error with its reason and the others are used.
@@ -80,11 +85,66 @@ impl ToolSource for McpConfigOption {
             import_servers(servers, toolset, store, output).await
         })
     }
+
+    /// The servers of the configuration's `[mcp.servers.NAME]` tables, for every subcommand:
+    /// the file its `--config` names, else `$TOOLS_CONFIG`, else `./tools.toml` when present.
+    /// `gateway` reads them itself, with the rest of its configuration.
+    fn add_implied<'a>(
+        &'a self,
+        name: &'a str,
+        matches: &'a ArgMatches,
+        toolset: &'a mut ToolSet,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Result<(), Exit>> {
+        Box::pin(async move {
+            if name == "gateway" {
+                return Ok(());
+            }
+            let config = configuration(matches, output)?;
+            if config.mcp.is_empty() {
+                return Ok(());
+            }
+            let store =
+                (config.store.open()).map_err(|e| usage(output, format!("the pin store: {e}")))?;
+            import_configured(&config.mcp, toolset, store, output).await
+        })
+    }
+}
+
+/// The configuration a subcommand reads: its `--config FILE` when it has one, else
+/// `$TOOLS_CONFIG`, else `./tools.toml` when present, then the `TOOLS_*` variables.
+fn configuration(
+    matches: &ArgMatches,
+    output: &mut Output<'_>,
+) -> Result<tool_runtime::executor::ExecutorConfig, Exit> {
+    let explicit = matches.try_get_one::<PathBuf>("config").ok().flatten();
+    tool_runtime::executor::cli::load_config(explicit.map(PathBuf::as_path))
+        .map_err(|e| usage(output, e.to_string()))
+}
+
+/// Imports the tools of a configuration's `[mcp.servers.NAME]` tables into `toolset`, pinned in
+/// `store`, for an application that serves or runs them under its own executor (an app's
+/// `serve`, `tools gateway`). Each server's tools are registered as configured (by default
+/// `external`: every call confirmed, first use gated); what was imported, refused, flagged or
+/// held is said on `output`'s standard error. A table that does not read as a server or a
+/// server that cannot be reached is a usage error (2), explained there first. Nothing is
+/// connected or opened when no server is configured.
+pub async fn import_configured(
+    mcp: &tool_runtime::executor::McpConfig,
+    toolset: &mut ToolSet,
+    store: Arc<dyn Store>,
+    output: &mut Output<'_>,
+) -> Result<(), Exit> {
+    if mcp.is_empty() {
+        return Ok(());
+    }
+    let servers = read_servers_config(mcp).map_err(|e| usage(output, e.to_string()))?;
+    import_servers(servers, toolset, store, output).await
 }
 
 /// Connects each server and imports its tools into `toolset`, pinned in `store`; what was
-/// refused, flagged or held is said on `output`'s standard error. A server that cannot be
-/// reached is a usage error (2).
+/// imported, refused, flagged or held is said on `output`'s standard error. A server that
+/// cannot be reached is a usage error (2).
 pub(crate) async fn import_servers(
     servers: impl IntoIterator<Item = (String, ServerConfig)>,
     toolset: &mut ToolSet,
@@ -97,6 +157,15 @@ pub(crate) async fn import_servers(
             Err(e) => return Err(usage(output, e.to_string())),
         };
         let imported = client.import_pinned(toolset, store.clone());
+        let _ = writeln!(
+            output.err,
+            "mcp: {name}: {} tools imported{}",
+            imported.registered.len(),
+            match imported.refused.len() {
+                0 => String::new(),
+                n => format!(", {n} refused"),
+            }
+        );
         for refused in &imported.refused {
             let _ = writeln!(
                 output.err,
@@ -153,6 +222,18 @@ impl PinCommands {
     }
 }
 
+/// `--config FILE`: the configuration whose `[mcp.servers.NAME]` tables name servers too.
+fn config_arg() -> Arg {
+    Arg::new("config")
+        .long("config")
+        .value_name("FILE")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(
+            "TOML configuration, with [mcp.servers.NAME] tables (default: $TOOLS_CONFIG, else \
+             ./tools.toml if present)",
+        )
+}
+
 /// One tool's standing: its stored pin and the definition its server serves now.
 struct Standing {
     tool: String,
@@ -193,7 +274,7 @@ impl Standing {
 
 /// The stored pins beside what the servers of `files` serve now.
 async fn standings(
-    files: &[String],
+    servers: Vec<(String, ServerConfig)>,
     store: &dyn Store,
     output: &mut Output<'_>,
 ) -> Result<Vec<Standing>, Exit> {
@@ -201,7 +282,7 @@ async fn standings(
         .list_pins()
         .map_err(|e| usage(output, format!("the pin store: {e}")))?;
     let mut served = Vec::new();
-    for (name, config) in servers_of(files, output)? {
+    for (name, config) in servers {
         let client = McpClient::connect(&name, config)
             .await
             .map_err(|e| usage(output, e.to_string()))?;
@@ -248,11 +329,14 @@ impl CliCommand for PinCommands {
                         .value_name("SHA256")
                         .help("Approve only the definition with this hash (from `tools pins`)"),
                 )
+                .arg(config_arg())
         } else {
-            Command::new("pins").about(
-                "List the definitions imported tools are pinned to, and which ones their \
-                 servers changed",
-            )
+            Command::new("pins")
+                .about(
+                    "List the definitions imported tools are pinned to, and which ones their \
+                     servers changed",
+                )
+                .arg(config_arg())
         }
     }
 
@@ -269,11 +353,11 @@ impl CliCommand for PinCommands {
                 .flatten()
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
-            let store = match open_store(output) {
-                Ok(s) => s,
+            let (store, servers) = match pins_and_servers(&files, matches, output) {
+                Ok(found) => found,
                 Err(exit) => return exit,
             };
-            let all = match standings(&files, &*store, output).await {
+            let all = match standings(servers, &*store, output).await {
                 Ok(all) => all,
                 Err(exit) => return exit,
             };
@@ -284,6 +368,21 @@ impl CliCommand for PinCommands {
             }
         })
     }
+}
+
+/// The pin store of the subcommand's configuration, and the servers of the `mcpServers` files
+/// and of that configuration's `[mcp.servers.NAME]` tables.
+#[allow(clippy::type_complexity)]
+fn pins_and_servers(
+    files: &[String],
+    matches: &ArgMatches,
+    output: &mut Output<'_>,
+) -> Result<(Arc<dyn Store>, Vec<(String, ServerConfig)>), Exit> {
+    let config = configuration(matches, output)?;
+    let store = (config.store.open()).map_err(|e| usage(output, format!("the pin store: {e}")))?;
+    let mut servers = servers_of(files, output)?;
+    servers.extend(read_servers_config(&config.mcp).map_err(|e| usage(output, e.to_string()))?);
+    Ok((store, servers))
 }
 
 fn list(all: &[Standing], output: &mut Output<'_>) -> Exit {
@@ -329,7 +428,8 @@ fn approve(
         return refuse(
             output,
             format!(
-                "no imported tool is named {:?} (give the servers with --mcp-config)",
+                "no imported tool is named {:?} (give its server with --mcp-config or an \
+                 [mcp.servers.NAME] table of the configuration)",
                 visible_lines(name)
             ),
         );
@@ -346,7 +446,10 @@ fn approve(
             ),
             _ => refuse(
                 output,
-                format!("{name}: its server is not connected (give it with --mcp-config)"),
+                format!(
+                    "{name}: its server is not connected (give it with --mcp-config or an \
+                     [mcp.servers.NAME] table of the configuration)"
+                ),
             ),
         };
     };

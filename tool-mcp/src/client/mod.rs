@@ -60,7 +60,7 @@ use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::{McpConfigOption, PinCommands};
+pub use cli::{McpConfigOption, PinCommands, import_configured};
 pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
 pub use import::{Flagged, Imported, Refused};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};

@@ -142,6 +142,10 @@ impl Cli {
     /// Runs the subcommand of already parsed matches of [`Cli::command`] (for a nested `tools`).
     pub async fn run_matches(&self, matches: &ArgMatches, output: &mut Output<'_>) -> Exit {
         output.json = output.json || matches.get_flag("json");
+        let Some((name, sub)) = matches.subcommand() else {
+            let _ = writeln!(output.err, "error: a subcommand is required; see --help");
+            return Exit::Usage;
+        };
         let mut toolset = self.toolset.clone();
         for source in &self.sources {
             let id = source.arg().get_id().clone();
@@ -149,17 +153,15 @@ impl Cli {
                 .get_many::<String>(id.as_str())
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
-            if values.is_empty() {
-                continue;
+            if !values.is_empty()
+                && let Err(exit) = source.add(values, &mut toolset, output).await
+            {
+                return exit;
             }
-            if let Err(exit) = source.add(values, &mut toolset, output).await {
+            if let Err(exit) = source.add_implied(name, sub, &mut toolset, output).await {
                 return exit;
             }
         }
-        let Some((name, sub)) = matches.subcommand() else {
-            let _ = writeln!(output.err, "error: a subcommand is required; see --help");
-            return Exit::Usage;
-        };
         if let Some(c) = self
             .commands
             .iter()

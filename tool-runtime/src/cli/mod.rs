@@ -98,6 +98,21 @@ pub trait ToolSource: Send + Sync {
         toolset: &'a mut ToolSet,
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Result<(), Exit>>;
+
+    /// Adds the tools the source finds without its option, for every run of the subcommand
+    /// `name` whose own arguments are `matches` (after [`ToolSource::add`], when the option was
+    /// given too): a source that also reads the configuration file finds the subcommand's
+    /// `--config` there. Nothing by default.
+    fn add_implied<'a>(
+        &'a self,
+        name: &'a str,
+        matches: &'a clap::ArgMatches,
+        toolset: &'a mut ToolSet,
+        output: &'a mut Output<'_>,
+    ) -> BoxFuture<'a, Result<(), Exit>> {
+        let _ = (name, matches, toolset, output);
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A provider's view of tool declarations, for `tools schema --provider NAME`.

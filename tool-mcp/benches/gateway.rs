@@ -1,0 +1,182 @@
+//! What the MCP client and the gateway cost.
+//!
+//! - `gateway/direct` and `gateway/through`: one call of the reference everything server's
+//!   `echo` (node, over stdio), made by this crate's client straight to the server, and the
+//!   same call made to `tools gateway --stdio` (a child process: this benchmark started again
+//!   as the gateway) in front of the same server. Both are read-only, so neither waits for a
+//!   person; the gateway's executor validates, checks the policy and audits in its store
+//!   (SQLite) as it does for every call. Both executors' result caches are off, so every call
+//!   reaches the server. The difference is what the gateway adds.
+//! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
+//!   (names, categories, the injection check, each input schema compiled as its validator),
+//!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
+//!
+//! Needs `TOOLS_MCP_SERVERS` (the npm reference servers) and `TOOLS_CONFORMANCE_PYTHON` (a
+//! Python with the MCP SDK); a group whose server is missing is skipped, saying so.
+//!
+//! ```text
+//! cargo bench -p tool-mcp --features gateway --bench gateway
+//! ```
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion};
+use serde_json::json;
+use tool_mcp::client::{McpClient, ServerConfig};
+use tool_mcp::gateway::GatewayCommand;
+use tool_runtime::cli::{Cli, Output};
+use tool_runtime::definition::Safety;
+use tool_runtime::executor::{Executor, ExecutorConfig};
+use tool_runtime::{CallContext, ToolCall, ToolSet};
+
+/// Set in the gateway's environment: the configuration it serves. This process is then the
+/// gateway, not the benchmark.
+const GATEWAY: &str = "TOOL_MCP_BENCH_GATEWAY";
+
+fn main() {
+    if let Ok(config) = std::env::var(GATEWAY) {
+        std::process::exit(serve_gateway(&config));
+    }
+    let mut c = Criterion::default()
+        .measurement_time(Duration::from_secs(5))
+        .configure_from_args();
+    gateway(&mut c);
+    registration(&mut c);
+    c.final_summary();
+}
+
+/// `tools gateway --stdio --config CONFIG`, as a host starts it.
+fn serve_gateway(config: &str) -> i32 {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    rt.block_on(async {
+        let cli = Cli::new(ToolSet::new()).with(GatewayCommand::new());
+        let (mut out, mut err) = (std::io::sink(), std::io::stderr());
+        let mut output = Output {
+            out: &mut out,
+            err: &mut err,
+            json: false,
+        };
+        let args = ["tools", "gateway", "--stdio", "--config", config];
+        cli.run(args, &mut output).await.code()
+    })
+}
+
+fn everything() -> Option<String> {
+    let modules = std::env::var("TOOLS_MCP_SERVERS").ok()?;
+    let script = format!("{modules}/@modelcontextprotocol/server-everything/dist/index.js");
+    Path::new(&script).is_file().then_some(script)
+}
+
+/// `config` with `tool` read-only: a call runs at once, without a person.
+fn read_only(mut config: ServerConfig, tool: &str) -> ServerConfig {
+    config.categories.insert(tool.to_owned(), Safety::ReadOnly);
+    config
+}
+
+/// The server's tools behind an executor with no store: what a host's own agent would run.
+async fn connected(name: &str, config: ServerConfig) -> (McpClient, Executor) {
+    let client = McpClient::connect(name, config).await.expect("connected");
+    let mut set = ToolSet::new();
+    let imported = client.import(&mut set);
+    assert!(imported.refused.is_empty(), "{imported:?}");
+    // every call is measured to the server and back: no cached result answers it
+    let mut config = ExecutorConfig::default();
+    config.cache.enabled = false;
+    let exec = Executor::builder(set)
+        .config(config)
+        .build()
+        .expect("an executor");
+    (client, exec)
+}
+
+fn gateway(c: &mut Criterion) {
+    let Some(script) = everything() else {
+        eprintln!("gateway: skipped, TOOLS_MCP_SERVERS has no server-everything");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a folder");
+    let config_path = dir.path().join("gateway.toml");
+    let config = format!(
+        "[cache]\nenabled = false\n\n[store]\npath = {:?}\n\n[mcp.servers.up]\ncommand = \"node\"\n\
+         args = [{script:?}, \"stdio\"]\ncategories = {{ echo = \"read_only\" }}\n",
+        dir.path().join("gateway.sqlite3").display().to_string(),
+    );
+    std::fs::write(&config_path, config).expect("written");
+    let exe = std::env::current_exe().expect("this benchmark");
+    let mut through = ServerConfig::stdio(exe.display().to_string(), Vec::<String>::new());
+    through.env.insert(GATEWAY.into(), path(&config_path));
+    let through = read_only(through, "up__echo");
+    let direct = read_only(
+        ServerConfig::stdio("node", [script, "stdio".into()]),
+        "echo",
+    );
+
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let (_direct, direct) = rt.block_on(connected("up", direct));
+    let (_through, through) = rt.block_on(connected("gw", through));
+    let run = |exec: &Executor, tool: &str| {
+        let call = ToolCall::new("bench", tool, json!({"message": "hello"}));
+        let done = rt.block_on(exec.call(&call, CallContext::new("bench")));
+        assert!(done.outcome.is_success(), "{:?}", done.outcome);
+        black_box(done);
+    };
+    // each answers once before it is measured
+    run(&direct, "up__echo");
+    run(&through, "gw__up__echo");
+
+    let mut group = c.benchmark_group("gateway");
+    group.bench_function("direct", |b| b.iter(|| run(&direct, "up__echo")));
+    group.bench_function("through", |b| b.iter(|| run(&through, "gw__up__echo")));
+    group.finish();
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn many_tools() -> Option<(String, PathBuf)> {
+    let python = std::env::var("TOOLS_CONFORMANCE_PYTHON").ok()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/servers/many_tools.py");
+    Some((python, script))
+}
+
+fn registration(c: &mut Criterion) {
+    let Some((python, script)) = many_tools() else {
+        eprintln!("register: skipped, TOOLS_CONFORMANCE_PYTHON is not set");
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let config = ServerConfig::stdio(python, [path(&script), "1000".into()]);
+    let client = rt
+        .block_on(McpClient::connect("many", config))
+        .expect("connected");
+    assert_eq!(client.tools().len(), 1000);
+    let schemas: Vec<serde_json::Value> = (client.tools().iter())
+        .map(|t| serde_json::Value::Object((*t.input_schema).clone()))
+        .collect();
+
+    let mut group = c.benchmark_group("register");
+    group.sample_size(20);
+    group.bench_function("import_1000", |b| {
+        b.iter_batched(
+            ToolSet::new,
+            |mut set| {
+                let imported = client.import(&mut set);
+                assert_eq!(imported.registered.len(), 1000);
+                set
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("jsonschema_1000", |b| {
+        b.iter(|| {
+            for schema in &schemas {
+                black_box(jsonschema::validator_for(schema).expect("compiles"));
+            }
+        })
+    });
+    group.finish();
+    client.close();
+}
