@@ -288,7 +288,7 @@ impl TypedParts {
             .unwrap_or_else(|e| e.into_inner())
             .entry(self.args)
             .or_default()
-            .push((self.clone(), check.clone()));
+            .push((*self, check.clone()));
         Ok(check)
     }
 }
