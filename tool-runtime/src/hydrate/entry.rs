@@ -219,10 +219,7 @@ impl Check {
     /// remote `$ref`, a schema that is itself valid) and compiles how its arguments are checked.
     pub(super) fn of(definition: &ToolDefinition) -> Result<Check, RegistrationError> {
         CHECKS_COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = definition.name.to_string();
-        if !is_valid_tool_name(&name) {
-            return Err(RegistrationError::InvalidName(name));
-        }
+        let name = valid_name(definition)?;
         // before anything reads the schema into a tree: past serde_json's recursion limit a
         // `Value` cannot be made at all, and the provider views add levels of their own
         let depth = json_depth(definition.parameters.get());
@@ -232,15 +229,7 @@ impl Check {
                 error: SchemaTooDeep { depth },
             });
         }
-        if definition.kind != "function" {
-            return Err(RegistrationError::InvalidDefinition {
-                name,
-                reason: format!(
-                    "\"type\" is {:?}; canonical definitions have \"type\": \"function\"",
-                    definition.kind
-                ),
-            });
-        }
+        valid_kind(definition, &name)?;
         Ok(match definition.schema_origin {
             SchemaOrigin::None(_) => Check::None,
             SchemaOrigin::Derived => {
@@ -564,6 +553,35 @@ impl Entry {
     pub(crate) fn has_fast_path(&self) -> bool {
         matches!(*self.check, Check::Plan { fast: true, .. })
     }
+}
+
+/// What registration checks of a definition besides its schema, each time a tool registers
+/// (its check may be shared with a tool of the same schema, see `typed`): a valid name and
+/// `"type": "function"`.
+pub(super) fn admitted(definition: &ToolDefinition) -> Result<(), RegistrationError> {
+    let name = valid_name(definition)?;
+    valid_kind(definition, &name)
+}
+
+fn valid_name(definition: &ToolDefinition) -> Result<String, RegistrationError> {
+    let name = definition.name.to_string();
+    if !is_valid_tool_name(&name) {
+        return Err(RegistrationError::InvalidName(name));
+    }
+    Ok(name)
+}
+
+fn valid_kind(definition: &ToolDefinition, name: &str) -> Result<(), RegistrationError> {
+    if definition.kind != "function" {
+        return Err(RegistrationError::InvalidDefinition {
+            name: name.to_owned(),
+            reason: format!(
+                "\"type\" is {:?}; canonical definitions have \"type\": \"function\"",
+                definition.kind
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The definition with the properties its schema marks as secret added to its sensitive names

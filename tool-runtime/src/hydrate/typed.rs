@@ -180,8 +180,11 @@ pub(crate) fn typed_check<T: Tool>() -> Result<Arc<Check>, RegistrationError> {
 
 /// What registering a typed tool needs of it, as values: the code that registers it is then
 /// compiled once, not once per tool.
+#[derive(Clone, Copy)]
 pub(crate) struct TypedParts {
     id: TypeId,
+    /// The argument type's: with the schema's text and origin, what decides the check.
+    args: TypeId,
     definition: &'static ToolDefinition,
     reader_fields: Option<&'static [&'static str]>,
     /// The guard's agreement check, when the tool has a guard.
@@ -192,6 +195,7 @@ impl TypedParts {
     pub(crate) fn of<T: Tool>() -> TypedParts {
         TypedParts {
             id: TypeId::of::<T>(),
+            args: TypeId::of::<T::Args>(),
             definition: T::definition(),
             reader_fields: Typed::<T>::FIELDS,
             agree: Typed::<T>::AGREE,
@@ -213,6 +217,52 @@ impl TypedParts {
         // what a derived schema only tells at run time: whether `strict` holds, whether the
         // declared examples fit it
         crate::__private::check(definition)?;
+        let check = match self.same_schema() {
+            Some(shared) => {
+                super::entry::admitted(definition)?;
+                shared
+            }
+            None => self.compile()?,
+        };
+        // two threads preparing the same tool keep the first check, so every set shares one
+        Ok(CHECKS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(self.id)
+            .or_insert(check)
+            .clone())
+    }
+
+    /// The check already compiled for a tool with the same argument type, the same schema text
+    /// and origin, and the same way of reading its arguments (a generated reader, a guard), if
+    /// any: everything the check holds (the plan, how the reader lines up with it, the agreement
+    /// of a verbatim schema with the type, the explaining validator) follows from those, so tools
+    /// that share them share one check. Many tools over one argument type (a family of tools
+    /// differing in name, description or body) then compile it once.
+    fn same_schema(&self) -> Option<Arc<Check>> {
+        BY_SCHEMA
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.args)?
+            .iter()
+            .find(|(key, _)| self.reads_as(key))
+            .map(|(_, check)| check.clone())
+    }
+
+    /// Whether a check compiled for `other` (a tool with the same argument type) holds for this
+    /// tool (see [`TypedParts::same_schema`]).
+    fn reads_as(&self, other: &TypedParts) -> bool {
+        let (a, b) = (self.definition, other.definition);
+        a.schema_origin == b.schema_origin
+            && self.reader_fields.is_some() == other.reader_fields.is_some()
+            && self.agree.is_some() == other.agree.is_some()
+            && a.parameters.get() == b.parameters.get()
+    }
+
+    /// Compiles the tool's check and keeps it for the tools with the same schema (see
+    /// [`TypedParts::same_schema`]).
+    fn compile(&self) -> Result<Arc<Check>, RegistrationError> {
+        let definition = self.definition;
         let mut check = Check::of(definition)?;
         if let (SchemaOrigin::Verbatim, Some(agree)) = (definition.schema_origin, self.agree) {
             // the types the macro could not compare with the schema
@@ -232,15 +282,21 @@ impl TypedParts {
             // on: every call takes the slow path, and the set says so
             *fast = layout.is_some() || self.agree.is_some();
         }
-        // two threads preparing the same tool keep the first check, so every set shares one
-        Ok(CHECKS
+        let check = Arc::new(check);
+        BY_SCHEMA
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(self.id)
-            .or_insert_with(|| Arc::new(check))
-            .clone())
+            .entry(self.args)
+            .or_default()
+            .push((*self, check.clone()));
+        Ok(check)
     }
 }
+
+/// The checks compiled so far, by argument type, each with the tool it was compiled for (see
+/// [`TypedParts::same_schema`]).
+type BySchema = HashMap<TypeId, Vec<(TypedParts, Arc<Check>)>, foldhash::fast::RandomState>;
+static BY_SCHEMA: LazyLock<RwLock<BySchema>> = LazyLock::new(Default::default);
 
 impl Entry {
     /// A typed tool's entry (what `#[tool]` generates), its check shared by every set in the

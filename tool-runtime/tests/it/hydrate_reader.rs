@@ -175,3 +175,20 @@ fn a_function_tools_arguments_deserialize_as_serdes_derive_would() {
         same(text).unwrap_err();
     }
 }
+
+/// Tools over one argument type and one schema share a compiled check, but only tools that read
+/// their arguments the same way: a hand-written tool (read through the guard) and the `#[tool]`
+/// struct of the same type (its generated reader) each keep their own, whichever registers
+/// first.
+#[test]
+fn a_check_is_shared_only_by_tools_that_read_their_arguments_alike() {
+    use crate::common::{SearchNotes, SearchNotesTool, VALID};
+    let guarded = ToolSet::new().with::<SearchNotes>().unwrap();
+    let read = ToolSet::new().with::<SearchNotesTool>().unwrap();
+    assert!(guarded.has_fast_path("search_notes"));
+    assert!(!guarded.has_generated_reader("search_notes"));
+    assert!(read.has_generated_reader("search_notes"));
+    for set in [&guarded, &read] {
+        assert!(set.hydrate_fast_only("search_notes", VALID).is_some());
+    }
+}

@@ -49,6 +49,7 @@ pub(super) fn admits(t: TypeSet, s: Scalar<'_>) -> bool {
 /// limit, and a float with an integer (either way round) without rounding the integer to a
 /// float first (`2^64` as a float is above `u64::MAX`, which is the same float). Two floats are
 /// compared as floats; an incomparable pair (NaN) counts as below.
+#[inline]
 pub(super) fn compare_limit(value: Scalar<'_>, limit: Limit) -> Ordering {
     match (value, limit.exact) {
         (Scalar::I(i), Some(l)) => i128::from(i).cmp(&l),

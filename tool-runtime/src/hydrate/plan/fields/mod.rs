@@ -452,7 +452,8 @@ struct KindSeed<'p, T, K> {
 impl<'de, T, K: Kind<T>> DeserializeSeed<'de> for KindSeed<'_, T, K> {
     type Value = T;
 
-    #[inline]
+    // inlined into each field's read, as serde's derive inlines its fields' `deserialize`
+    #[inline(always)]
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<T, D::Error> {
         self.kind.read(de, self.place)
     }
@@ -537,7 +538,7 @@ pub trait Kind<T> {
 pub struct AsLeaf<T>(PhantomData<fn() -> T>);
 
 impl<T: Leaf> Kind<T> for AsLeaf<T> {
-    #[inline]
+    #[inline(always)]
     fn read<'de, D: Deserializer<'de>>(self, de: D, place: Place<'_>) -> Result<T, D::Error> {
         T::read(de, place)
     }
