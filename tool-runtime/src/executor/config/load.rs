@@ -154,7 +154,7 @@ impl ExecutorConfig {
             origin: None,
             message: e.to_string(),
         })?;
-        let mut touched = false;
+        let mut keys = Vec::new();
         for (name, raw) in vars {
             let Some(key) = name.strip_prefix(ENV_PREFIX) else {
                 continue;
@@ -166,15 +166,29 @@ impl ExecutorConfig {
                 tracing::debug!(variable = %name, "not an executor configuration key; ignored");
                 continue;
             }
-            let value = parse_literal(&raw);
-            set_path(&mut table, &path, value).map_err(|message| ConfigError::Invalid {
+            keys.push((name, path, parse_literal(&raw)));
+        }
+        if keys.is_empty() {
+            return Ok(self);
+        }
+        // a whole value before the keys inside it, whatever the environment's order:
+        // `TOOLS_STORE=redis://...` and then `TOOLS_STORE__PREFIX`
+        keys.sort_by_key(|(_, path, _)| path.len());
+        for (name, path, value) in keys {
+            if set_path(&mut table, &path, value.clone()).is_ok() {
+                continue;
+            }
+            // a section given in its string form (`TOOLS_STORE=redis://...`) takes a key inside
+            // it once it is written as its table
+            let invalid = |message: String| ConfigError::Invalid {
                 origin: Some(name.clone()),
                 message,
-            })?;
-            touched = true;
-        }
-        if !touched {
-            return Ok(self);
+            };
+            let config: ExecutorConfig = table
+                .try_into()
+                .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+            table = toml::Table::try_from(&config).map_err(|e| invalid(e.to_string()))?;
+            set_path(&mut table, &path, value).map_err(invalid)?;
         }
         table
             .try_into()
@@ -343,6 +357,19 @@ mod tests {
             }
         );
         assert_eq!(env(&[("TOOLS_STORE", "memory")]).kind(), StoreKind::Memory);
+        // the URL as a whole and the prefix as a key of it, in either order
+        for vars in [
+            [("TOOLS_STORE", "redis://r/"), ("TOOLS_STORE__PREFIX", "x:")],
+            [("TOOLS_STORE__PREFIX", "x:"), ("TOOLS_STORE", "redis://r/")],
+        ] {
+            assert_eq!(
+                env(&vars).kind(),
+                StoreKind::Redis {
+                    url: "redis://r/",
+                    prefix: "x:"
+                }
+            );
+        }
         assert_eq!(
             env(&[
                 ("TOOLS_STORE__URL", "redis://r/"),
