@@ -565,10 +565,17 @@ async fn a_call_its_host_cancels_while_asking_is_withdrawn() {
     }
     assert!(s.executor.pending().unwrap().is_empty(), "withdrawn");
     assert_eq!(s.notes.get("n1").as_deref(), Some("buy milk"));
-    let feed = s
-        .executor
-        .activity(&tool_runtime::executor::ActivityQuery::default())
-        .unwrap();
+    // the denial's record is written just after the operation is resolved
+    let feed = loop {
+        let feed = s
+            .executor
+            .activity(&tool_runtime::executor::ActivityQuery::default())
+            .unwrap();
+        if feed.len() >= 2 || std::time::Instant::now() > deadline {
+            break feed;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     let decisions: Vec<String> = feed
         .iter()
         .map(|r| format!("{:?}/{:?}", r.decision, r.decided_by))
