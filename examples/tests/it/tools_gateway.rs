@@ -83,12 +83,23 @@ fn start(dir: &Path) -> (Gateway, String) {
 /// The official client's JSON lines for `steps`: over HTTP (`--http URL --token T`), or over
 /// stdio (`--stdio COMMAND ARGS...`, the gateway started by the client with `env` added).
 fn client(python: &str, how: &[&str], steps: &[&str], env: &[(&str, &Path)]) -> Vec<Value> {
+    client_answering(python, "none", how, steps, env)
+}
+
+/// [`client`], whose person answers every form as `answer` says (client.py's `--answer`).
+fn client_answering(
+    python: &str,
+    answer: &str,
+    how: &[&str],
+    steps: &[&str],
+    env: &[(&str, &Path)],
+) -> Vec<Value> {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tool-server/tests/mcp/client.py"
     );
     let mut cmd = Command::new(python);
-    cmd.arg(script).args(["--answer", "none"]);
+    cmd.arg(script).args(["--answer", answer]);
     // --stdio takes the rest of the line: the steps come before it
     if how.first() == Some(&"--stdio") {
         cmd.args(steps).args(how);
@@ -96,10 +107,10 @@ fn client(python: &str, how: &[&str], steps: &[&str], env: &[(&str, &Path)]) -> 
         cmd.args(how).args(steps);
     }
     let out = cmd
-        .envs(env.iter().copied())
         .env_remove("TOOLS_CONFIG")
         .env_remove("TOOLS_CONFIRMATION")
         .env_remove("TOOLS_MCP_HOST_CONFIRMS")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -240,4 +251,64 @@ fn an_mcp_host_that_starts_the_gateway_over_stdio_gets_the_same_tools_and_policy
     let out = tools(dir).arg("pending").output().unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("fs__write_file"), "{listed}");
+}
+
+#[test]
+fn an_upstream_servers_question_is_put_to_the_person_behind_the_gateway() {
+    let Some((tmp, python)) = fixture() else {
+        return;
+    };
+    let dir = tmp.path();
+    let modules = test_support::mcp_servers().unwrap();
+    let everything = format!("{modules}/@modelcontextprotocol/server-everything/dist/index.js");
+    let config =
+        format!("[mcp.servers.ev]\ncommand = \"node\"\nargs = [{everything:?}, \"stdio\"]\n");
+    std::fs::write(dir.join("ev.toml"), config).unwrap();
+    let exe = env!("CARGO_BIN_EXE_tools");
+    let config = dir.join("ev.toml").display().to_string();
+    let store = dir.join("state.sqlite3");
+    // the host shows its person every form: first the gateway's confirmation of the call, then
+    // the upstream server's own question, which the person fills in
+    let lines = client_answering(
+        &python,
+        r#"fill:{"name": "Ada Lovelace"}"#,
+        &["--stdio", exe, "gateway", "--stdio", "--config", &config],
+        &["ev__trigger-elicitation-request={}"],
+        &[
+            ("TOOLS_STORE", &store),
+            ("TOOLS_MCP_HOST_CONFIRMS", Path::new("1")),
+        ],
+    );
+    let forms: Vec<&str> = (lines.iter())
+        .filter_map(|l| l["elicitation"].as_str())
+        .collect();
+    let [confirmation, question] = forms[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(
+        confirmation.contains("trigger-elicitation-request"),
+        "{confirmation}"
+    );
+    assert!(question.contains("The MCP server ev asks"), "{question}");
+    let [result] = results(&lines)[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(
+        result.to_string().contains("Name: Ada Lovelace"),
+        "{result}"
+    );
+
+    // a host that cannot show forms: the call waits for a person, and the question never
+    // reaches anyone else
+    let lines = client(
+        &python,
+        &["--stdio", exe, "gateway", "--stdio", "--config", &config],
+        &["ev__trigger-elicitation-request={}"],
+        &[("TOOLS_STORE", &store)],
+    );
+    assert!(
+        !lines.iter().any(|l| l.get("elicitation").is_some()),
+        "{lines:#?}"
+    );
+    assert!(results(&lines)[0].to_string().contains("op-"), "{lines:#?}");
 }

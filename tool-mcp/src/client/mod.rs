@@ -23,6 +23,12 @@
 //!   audio as their type and size, never their bytes); `isError` is the tool's failure, a lost
 //!   connection is `UNAVAILABLE` and retryable. A call the executor gives up (its timeout) is
 //!   cancelled at the server with `notifications/cancelled`;
+//! - while a call runs, the server's progress notifications reach the call's progress sink
+//!   (the agent's events, an MCP client in front of a gateway), and its questions
+//!   (`elicitation/create`, or the input requests of a server that asks in rounds) go to the
+//!   call's host, the person behind the call, through the same route as its confirmation;
+//!   with nobody to ask, the server is told the question was declined, and the model never
+//!   sees it;
 //! - with a store ([`McpClient::import_pinned`]), each tool's exact definition is pinned by hash
 //!   the first time a call of it is let through (for a confirmed or gated tool, when a person
 //!   first approves it); a server that later serves another definition has that tool held, its
@@ -43,6 +49,7 @@ mod config;
 mod conn;
 mod import;
 mod pin;
+mod relay;
 mod result;
 mod watch;
 
@@ -104,6 +111,7 @@ pub struct McpClient {
     config: ServerConfig,
     conn: Arc<conn::Conn>,
     live: Arc<watch::Live>,
+    relay: Arc<relay::Relay>,
     tools: Vec<Tool>,
 }
 
@@ -121,9 +129,11 @@ impl McpClient {
     pub async fn connect(name: &str, config: ServerConfig) -> Result<Self, ClientError> {
         config::check_name(name)?;
         let live = Arc::new(watch::Live::default());
+        let relay = Arc::new(relay::Relay::default());
         let watcher = watch::Watcher {
             server: name.into(),
             live: live.clone(),
+            relay: relay.clone(),
         };
         let service = start(name, &config, watcher.clone()).await?;
         let tools = service
@@ -153,6 +163,7 @@ impl McpClient {
             config,
             conn,
             live,
+            relay,
             tools,
         })
     }
@@ -323,10 +334,12 @@ impl McpClient {
     ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
         let (conn, live) = (self.conn.clone(), self.live.clone());
+        let relay = self.relay.clone();
         let server: Arc<str> = self.name.as_str().into();
-        Arc::new(move |arguments: Value, _cx| {
+        Arc::new(move |arguments: Value, cx: tool_runtime::CallContext| {
             let (conn, server, tool) = (conn.clone(), server.clone(), tool.clone());
             let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
+            let relay = relay.clone();
             Box::pin(async move {
                 live.check(&server, &tool)?;
                 if let Some(guard) = &guard {
@@ -345,7 +358,7 @@ impl McpClient {
                 let Some(peer) = conn.peer().filter(|p| !p.is_transport_closed()) else {
                     return Err(result::not_connected(&server, &tool, conn.is_closed()));
                 };
-                match peer.call_tool(params).await {
+                match relay.call(&peer, &server, params, &cx).await {
                     Ok(answer) => result::value_of(&server, answer, output.as_deref()),
                     Err(e) => Err(result::error_of(&server, &tool, e)),
                 }

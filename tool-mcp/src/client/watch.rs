@@ -7,9 +7,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::Tool;
-use rmcp::service::NotificationContext;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    ErrorData, FormElicitationCapability, Implementation, ProgressNotificationParam, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
+use tool_runtime::progress::Progress;
 use tool_runtime::{ErrorCode, ToolError};
 
 use super::pin::{self, Guard};
@@ -111,9 +115,41 @@ impl Live {
 pub(crate) struct Watcher {
     pub(crate) server: Arc<str>,
     pub(crate) live: Arc<Live>,
+    pub(crate) relay: Arc<super::relay::Relay>,
 }
 
 impl ClientHandler for Watcher {
+    /// Form elicitation is declared: a server's questions go to the person behind the call
+    /// ([`super::relay`]), and are declined when nobody can be asked.
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        ClientConfig::new(
+            capabilities,
+            Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let mut progress = Progress::new(params.progress);
+        progress.total = params.total;
+        progress.message = params.message;
+        self.relay.progress(&params.progress_token, progress);
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.relay.elicit(&self.server, request).await)
+    }
+
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         match context.peer.list_all_tools().await {
             Ok(tools) => self.live.relisted(&self.server, tools),

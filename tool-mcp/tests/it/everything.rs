@@ -282,3 +282,120 @@ async fn an_untrusted_everything_server_has_every_call_confirmed() {
     assert_eq!(calls_sent(&wire).len(), 1);
     client.close();
 }
+
+/// Answers every question with `reply`, and keeps the forms it was shown.
+struct Person {
+    reply: tool_runtime::host::Reply<Value>,
+    shown: std::sync::Mutex<Vec<tool_runtime::host::Form>>,
+}
+
+impl tool_runtime::host::CallHost for Person {
+    fn ask<'a>(
+        &'a self,
+        form: &'a tool_runtime::host::Form,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<tool_runtime::host::Reply<Value>, tool_runtime::ToolError>,
+    > {
+        self.shown.lock().unwrap().push(form.clone());
+        Box::pin(std::future::ready(Ok(self.reply.clone())))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_progress_and_questions_reach_whoever_runs_the_call() {
+    use tool_runtime::host::{Host, Reply};
+    use tool_runtime::progress::{Progress, Reporter};
+
+    let Some(Fixture {
+        client, set, dir, ..
+    }) = connect(true).await
+    else {
+        return;
+    };
+    // listed only to clients that declare elicitation
+    assert!(set.get("ev__trigger-elicitation-request").is_some());
+    let store = SqliteStore::open(dir.path().join("state.sqlite3")).unwrap();
+    let exec = Executor::builder(set)
+        .store(Arc::new(store))
+        .confirmation(tool_runtime::executor::ApproveAll)
+        .build()
+        .unwrap();
+    let run = |id: &'static str, tool: &'static str, args: Value, cx: CallContext| {
+        let exec = exec.clone();
+        async move { exec.call(&ToolCall::new(id, tool, args), cx).await.outcome }
+    };
+
+    // the server's progress notifications reach the call's progress sink, in order (the client
+    // handles each notification on a task of its own, so the last one can lose the race with
+    // the result, and is then dropped rather than reported after it)
+    let reports = Arc::new(std::sync::Mutex::new(Vec::<Progress>::new()));
+    let sink = reports.clone();
+    let cx = CallContext {
+        progress: Some(Reporter::new(move |p: Progress| {
+            sink.lock().unwrap().push(p)
+        })),
+        ..CallContext::new("p1")
+    };
+    let args = json!({"duration": 0.3, "steps": 3});
+    let outcome = run("p1", "ev__trigger-long-running-operation", args, cx).await;
+    assert!(matches!(outcome, Outcome::Success { .. }), "{outcome:?}");
+    let got: Vec<(f64, Option<f64>)> = (reports.lock().unwrap().iter())
+        .map(|p| (p.progress, p.total))
+        .collect();
+    let all = [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))];
+    assert!(got.len() >= 2 && got == all[..got.len()], "{got:?}");
+
+    // the server's question goes to the person behind the call, and their answer back to it
+    let person = Arc::new(Person {
+        reply: Reply::Accepted(json!({"name": "Ada Lovelace"})),
+        shown: Default::default(),
+    });
+    let cx = CallContext {
+        host: Some(Host::shared(person.clone())),
+        ..CallContext::new("q1")
+    };
+    let outcome = run("q1", "ev__trigger-elicitation-request", json!({}), cx).await;
+    let Outcome::Success { value, .. } = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(value.to_string().contains("Name: Ada Lovelace"), "{value}");
+    let shown = person.shown.lock().unwrap().clone();
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0].message.contains("everything"), "{:?}", shown[0]);
+    assert_eq!(
+        shown[0].schema["required"],
+        json!(["name"]),
+        "{:?}",
+        shown[0]
+    );
+
+    // a person who declines: the server is told so
+    let person = Arc::new(Person {
+        reply: Reply::Declined,
+        shown: Default::default(),
+    });
+    let cx = CallContext {
+        host: Some(Host::shared(person)),
+        ..CallContext::new("q2")
+    };
+    let outcome = run("q2", "ev__trigger-elicitation-request", json!({}), cx).await;
+    let Outcome::Success { value, .. } = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(value.to_string().contains("declined"), "{value}");
+
+    // nobody to ask: declined, never answered by anything else
+    let outcome = run(
+        "q3",
+        "ev__trigger-elicitation-request",
+        json!({}),
+        CallContext::new("q3"),
+    )
+    .await;
+    let Outcome::Success { value, .. } = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(value.to_string().contains("declined"), "{value}");
+    client.close();
+}

@@ -11,8 +11,9 @@ too). Each prints the protocol version it ended up with ({"protocol": VERSION}).
 Each CALL is NAME=JSON (a tool and its arguments), `cancel:SECONDS:NAME=JSON` (the client
 gives the call up after that long), or `list` (the tools). MODE is how the
 client's user answers a confirmation: `none` (the client does not declare elicitation),
-`accept`, `edit:JSON` (accept with edited arguments), `decline`, `cancel`, or `silent:SECONDS`
-(answer accept only after that long). Prints one JSON line per step, and one per elicitation
+`accept`, `edit:JSON` (accept with edited arguments), `fill:JSON` (accept, answering each field
+the form asks for that JSON has a value for), `decline`, `cancel`, or `silent:SECONDS` (answer
+accept only after that long). Prints one JSON line per step, and one per elicitation
 received ({"elicitation": message}).
 """
 
@@ -38,6 +39,11 @@ def elicitation_callback(mode):
         emit({"elicitation": params.message, "schema": params.requested_schema})
         if mode == "accept":
             return types.ElicitResult(action="accept", content={})
+        if mode.startswith("fill:"):
+            values = json.loads(mode[5:])
+            asked = (params.requested_schema or {}).get("properties", {})
+            return types.ElicitResult(
+                action="accept", content={k: v for k, v in values.items() if k in asked})
         if mode.startswith("edit:"):
             return types.ElicitResult(action="accept", content={"arguments": mode[5:]})
         if mode == "decline":
