@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Reads the MCP conformance suite's results (one `<prefix>-<scenario>-<time>/checks.json` per
-scenario that ran) and compares the scenarios that pass with the list of those expected to.
+server scenario that ran, `<scenario>-<time>/checks.json` per client scenario, the auth ones under
+`auth/`) and compares the scenarios that pass with the list of those expected to.
 
 A scenario passes when a check of it succeeded, none failed or warned, and no tool call in it was answered
 with an error result (`details.result.isError`), except `tools-call-error`, whose error must be
 the fixture tool's own: an "unknown tool" error never counts. Exits 1 when a listed scenario does
 not pass; with `--update`, writes the passing scenarios to the list instead.
 
-Usage: mcp-conformance-check.py RESULTS_DIR EXPECTED_FILE [--update]
+Usage: mcp-conformance-check.py RESULTS_DIR EXPECTED_FILE [--update] [--client]
 """
 
 import json
@@ -53,15 +54,18 @@ def verdict(scenario, checks):
 def main():
     results, expected_file = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     update = "--update" in sys.argv[3:]
+    kind = "client" if "--client" in sys.argv[3:] else "server"
+    prefix = "" if kind == "client" else "server-"
     outcome = {}
-    for checks_file in sorted(results.glob("*/checks.json")):
-        # server-<scenario>-<ISO time with - for : and .>
-        m = re.match(r"server-(.+)-\d{4}-\d{2}-\d{2}T", checks_file.parent.name)
+    for checks_file in sorted(results.glob("**/checks.json")):
+        # [server-]<scenario>-<ISO time with - for : and .>, under auth/ for the auth scenarios
+        name = checks_file.parent.relative_to(results).as_posix()
+        m = re.fullmatch(prefix + r"(.+)-\d{4}-\d{2}-\d{2}T[-\dZ]+", name)
         if not m:
             continue
         outcome[m.group(1)] = verdict(m.group(1), json.loads(checks_file.read_text()))
     passing = sorted(s for s, why in outcome.items() if why is None)
-    print(f"MCP conformance: {len(passing)} of {len(outcome)} server scenarios pass")
+    print(f"MCP conformance: {len(passing)} of {len(outcome)} {kind} scenarios pass")
     for scenario in sorted(outcome):
         why = outcome[scenario]
         print(f"  {'pass' if why is None else 'FAIL'}  {scenario}" + (f"  ({why})" if why else ""))

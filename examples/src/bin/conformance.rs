@@ -1,8 +1,12 @@
-//! The server of the official MCP conformance suite (`@modelcontextprotocol/conformance`).
+//! The server and the client of the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`).
 //!
 //! ```text
 //! cargo run -p examples --bin conformance -- serve [--addr 127.0.0.1:8080] [--without-token]
+//! cargo run -p examples --bin conformance -- client [--scenario NAME] URL
 //! ```
+//! `client` runs one of the suite's client scenarios (`examples::conformance::client`): the
+//! suite starts a server for it and appends its URL.
 //! `serve` serves the suite's fixtures (`examples::conformance`) as the other apps serve theirs,
 //! through `tool-server`: MCP at `/mcp` (tools from the tool set through the executor; resources,
 //! prompts and completions from the application's handler), the JSON API and the approvals page,
@@ -48,15 +52,40 @@ enum Command {
         #[arg(long)]
         without_token: bool,
     },
+    /// Run one client scenario of the suite against the server at URL (the suite appends it)
+    Client {
+        /// The scenario (else $MCP_CONFORMANCE_SCENARIO, which the suite sets)
+        #[arg(long)]
+        scenario: Option<String>,
+        /// The server the suite started for the scenario
+        url: String,
+    },
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     examples::setup::init_logging();
-    let Command::Serve {
-        addr,
-        without_token,
-    } = Args::parse().command;
+    let (addr, without_token) = match Args::parse().command {
+        Command::Serve {
+            addr,
+            without_token,
+        } => (addr, without_token),
+        Command::Client { scenario, url } => {
+            let Some(scenario) =
+                scenario.or_else(|| std::env::var("MCP_CONFORMANCE_SCENARIO").ok())
+            else {
+                eprintln!("which scenario: --scenario NAME, or MCP_CONFORMANCE_SCENARIO");
+                return ExitCode::from(2);
+            };
+            return match conformance::client::run(&scenario, &url).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{scenario}: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    };
     if without_token && !addr.ip().is_loopback() {
         eprintln!(
             "refusing to serve on {addr} without a token: --without-token gives the agent's \

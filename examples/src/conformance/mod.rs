@@ -9,6 +9,7 @@
 
 mod app;
 mod asking;
+pub mod client;
 mod rich;
 mod tools;
 

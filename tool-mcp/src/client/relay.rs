@@ -4,6 +4,8 @@
 //! to the call's host, which puts them to the person through the same route as the call's
 //! confirmation (the terminal, the approvals page, the MCP host in front of a gateway). A
 //! question never reaches the model: with nobody to ask, the server is told the person declined.
+//! An accepted answer carries the form's defaults for the fields the person left out, as the
+//! form showed them pre-filled.
 //!
 //! A progress report names its call by the token the request went out with. A question sent as
 //! `elicitation/create` names no call, so it goes to the host of the oldest call in flight on
@@ -232,9 +234,8 @@ pub(crate) async fn ask(
 
 async fn answer_of(host: &Host, form: &Form, timeout: Duration) -> ElicitResult {
     match tokio::time::timeout(timeout, host.get().ask(form)).await {
-        Ok(Ok(Reply::Accepted(content))) => {
-            ElicitResult::new(ElicitationAction::Accept).with_content(content)
-        }
+        Ok(Ok(Reply::Accepted(content))) => ElicitResult::new(ElicitationAction::Accept)
+            .with_content(with_defaults(&form.schema, content)),
         Ok(Ok(Reply::Declined)) => ElicitResult::new(ElicitationAction::Decline),
         // the person dismissed it, or did not answer in time
         Ok(Ok(_)) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
@@ -242,5 +243,41 @@ async fn answer_of(host: &Host, form: &Form, timeout: Duration) -> ElicitResult 
             tracing::warn!("a question of an MCP server could not be asked: {e}");
             ElicitResult::new(ElicitationAction::Decline)
         }
+    }
+}
+
+/// An accepted answer with the form's defaults for the fields the person left out, as the
+/// form showed them pre-filled.
+fn with_defaults(schema: &Value, mut content: Value) -> Value {
+    let (Some(fields), Some(answer)) = (
+        schema.get("properties").and_then(Value::as_object),
+        content.as_object_mut(),
+    ) else {
+        return content;
+    };
+    for (name, field) in fields {
+        if let Some(default) = field.get("default").filter(|_| !answer.contains_key(name)) {
+            answer.insert(name.clone(), default.clone());
+        }
+    }
+    content
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accepted_answer_gets_the_defaults_of_the_fields_left_out_and_keeps_the_rest() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "note": {"type": "string"},
+        }});
+        assert_eq!(
+            with_defaults(&schema, json!({"age": 41})),
+            json!({"name": "John Doe", "age": 41})
+        );
+        assert_eq!(with_defaults(&json!({}), json!({"a": 1})), json!({"a": 1}));
     }
 }

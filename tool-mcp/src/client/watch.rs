@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    ErrorData, FormElicitationCapability, Implementation, ProgressNotificationParam, Tool,
+    ErrorData, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -125,10 +126,12 @@ impl ClientHandler for Watcher {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // the connection starts with `initialize`, so it names the newest revision that has it
         ClientConfig::new(
             capabilities,
             Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_progress(
