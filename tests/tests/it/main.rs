@@ -7,6 +7,7 @@ mod support;
 
 mod confirm_tmux;
 mod conformance;
+mod e2e_imported;
 mod e2e_research;
 mod e2e_tasks;
 mod macro_fn;
