@@ -7,6 +7,7 @@ mod filesystem;
 mod http;
 mod list_changes;
 mod memory;
+mod paging;
 mod pinning;
 mod restart;
 mod time;
