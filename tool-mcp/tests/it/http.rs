@@ -1,5 +1,6 @@
 //! A server reached over streamable HTTP: this project's own `tool-server` on 127.0.0.1, its
-//! tools imported with the bearer token in a header, and called through both executors.
+//! tools imported with the bearer token in a header, and called through both executors; a
+//! server that goes away is reached again when it is back, its tools `UNAVAILABLE` meanwhile.
 
 use std::sync::Arc;
 
@@ -139,4 +140,105 @@ async fn a_server_that_refuses_the_token_is_a_connection_error() {
         .unwrap_err();
     assert!(matches!(e, ClientError::Connect { .. }), "{e}");
     assert!(e.to_string().contains("notes"), "{e}");
+}
+
+/// The upstream server on its own runtime, on `addr` (port 0: any), stopped with every
+/// connection it holds when dropped, as a server process that dies would be.
+struct Upstream {
+    addr: std::net::SocketAddr,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Upstream {
+    fn start(addr: std::net::SocketAddr) -> Upstream {
+        let (bound_tx, bound_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let set = tool_runtime::toolset![greet].unwrap();
+                let executor = Executor::builder(set).build().unwrap();
+                let opts = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
+                let listener = tool_server::bind(addr, &opts).await.unwrap();
+                bound_tx.send(listener.local_addr().unwrap()).unwrap();
+                tokio::spawn(axum_serve(listener, tool_server::router(executor, opts)));
+            });
+            let _ = stopped.recv();
+            // every task of the runtime goes with it: the listener and each open stream
+            rt.shutdown_background();
+        });
+        let addr = bound_rx.recv().unwrap();
+        Upstream {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_goes_away_is_reached_again_and_its_tools_answer_unavailable_meanwhile() {
+    let upstream = Upstream::start("127.0.0.1:0".parse().unwrap());
+    let addr = upstream.addr;
+    let url = format!("http://{addr}/mcp");
+    let client = McpClient::connect("notes", with_token(&url, AGENT))
+        .await
+        .unwrap();
+    let mut set = ToolSet::new();
+    assert_eq!(client.import(&mut set).registered, ["notes__greet"]);
+    let exec = Executor::builder(set).build().unwrap();
+    // each call greets someone else: a read-only result may be served from the cache
+    let greet = |id: String| {
+        let exec = exec.clone();
+        async move {
+            let call = ToolCall::new(id.as_str(), "notes__greet", json!({"name": id}));
+            exec.call(&call, CallContext::new(id)).await.outcome
+        }
+    };
+    let first = greet("h1".into()).await;
+    assert!(matches!(first, Outcome::Success { .. }), "{first:?}");
+
+    drop(upstream);
+    let gone = greet("h2".into()).await;
+    let error = gone.error().unwrap_or_else(|| panic!("{gone:?}"));
+    assert_eq!(error.code, ErrorCode::of("UNAVAILABLE"), "{error:?}");
+
+    // the server comes back on its address: the client reaches it again on its own
+    let _again = Upstream::start(addr);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let outcome = greet(format!("h3-{n}")).await;
+        match &outcome {
+            Outcome::Success { value, .. } => {
+                assert_eq!(value, &json!(format!("hello, h3-{n}")));
+                break;
+            }
+            other => {
+                let error = other.error().unwrap_or_else(|| panic!("{other:?}"));
+                assert_eq!(error.code, ErrorCode::of("UNAVAILABLE"), "{error:?}");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "never reached again: {error:?}"
+                );
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    client.close();
 }
