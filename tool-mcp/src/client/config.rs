@@ -131,6 +131,34 @@ impl ServerConfig {
         self.prefix.as_deref().unwrap_or(name)
     }
 
+    /// The server in words for a person at a first-time gate: its name, and the command that
+    /// starts it or its URL (without credentials or query). The environment and headers are
+    /// left out: they may hold secrets.
+    pub(crate) fn described(&self, name: &str) -> String {
+        match (&self.command, &self.url) {
+            (Some(command), _) => {
+                let mut line = command.clone();
+                for arg in &self.args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                format!("MCP server {name}, started on this machine as `{line}`")
+            }
+            (None, Some(url)) => {
+                let url = url.split(['?', '#']).next().unwrap_or_default();
+                let url = match url.split_once("://") {
+                    Some((scheme, rest)) => {
+                        let rest = rest.split_once('@').map_or(rest, |(_, host)| host);
+                        format!("{scheme}://{rest}")
+                    }
+                    None => url.to_owned(),
+                };
+                format!("MCP server {name} at {url}")
+            }
+            (None, None) => format!("MCP server {name}"),
+        }
+    }
+
     /// Whether the server's tool `tool` is imported at all.
     pub(crate) fn admits(&self, tool: &str) -> bool {
         let allowed = (self.allow.as_ref()).is_none_or(|a| a.iter().any(|t| t == tool));
@@ -300,5 +328,19 @@ mod tests {
         assert!(e.to_string().contains("TOOL_MCP_SURELY_UNSET"), "{e}");
         let path = std::env::var("PATH").unwrap();
         assert_eq!(resolve("s", "${PATH}").unwrap(), path);
+    }
+
+    #[test]
+    fn a_server_is_described_by_its_command_or_its_url_without_credentials() {
+        let stdio = ServerConfig::stdio("npx", ["-y", "@scope/server", "/srv"]);
+        assert_eq!(
+            stdio.described("fs"),
+            "MCP server fs, started on this machine as `npx -y @scope/server /srv`"
+        );
+        let http = ServerConfig::http("https://user:secret@api.example.com/mcp?key=abc");
+        assert_eq!(
+            http.described("api"),
+            "MCP server api at https://api.example.com/mcp"
+        );
     }
 }

@@ -62,6 +62,7 @@ pub(crate) fn suspicion(tool: &Tool) -> Option<Suspicion> {
 /// The definition a server's `tool` is registered with, under `prefix`, or why it cannot be.
 pub(crate) fn definition(
     prefix: &str,
+    service: &str,
     tool: &Tool,
     config: &ServerConfig,
     notes: &mut Vec<String>,
@@ -83,6 +84,7 @@ pub(crate) fn definition(
     def.idempotent = idempotent;
     def.intent = Some(Cow::Owned(format!("Call {}'s tool {}", prefix, tool.name)));
     def.tags = vec![Cow::Owned(format!("mcp:{prefix}"))];
+    def.service = Some(Cow::Owned(service.to_owned()));
     Ok(def)
 }
 
@@ -157,7 +159,7 @@ mod tests {
 
     fn safety_of(t: &Tool, config: &ServerConfig) -> (Safety, bool, Vec<String>) {
         let mut notes = Vec::new();
-        let def = definition("fs", t, config, &mut notes).unwrap();
+        let def = definition("fs", "MCP server fs", t, config, &mut notes).unwrap();
         (def.safety, def.idempotent, notes)
     }
 
@@ -215,9 +217,23 @@ mod tests {
     fn names_are_namespaced_and_must_fit() {
         let config = ServerConfig::stdio("x", [""; 0]);
         let mut notes = Vec::new();
-        let def = definition("fs", &tool("read_file", None), &config, &mut notes).unwrap();
+        let def = definition(
+            "fs",
+            "MCP server fs",
+            &tool("read_file", None),
+            &config,
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(def.name, "fs__read_file");
-        let e = definition("fs", &tool("read.file", None), &config, &mut notes).unwrap_err();
+        let e = definition(
+            "fs",
+            "MCP server fs",
+            &tool("read.file", None),
+            &config,
+            &mut notes,
+        )
+        .unwrap_err();
         assert!(e.contains("fs__read.file"), "{e}");
     }
 }

@@ -197,6 +197,7 @@ impl McpClient {
 
     fn import_with(&self, set: &mut ToolSet, store: Option<Arc<dyn Store>>) -> Imported {
         let prefix = self.config.prefix(&self.name);
+        let service = self.config.described(&self.name);
         let mut imported = Imported::default();
         let pins: std::collections::HashMap<String, ToolPin> = match store.as_deref() {
             None => Default::default(),
@@ -259,7 +260,13 @@ impl McpClient {
                 .as_ref()
                 .and_then(|h| serde_json::from_value(h.pinned.definition.clone()).ok());
             let shown = approved.as_ref().unwrap_or(tool);
-            let def = match import::definition(prefix, shown, &self.config, &mut imported.notes) {
+            let def = match import::definition(
+                prefix,
+                &service,
+                shown,
+                &self.config,
+                &mut imported.notes,
+            ) {
                 Ok(def) => def,
                 Err(reason) => {
                     imported.refused.push(refuse(reason));

@@ -269,9 +269,22 @@ async fn an_untrusted_everything_server_has_every_call_confirmed() {
     assert!(set.definitions().all(|d| d.safety == Safety::Unspecified));
     let exec = executor(set, dir.path(), 30_000);
     let sum = call(&exec, "u1", "ev__get-sum", json!({"a": 1, "b": 2})).await;
-    let Outcome::Pending { operation_id, .. } = sum else {
+    let Outcome::Pending {
+        operation_id,
+        preview,
+    } = sum
+    else {
         panic!("an untrusted read ran without a person: {sum:?}")
     };
+    // the first-time gate names the server, how it is started, and what would leave
+    let gate = preview.first_use.expect("a first-time gate");
+    assert!(
+        gate.service
+            .starts_with("MCP server everything, started on this machine as `sh -c"),
+        "{gate:?}"
+    );
+    assert!(gate.service.contains("server-everything"), "{gate:?}");
+    assert_eq!(gate.data_leaving, ["a", "b"], "{gate:?}");
     assert!(calls_sent(&wire).is_empty(), "sent before approval");
     let ran = exec.approve(&operation_id).await.unwrap();
     assert!(

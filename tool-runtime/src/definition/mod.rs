@@ -135,6 +135,11 @@ pub struct ToolDefinition {
     /// Argument names the audit trail must redact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensitive: Vec<Cow<'static, str>>,
+    /// Who the tool's calls go to, in words for the person at its first-time gate (an
+    /// imported MCP tool: its server, and the command that starts it or its URL). The
+    /// description stands in when absent. Never shown to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Cow<'static, str>>,
     /// Where the schema came from. Set by the macro and by [`DefinitionBuilder`]; a definition
     /// registered at run time (`ToolSet::register_dynamic`, a catalog) is always
     /// [`SchemaOrigin::Dynamic`], whatever its JSON says, so that JSON cannot switch off the
@@ -195,6 +200,7 @@ impl ToolDefinition {
             examples: Vec::new(),
             timeout: None,
             sensitive: Vec::new(),
+            service: None,
             schema_origin: SchemaOrigin::Dynamic,
             prebuilt: None,
         }

@@ -347,7 +347,10 @@ impl Executor {
                 "talks to a service outside the system"
             };
             FirstUse {
-                service: def.description.to_string(),
+                service: match &def.service {
+                    Some(who) => format!("{who}. {}", def.description),
+                    None => def.description.to_string(),
+                },
                 message: format!(
                     "This is the first time {} is used in this session. It {why}. {sent}",
                     def.name

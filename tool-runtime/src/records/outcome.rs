@@ -179,7 +179,8 @@ pub struct Preview {
 /// The first-time gate of an external tool: what it is and what leaves the system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirstUse {
-    /// The tool's description, so the person knows what service this is.
+    /// Who the calls go to ([`ToolDefinition::service`](crate::definition::ToolDefinition::service))
+    /// and the tool's description, so the person knows what service this is.
     pub service: String,
     /// The argument names whose values will be sent out of the system.
     pub data_leaving: Vec<String>,
