@@ -145,7 +145,11 @@ pub async fn run_tools(
     let cli = Cli::new(toolset)
         .with_schema_view(tool_providers::cli::ProviderSchemas)
         .with(tool_providers::cli::DecodeCommand)
-        .with(PickCommand::from_env());
+        .with(PickCommand::from_env())
+        // the app's tools and those of the MCP servers of `--mcp-config` and of the
+        // configuration's [mcp.servers], as the `tools` command line has them
+        .with_source(tool_mcp::client::McpConfigOption);
+    let cli = tool_mcp::client::PinCommands::install(cli);
     let executor_cli = match setup {
         Some(setup) => ExecutorCli::with_setup(setup),
         None => ExecutorCli::new(),

@@ -181,6 +181,22 @@ fn every_command_sees_the_configurations_mcp_servers_without_mcp_config() {
         .collect();
     assert!(names.contains(&"fs__write_file"), "{names:?}");
 
+    // an app's own `tools` group sees them beside the app's tools
+    let out = crate::support::isolated(env!("CARGO_BIN_EXE_tasks"))
+        .args(["tools", "list", "--json"])
+        .current_dir(dir)
+        .env("TOOLS_STORE", dir.join("state.sqlite3"))
+        .env_remove("TOOLS_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = (listed.as_array().unwrap().iter())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"fs__write_file"), "{names:?}");
+    assert!(names.len() > 14, "the app's own tools too: {names:?}");
+
     // a write parks; `approve` runs it once, on the server
     let plan = root.join("plan.txt").display().to_string();
     let write = json!({"path": plan, "content": "ship it"}).to_string();
