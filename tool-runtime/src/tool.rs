@@ -285,7 +285,7 @@ impl CallContext {
             schema,
             timeout,
         };
-        let reply = match tokio::time::timeout(timeout, host.get().ask(&form)).await {
+        let reply = match tokio::time::timeout(timeout, host.get().ask_for(&self.call_id, &form)).await {
             Ok(reply) => reply?,
             Err(_) => return Ok(Reply::TimedOut),
         };
