@@ -16,10 +16,10 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
+use tool_runtime::error::Violation;
 use tool_runtime::host::{CallHost, Form, Host, Reply};
 use tool_runtime::progress::{Progress, ProgressSink, Reporter};
 use tool_runtime::validate::Validator;
-use tool_runtime::error::Violation;
 use tool_runtime::{ErrorCode, ToolError};
 
 /// The page's side of the calls this server runs: the registry, and the host and progress sink
@@ -424,15 +424,28 @@ mod tests {
         assert!((&mut asking).now_or_never().is_none());
         let open = live.snapshot().questions;
         assert_eq!(open.len(), 1);
-        assert_eq!((open[0].tool.as_str(), open[0].call_id.as_str()), ("order", "c1"));
+        assert_eq!(
+            (open[0].tool.as_str(), open[0].call_id.as_str()),
+            ("order", "c1")
+        );
 
         let err = live
-            .answer(&open[0].id, Answer::Accept(json!({"size": "xl", "extra": 1})))
+            .answer(
+                &open[0].id,
+                Answer::Accept(json!({"size": "xl", "extra": 1})),
+            )
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::INVALID_ANSWER);
         let pointers: Vec<&str> = err.violations.iter().map(|v| v.pointer.as_str()).collect();
-        assert!(pointers.contains(&"/size") && pointers.contains(&"/extra"), "{pointers:?}");
-        assert_eq!(live.snapshot().questions.len(), 1, "a wrong answer keeps it open");
+        assert!(
+            pointers.contains(&"/size") && pointers.contains(&"/extra"),
+            "{pointers:?}"
+        );
+        assert_eq!(
+            live.snapshot().questions.len(),
+            1,
+            "a wrong answer keeps it open"
+        );
 
         live.answer(&open[0].id, Answer::Accept(json!({"size": "m"})))
             .unwrap();
@@ -461,7 +474,11 @@ mod tests {
         let running = live.snapshot().running;
         assert_eq!(running.len(), 1);
         assert_eq!(
-            (running[0].progress, running[0].total, running[0].message.as_deref()),
+            (
+                running[0].progress,
+                running[0].total,
+                running[0].message.as_deref()
+            ),
             (Some(3.0), Some(10.0), Some("copying"))
         );
         drop(run);

@@ -22,4 +22,5 @@ mod mcp_session_restore;
 mod mcp_sse;
 mod page;
 mod page_diff;
+mod questions;
 mod replicas;
