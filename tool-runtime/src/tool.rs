@@ -285,10 +285,11 @@ impl CallContext {
             schema,
             timeout,
         };
-        let reply = match tokio::time::timeout(timeout, host.get().ask(&form)).await {
-            Ok(reply) => reply?,
-            Err(_) => return Ok(Reply::TimedOut),
-        };
+        let reply =
+            match tokio::time::timeout(timeout, host.get().ask_for(&self.call_id, &form)).await {
+                Ok(reply) => reply?,
+                Err(_) => return Ok(Reply::TimedOut),
+            };
         Ok(match reply {
             Reply::Accepted(value) => {
                 Reply::Accepted(serde_json::from_value(value).map_err(|e| {

@@ -22,6 +22,8 @@
 //! | `POST /api/v1/chat/{run_id}/resume` | agent | continues a stored run nobody drives (failed, its worker dead, or its calls all decided) on this replica, answered as `POST /api/v1/chat`; 409 while a worker drives it, a person has not decided or once it has ended |
 //! | `GET /api/v1/chat/{run_id}/events` | agent | a stored run's steps as server-sent events from any replica, resumable with `Last-Event-ID` |
 //! | `GET /api/v1/activity`, `GET /api/v1/activity/stream` | approver | the activity feed, as JSON or server-sent events |
+//! | `GET /api/v1/questions`, `POST /api/v1/questions/{id}/answer` | approver | the questions the tools of running calls put to the person ([`CallContext::ask`](tool_runtime::CallContext::ask)), and answering one (accept with the form's content, checked against its schema; decline; cancel) |
+//! | `GET /api/v1/running`, `GET /api/v1/live` | approver | the calls running now with their last progress, and the open questions and running calls as server-sent events |
 //! | `GET /healthz`, `GET /readyz`, `GET /api/v1/openapi.json` | none | liveness, store reachability, the OpenAPI 3.1 document |
 //! | `GET /` | none | the approvals page (it asks for the approver's token) |
 //! | `/mcp` | agent, host | MCP over streamable HTTP: `tools/list` and `tools/call` through the executor; calls that need a person wait for the page, or, on a session opened with the host token, are confirmed in-band (`elicitation/create`); resources, prompts, completions and logging from the application's own handler ([`ServerOptions::mcp_app`]); a request's event stream resumable with `Last-Event-ID`, and polled for a long call's answer ([`ServerOptions::mcp_poll_after`]) |
@@ -54,6 +56,7 @@ mod link;
 mod mcp_gate;
 mod options;
 mod page;
+mod questions;
 mod routes;
 mod sessions;
 
@@ -93,6 +96,8 @@ pub(crate) struct AppState {
     pub(crate) mcp_owners: Arc<auth::SessionOwners>,
     /// One-time sign-in codes and the approver sessions they opened.
     pub(crate) links: SignInLinks,
+    /// The questions and progress of the calls this server runs, for the page.
+    pub(crate) page: questions::PageSide,
 }
 
 #[derive(OpenApi)]
@@ -107,6 +112,8 @@ pub(crate) struct AppState {
         (name = "tools", description = "The tool set and its calls"),
         (name = "approvals", description = "Pending operations and their decisions"),
         (name = "activity", description = "The audit trail as a feed"),
+        (name = "questions", description = "What running calls ask the person, and how far \
+                                             they are"),
         (name = "chat", description = "The agent loop, run server-side"),
         (name = "health", description = "Liveness and readiness"),
     )
@@ -154,6 +161,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             options.serving.sessions.idle_timeout,
         )),
         links: options.links,
+        page: questions::PageSide::new(),
     };
     if let Some(chat) = &state.chat {
         routes::runs::recover(chat.clone(), state.executor.clone());

@@ -56,6 +56,17 @@ pub trait CallHost: Send + Sync {
         Box::pin(async { Err(not_supported("there is nobody to ask a question")) })
     }
 
+    /// Puts `form` to the person for the call `call_id`: a host shared by several calls (a
+    /// server's page, an agent's turn) tells them apart by it. [`CallHost::ask`] by default.
+    fn ask_for<'a>(
+        &'a self,
+        call_id: &'a str,
+        form: &'a Form,
+    ) -> BoxFuture<'a, Result<Reply<Value>, ToolError>> {
+        let _ = call_id;
+        self.ask(form)
+    }
+
     /// Asks the host's model.
     fn sample<'a>(
         &'a self,

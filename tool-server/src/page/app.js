@@ -1,4 +1,5 @@
-// The approvals page: pending operations as cards, the live activity feed, the tool palette.
+// The approvals page: pending operations as cards, the live activity feed, the tool palette
+// (tools' questions and running calls are in questions.js).
 // Everything shown comes from the JSON API with an approver's session; every value is written
 // as text (never as HTML), since arguments are whatever a model sent, and every character that
 // would hide or reorder text is shown as a marked escape, so what the person reads is what runs.
@@ -639,6 +640,7 @@ async function open() {
   if (!token()) return;
   if (timer === null) {
     followFeed();
+    followLive();
     timer = setInterval(refreshPending, POLL_MS);
   }
 }

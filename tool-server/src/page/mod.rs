@@ -1,5 +1,5 @@
-//! The approvals page: one HTML file, a stylesheet and a script, compiled into the binary, so a
-//! server needs no build step and no files beside it.
+//! The approvals page: one HTML file, a stylesheet and two scripts, compiled into the binary, so
+//! a server needs no build step and no files beside it.
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
@@ -8,6 +8,7 @@ use axum::routing::get;
 
 const INDEX: &str = include_str!("index.html");
 const SCRIPT: &str = include_str!("app.js");
+const QUESTIONS: &str = include_str!("questions.js");
 const STYLE: &str = include_str!("style.css");
 
 /// What the page may load: only itself. A tool's arguments are shown as text, and this keeps
@@ -33,7 +34,7 @@ fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     )
 }
 
-/// `GET /`, `GET /assets/app.js`, `GET /assets/style.css`.
+/// `GET /`, `GET /assets/app.js`, `GET /assets/questions.js`, `GET /assets/style.css`.
 pub(crate) fn router() -> Router {
     Router::new()
         .route(
@@ -43,6 +44,10 @@ pub(crate) fn router() -> Router {
         .route(
             "/assets/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }),
+        )
+        .route(
+            "/assets/questions.js",
+            get(|| async { asset("text/javascript; charset=utf-8", QUESTIONS) }),
         )
         .route(
             "/assets/style.css",

@@ -5,6 +5,7 @@ mod activity;
 pub(crate) mod chat;
 mod health;
 mod pending;
+mod questions;
 mod run_events;
 mod run_lookup;
 mod run_resume;
@@ -35,6 +36,10 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(pending::deny))
         .routes(routes!(activity::feed))
         .routes(routes!(activity::stream))
+        .routes(routes!(questions::list))
+        .routes(routes!(questions::answer))
+        .routes(routes!(questions::running))
+        .routes(routes!(questions::live))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(chat::chat, runs::list))

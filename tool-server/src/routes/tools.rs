@@ -191,6 +191,11 @@ pub(crate) async fn call(
         Role::Agent | Role::Host => Initiator::Model,
     };
     cx.credential = Some(role.credential());
+    // the page is the person's side of the calls this server runs: their questions go there,
+    // and their progress shows there while they run
+    cx.host = Some(state.page.host.clone());
+    cx.progress = Some(state.page.progress.clone());
+    let _running = state.page.live.start(&call.id, &call.name);
     let exec = state.executor.call(&call, cx).await;
     answer(&state, &exec)
 }

@@ -22,4 +22,6 @@ mod mcp_session_restore;
 mod mcp_sse;
 mod page;
 mod page_diff;
+mod page_questions;
+mod questions;
 mod replicas;
