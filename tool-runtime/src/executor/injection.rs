@@ -142,13 +142,73 @@ fn walk(value: &Value, pointer: &mut String) -> Option<(String, &'static str, &'
 fn matched(text: &str) -> Option<(&'static str, &'static str)> {
     let decoded = decode_references(text);
     let spaced = normal_form(&decoded, false);
-    let joined = normal_form(&decoded, true);
-    PATTERNS.iter().find_map(|(kind, phrases)| {
-        phrases
-            .iter()
-            .find(|p| contains_phrase(&spaced, p) || contains_phrase(&joined, p))
-            .map(|p| (*kind, *p))
+    // without tabs or line breaks, joining lines changes nothing
+    let joined = (decoded.contains(['\t', '\n', '\r'])).then(|| normal_form(&decoded, true));
+    PHRASES.iter().find_map(|phrase| {
+        let found = phrase.is_in(&spaced) || joined.as_deref().is_some_and(|j| phrase.is_in(j));
+        found.then_some((phrase.kind, phrase.text))
     })
+}
+
+/// One phrase of [`PATTERNS`], with its searcher made once: making a substring searcher costs
+/// more than running it over a short text.
+struct Phrase {
+    kind: &'static str,
+    /// As written in [`PATTERNS`].
+    text: &'static str,
+    /// What is searched for: the phrase, without the `=` of an attribute.
+    finder: memchr::memmem::Finder<'static>,
+    attribute: bool,
+    starts_word: bool,
+    ends_word: bool,
+    ends_colon: bool,
+}
+
+static PHRASES: std::sync::LazyLock<Vec<Phrase>> = std::sync::LazyLock::new(|| {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    (PATTERNS.iter())
+        .flat_map(|(kind, phrases)| phrases.iter().map(move |p| (*kind, *p)))
+        .map(|(kind, text)| {
+            let (sought, attribute) = match text.strip_suffix('=') {
+                Some(name) => (name, true),
+                None => (text, false),
+            };
+            Phrase {
+                kind,
+                text,
+                finder: memchr::memmem::Finder::new(sought.as_bytes()),
+                attribute,
+                starts_word: word(sought.chars().next()),
+                ends_word: word(sought.chars().next_back()),
+                ends_colon: sought.ends_with(':'),
+            }
+        })
+        .collect()
+});
+
+impl Phrase {
+    /// Whether the phrase occurs in `text` as whole words: a phrase that begins (ends) with a
+    /// letter or digit must not continue a word there ("union select" is not in "union
+    /// selected"), one that ends with `:` must be followed directly by something
+    /// ("javascript:alert", not "JavaScript: a language"), and one that ends with `=` (an
+    /// attribute) may have a space before its `=` ("onerror =").
+    fn is_in(&self, text: &str) -> bool {
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let len = self.finder.needle().len();
+        self.finder.find_iter(text.as_bytes()).any(|at| {
+            // the needle is UTF-8 and starts with a character: `at` and `at + len` are
+            // character boundaries of `text`
+            let before = text[..at].chars().next_back();
+            let rest = &text[at + len..];
+            if self.attribute {
+                return !word(before) && rest.trim_start_matches(' ').starts_with('=');
+            }
+            let after = rest.chars().next();
+            (!self.starts_word || !word(before))
+                && (!self.ends_word || !word(after))
+                && (!self.ends_colon || after.is_some_and(|c| c != ' '))
+        })
+    }
 }
 
 /// `text` as matched: format characters removed, NFKC, look-alikes folded to Latin, lower case,
@@ -171,6 +231,11 @@ fn normal_form(text: &str, join_lines: bool) -> String {
         space = false;
         normal.push(c);
     };
+    if text.is_ascii() {
+        // ASCII is its own NFKC form, and has no format characters or look-alikes
+        text.chars().for_each(|c| push(c.to_ascii_lowercase()));
+        return normal;
+    }
     let readable = text.chars().filter(|&c| !crate::display::is_format(c));
     for c in readable.nfkc() {
         match lookalike(c) {
@@ -292,32 +357,6 @@ fn reference(text: &str) -> Option<(char, usize)> {
         _ => return None,
     };
     Some((c, 1 + len + 1))
-}
-
-/// Whether `phrase` occurs in `text` as whole words: a phrase that begins (ends) with a letter
-/// or digit must not continue a word there ("union select" is not in "union selected"), one
-/// that ends with `:` must be followed directly by something ("javascript:alert", not
-/// "JavaScript: a language"), and one that ends with `=` (an attribute) may have a space before
-/// its `=` ("onerror =").
-fn contains_phrase(text: &str, phrase: &str) -> bool {
-    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    let (phrase, attribute) = match phrase.strip_suffix('=') {
-        Some(name) => (name, true),
-        None => (phrase, false),
-    };
-    let starts_word = word(phrase.chars().next());
-    let ends_word = word(phrase.chars().next_back());
-    text.match_indices(phrase).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let rest = &text[at + phrase.len()..];
-        if attribute {
-            return !word(before) && rest.trim_start_matches(' ').starts_with('=');
-        }
-        let after = rest.chars().next();
-        (!starts_word || !word(before))
-            && (!ends_word || !word(after))
-            && (!phrase.ends_with(':') || after.is_some_and(|c| c != ' '))
-    })
 }
 
 /// The refusal for a hit.
