@@ -9,4 +9,8 @@ mod list_changes;
 mod memory;
 mod pinning;
 mod restart;
+mod server_calls;
+mod server_compose;
+mod server_host;
+mod server_progress;
 mod time;
