@@ -45,7 +45,7 @@
 //! # }
 //! ```
 //!
-//! With the `gateway` feature, [`gateway::GatewayCommand`] is `tools gateway`: the tools of other
+//! With the `gateway` feature, `gateway::GatewayCommand` is `tools gateway`: the tools of other
 //! people's MCP servers beside the application's own, served all these ways under one policy.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
