@@ -15,7 +15,7 @@
 //! Python with the MCP SDK); a group whose server is missing is skipped, saying so.
 //!
 //! ```text
-//! cargo bench -p tool-mcp --features gateway --bench gateway
+//! cargo bench -p tool-mcp --bench gateway
 //! ```
 
 use std::hint::black_box;
@@ -25,11 +25,11 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion};
 use serde_json::json;
 use tool_mcp::client::{McpClient, ServerConfig};
-use tool_mcp::gateway::GatewayCommand;
 use tool_runtime::cli::{Cli, Output};
 use tool_runtime::definition::Safety;
 use tool_runtime::executor::{Executor, ExecutorConfig};
 use tool_runtime::{CallContext, ToolCall, ToolSet};
+use tool_server::gateway::GatewayCommand;
 
 /// Set in the gateway's environment: the configuration it serves. This process is then the
 /// gateway, not the benchmark.

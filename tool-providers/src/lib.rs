@@ -1,13 +1,12 @@
 //! Provider wire formats for tool-runtime: a pure codec per provider (OpenAI Chat Completions and
-//! Responses, Anthropic Messages, Ollama, Gemini, MCP), the HTTP clients, the agent loop and the
-//! MCP server adapter.
+//! Responses, Anthropic Messages, Ollama, Gemini, MCP), the HTTP clients and the agent loop. Serving
+//! a tool set over MCP is the `tool-mcp` crate's, which builds on the MCP codec here.
 //!
 //! ## Features
 //!
 //! | Feature | Default | What it adds |
 //! |---|---|---|
 //! | `cli` | no | `cli`: the `decode` command line (clap, and tool-runtime's `cli` feature) |
-//! | `mcp` | yes | `mcp`: serving a tool set over MCP, stdio or streamable HTTP (rmcp) |
 //! | `otel` | no | `telemetry`: the agent's and the executor's spans exported over OTLP |
 //!
 //! Without them, the codecs, the HTTP clients and the agent loop are all there.
@@ -20,9 +19,6 @@ pub mod agent;
 pub mod cli;
 pub mod codec;
 pub mod http;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod telemetry;

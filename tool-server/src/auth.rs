@@ -14,7 +14,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use tool_providers::mcp::HostGrant;
+use tool_mcp::server::HostGrant;
 use tool_runtime::{Credential, ErrorCode, ToolError};
 use utoipa::Modify;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};

@@ -46,11 +46,18 @@
 //! tool_server::serve("127.0.0.1:8080".parse().unwrap(), executor, options).await
 //! # }
 //! ```
+//!
+//! With the `gateway` feature, `gateway::GatewayCommand` is `tools gateway`: the tools of other
+//! people's MCP servers beside the application's own, served all these ways under one policy.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod auth;
 mod body;
 mod conn;
 mod error;
+#[cfg(feature = "gateway")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
+pub mod gateway;
 mod hygiene;
 mod link;
 mod mcp_gate;
@@ -70,8 +77,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tool_mcp::server::McpServer;
 use tool_providers::codec::DeclarationCache;
-use tool_providers::mcp::McpServer;
 use tool_runtime::Executor;
 use utoipa::OpenApi;
 

@@ -8,7 +8,7 @@
 //! host pass; any other is refused `403`, as the streamable HTTP transport requires against DNS
 //! rebinding. rmcp answers a body that is not JSON, a batch or a wrong `jsonrpc` with a
 //! plain-text `415`, and a `tools/call` whose params do not decode with "method not found";
-//! here each gets its JSON-RPC error ([`tool_providers::mcp::malformed`], the check stdio uses
+//! here each gets its JSON-RPC error ([`tool_mcp::server::malformed`], the check stdio uses
 //! too). And rmcp accepts the `DELETE` of a session it no longer has (`202`); here it is `404`,
 //! the status a client takes as "this session is gone".
 
@@ -80,7 +80,7 @@ pub(crate) async fn gate(State(gate): State<Gate>, request: Request, next: Next)
             ),
         );
     };
-    if let Some(error) = tool_providers::mcp::malformed(&bytes) {
+    if let Some(error) = tool_mcp::server::malformed(&bytes) {
         // a request with an id is answered as any request is; a message that cannot be one is
         // a bad HTTP request
         let status = if error["id"].is_null() {

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use tool_mcp::server::McpServer;
 use tool_providers::agent::Agent;
-use tool_providers::mcp::McpServer;
 
 use crate::link::SignInLinks;
 
@@ -232,7 +232,7 @@ impl ServerOptions {
     /// whose tools are the executor's tool set (with its policy) and whose resources, prompts,
     /// completions, `logging/setLevel` and the rest are `handler`'s, with `handler`'s
     /// capabilities announced beside `tools` (see
-    /// [`McpServer::with_app`](tool_providers::mcp::McpServer::with_app)). Each MCP session gets
+    /// [`McpServer::with_app`](tool_mcp::server::McpServer::with_app)). Each MCP session gets
     /// its own clone of `handler`; state its sessions share goes behind an `Arc`.
     pub fn mcp_app<H: rmcp::ServerHandler + Clone>(mut self, handler: H) -> Self {
         self.mcp_app = Some(McpApp(Arc::new(move |server: McpServer| {

@@ -215,10 +215,10 @@ async fn main() -> ExitCode {
         // TOOLS_MCP_HOST_CONFIRMS=1 when the host shows each confirmation to a person; without
         // it, changes wait for `graph --approve` whatever the client offers to answer.
         let in_band = match std::env::var("TOOLS_MCP_HOST_CONFIRMS").as_deref() {
-            Ok("1" | "true" | "yes") => tool_providers::mcp::InBandConfirmation::AnyClient,
-            _ => tool_providers::mcp::InBandConfirmation::Never,
+            Ok("1" | "true" | "yes") => tool_mcp::server::InBandConfirmation::AnyClient,
+            _ => tool_mcp::server::InBandConfirmation::Never,
         };
-        tool_providers::mcp::McpServer::new(executor)
+        tool_mcp::server::McpServer::new(executor)
             .in_band_confirmation(in_band)
             .named("knowledge-graph", env!("CARGO_PKG_VERSION"))
             .instructions(

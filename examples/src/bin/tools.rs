@@ -103,6 +103,6 @@ fn main() -> ExitCode {
     // `pins` and `approve-change`: the definitions those tools are pinned to
     let cli = tool_mcp::client::PinCommands::install(cli);
     // every tool above, and the configuration's [mcp.servers], served under the same policy
-    let cli = cli.with(tool_mcp::gateway::GatewayCommand::new());
+    let cli = cli.with(tool_server::gateway::GatewayCommand::new());
     ExecutorCli::new().install(cli).run_from_env().into()
 }

@@ -10,4 +10,8 @@ mod memory;
 mod paging;
 mod pinning;
 mod restart;
+mod server_calls;
+mod server_compose;
+mod server_host;
+mod server_progress;
 mod time;

@@ -54,7 +54,7 @@
 //!
 //! ```no_run
 //! # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
-//! use tool_providers::mcp::McpServer;
+//! use tool_mcp::server::McpServer;
 //!
 //! // Serve the executor's tools on stdin/stdout until the client disconnects.
 //! McpServer::new(executor).serve_stdio().await?;
@@ -92,8 +92,8 @@ use tool_runtime::{
 pub use door::{DEFAULT_MAX_REQUEST_BYTES, malformed};
 pub use elicit::EDITED_ARGUMENTS_FIELD;
 
-use crate::codec::mcp::Mcp;
-use crate::codec::{Codec, CodecError, ToolOutcome, ToolResult};
+use tool_providers::codec::mcp::Mcp;
+use tool_providers::codec::{Codec, CodecError, ToolOutcome, ToolResult};
 
 /// Errors of building or running the MCP server.
 #[derive(Debug, thiserror::Error)]
@@ -275,7 +275,7 @@ impl McpServer {
     /// # async fn demo(executor: tool_runtime::Executor) -> Result<(), Box<dyn std::error::Error>> {
     /// use rmcp::ServerHandler;
     /// use rmcp::model::{ServerCapabilities, ServerConfig};
-    /// use tool_providers::mcp::McpServer;
+    /// use tool_mcp::server::McpServer;
     ///
     /// /// The application's resources and prompts (their methods left out here).
     /// #[derive(Clone)]

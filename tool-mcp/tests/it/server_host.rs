@@ -1,5 +1,5 @@
 //! What a tool asks of the MCP client while it runs, with the official Python SDK's client
-//! (`tests/mcp/host_client.py`) as the host: its log entries arrive as `notifications/message`
+//! (`tests/clients/host_client.py`) as the host: its log entries arrive as `notifications/message`
 //! at or above the level the client set, its typed question is asked with `elicitation/create`
 //! and its form (defaults and choices included) and answered by the client's person, and its
 //! prompt is sampled with `sampling/createMessage`. A client without a capability leaves the
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_providers::mcp::McpServer;
+use tool_mcp::server::McpServer;
 use tool_runtime::host::{LogLevel, Reply, SampleRequest};
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{CallContext, Executor, ToolError, ToolSet, tool};
@@ -109,7 +109,7 @@ async fn serve_executor() -> (u16, Executor) {
         .unwrap();
     // every client confirms in-band: the host client is the person's
     let server = McpServer::new(executor.clone())
-        .in_band_confirmation(tool_providers::mcp::InBandConfirmation::AnyClient);
+        .in_band_confirmation(tool_mcp::server::InBandConfirmation::AnyClient);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -123,7 +123,7 @@ async fn serve_executor() -> (u16, Executor) {
 
 async fn client(port: u16, options: &[&str], calls: &[&str]) -> Vec<Value> {
     let py = test_support::conformance_python().expect("checked by the caller");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/host_client.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/host_client.py");
     let mut command = Command::new(py);
     command
         .arg(script)

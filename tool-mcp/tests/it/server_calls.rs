@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
-use tool_providers::mcp::McpServer;
+use tool_mcp::server::McpServer;
 use tool_runtime::executor::{Deferred, MemoryAuditSink, Outcome};
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{Executor, ToolError, ToolSet, tool};
@@ -384,7 +384,7 @@ async fn an_elicitation_the_server_gives_up_on_is_cancelled_at_the_client() {
         .unwrap();
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let server = McpServer::new(executor)
-        .in_band_confirmation(tool_providers::mcp::InBandConfirmation::AnyClient);
+        .in_band_confirmation(tool_mcp::server::InBandConfirmation::AnyClient);
     tokio::spawn(async move { server.serve_on(server_io).await });
     let host = Slow::default();
     let client = host.clone().serve(client_io).await.unwrap();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tool_providers::mcp::McpServer;
+use tool_mcp::server::McpServer;
 use tool_runtime::progress::Progress;
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{CallContext, Executor, ToolSet, tool};

@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::json;
-use tool_providers::mcp::McpServer;
+use tool_mcp::server::McpServer;
 use tool_runtime::executor::MemoryAuditSink;
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{Executor, ToolSet, tool};

@@ -22,15 +22,14 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use futures::future::BoxFuture;
-use tool_providers::mcp::{InBandConfirmation, McpServer};
+use tool_mcp::client::import_configured;
+use tool_mcp::server::{InBandConfirmation, McpServer};
 use tool_runtime::ToolSet;
 use tool_runtime::cli::{CliCommand, Exit, Output};
 use tool_runtime::executor::cli::config_path;
 use tool_runtime::executor::{Deferred, Executor, ExecutorConfig};
-use tool_server::{ServerOptions, Tokens};
 
-use crate::client::cli::usage;
-use crate::client::import_configured;
+use crate::{ServerOptions, Tokens};
 
 /// Where the gateway listens unless `--addr` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8700";
@@ -165,16 +164,16 @@ impl GatewayCommand {
         let options = ServerOptions::new(tokens)
             .mcp_server_info(&self.name, env!("CARGO_PKG_VERSION"))
             .mcp_instructions(INSTRUCTIONS);
-        let listener = match tool_server::bind(addr, &options).await {
+        let listener = match crate::bind(addr, &options).await {
             Ok(l) => l,
             Err(e) => return usage(output, e.to_string()),
         };
         let local = listener.local_addr().unwrap_or(addr);
         let tools = executor.toolset().len();
         let _ = writeln!(output.err, "gateway: {tools} tools");
-        let _ = writeln!(output.err, "{}", tool_server::announcement(local, &options));
+        let _ = writeln!(output.err, "{}", crate::announcement(local, &options));
         let _ = output.err.flush();
-        match tool_server::serve_on(listener, executor, options).await {
+        match crate::serve_on(listener, executor, options).await {
             Ok(()) => Exit::Success,
             Err(e) => {
                 let _ = writeln!(output.err, "error: {e}");
@@ -203,4 +202,10 @@ impl GatewayCommand {
             }
         }
     }
+}
+
+/// A refusal of the gateway's arguments or configuration, told on stderr.
+fn usage(output: &mut Output<'_>, message: String) -> Exit {
+    let _ = writeln!(output.err, "error: {message}");
+    Exit::Usage
 }

@@ -19,7 +19,7 @@
 use serde_json::{Map, Value, json};
 use tool_runtime::executor::Outcome;
 
-use crate::codec::ToolOutcome;
+use tool_providers::codec::ToolOutcome;
 
 /// What a pending call tells the model.
 pub(crate) const WAITS: &str = "This call waits for a person's approval and has not run. Tell \
