@@ -144,70 +144,84 @@ fn matched(text: &str) -> Option<(&'static str, &'static str)> {
     let spaced = normal_form(&decoded, false);
     // without tabs or line breaks, joining lines changes nothing
     let joined = (decoded.contains(['\t', '\n', '\r'])).then(|| normal_form(&decoded, true));
-    PHRASES.iter().find_map(|phrase| {
-        let found = phrase.is_in(&spaced) || joined.as_deref().is_some_and(|j| phrase.is_in(j));
-        found.then_some((phrase.kind, phrase.text))
-    })
+    // the first phrase in PATTERNS' order that either form holds, as the patterns are ranked
+    let first = |text: &str| PHRASES.first_in(text);
+    let hit = match (first(&spaced), joined.as_deref().and_then(first)) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let phrase = &PHRASES.phrases[hit];
+    Some((phrase.kind, phrase.text))
 }
 
-/// One phrase of [`PATTERNS`], with its searcher made once: making a substring searcher costs
-/// more than running it over a short text.
+/// The phrases of [`PATTERNS`], searched for in one pass over a text.
+struct Phrases {
+    phrases: Vec<Phrase>,
+    /// Every phrase as sought (without the `=` of an attribute), by index into `phrases`.
+    searcher: aho_corasick::AhoCorasick,
+}
+
+/// One phrase of [`PATTERNS`] and what makes an occurrence of it count.
 struct Phrase {
     kind: &'static str,
     /// As written in [`PATTERNS`].
     text: &'static str,
-    /// What is searched for: the phrase, without the `=` of an attribute.
-    finder: memchr::memmem::Finder<'static>,
     attribute: bool,
     starts_word: bool,
     ends_word: bool,
     ends_colon: bool,
 }
 
-static PHRASES: std::sync::LazyLock<Vec<Phrase>> = std::sync::LazyLock::new(|| {
+static PHRASES: std::sync::LazyLock<Phrases> = std::sync::LazyLock::new(|| {
     let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    (PATTERNS.iter())
+    let mut sought = Vec::new();
+    let phrases = (PATTERNS.iter())
         .flat_map(|(kind, phrases)| phrases.iter().map(move |p| (*kind, *p)))
         .map(|(kind, text)| {
-            let (sought, attribute) = match text.strip_suffix('=') {
+            let (needle, attribute) = match text.strip_suffix('=') {
                 Some(name) => (name, true),
                 None => (text, false),
             };
+            sought.push(needle);
             Phrase {
                 kind,
                 text,
-                finder: memchr::memmem::Finder::new(sought.as_bytes()),
                 attribute,
-                starts_word: word(sought.chars().next()),
-                ends_word: word(sought.chars().next_back()),
-                ends_colon: sought.ends_with(':'),
+                starts_word: word(needle.chars().next()),
+                ends_word: word(needle.chars().next_back()),
+                ends_colon: needle.ends_with(':'),
             }
         })
-        .collect()
+        .collect();
+    let searcher = aho_corasick::AhoCorasick::new(sought).expect("the phrases are few and short");
+    Phrases { phrases, searcher }
 });
 
-impl Phrase {
-    /// Whether the phrase occurs in `text` as whole words: a phrase that begins (ends) with a
-    /// letter or digit must not continue a word there ("union select" is not in "union
-    /// selected"), one that ends with `:` must be followed directly by something
-    /// ("javascript:alert", not "JavaScript: a language"), and one that ends with `=` (an
-    /// attribute) may have a space before its `=` ("onerror =").
-    fn is_in(&self, text: &str) -> bool {
+impl Phrases {
+    /// The index of the first phrase (in [`PATTERNS`]' order) that occurs in `text` as whole
+    /// words: a phrase that begins (ends) with a letter or digit must not continue a word there
+    /// ("union select" is not in "union selected"), one that ends with `:` must be followed
+    /// directly by something ("javascript:alert", not "JavaScript: a language"), and one that
+    /// ends with `=` (an attribute) may have a space before its `=` ("onerror =").
+    fn first_in(&self, text: &str) -> Option<usize> {
         let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-        let len = self.finder.needle().len();
-        self.finder.find_iter(text.as_bytes()).any(|at| {
-            // the needle is UTF-8 and starts with a character: `at` and `at + len` are
-            // character boundaries of `text`
-            let before = text[..at].chars().next_back();
-            let rest = &text[at + len..];
-            if self.attribute {
-                return !word(before) && rest.trim_start_matches(' ').starts_with('=');
-            }
-            let after = rest.chars().next();
-            (!self.starts_word || !word(before))
-                && (!self.ends_word || !word(after))
-                && (!self.ends_colon || after.is_some_and(|c| c != ' '))
-        })
+        (self.searcher.find_overlapping_iter(text))
+            .filter(|m| {
+                let phrase = &self.phrases[m.pattern().as_usize()];
+                // the needles are UTF-8 and start with a character: a match starts and ends on
+                // character boundaries of `text`
+                let before = text[..m.start()].chars().next_back();
+                let rest = &text[m.end()..];
+                if phrase.attribute {
+                    return !word(before) && rest.trim_start_matches(' ').starts_with('=');
+                }
+                let after = rest.chars().next();
+                (!phrase.starts_word || !word(before))
+                    && (!phrase.ends_word || !word(after))
+                    && (!phrase.ends_colon || after.is_some_and(|c| c != ' '))
+            })
+            .map(|m| m.pattern().as_usize())
+            .min()
     }
 }
 
