@@ -648,6 +648,15 @@ impl Secrets {
     /// before it is cut (so that no prefix of a secret survives at the cut).
     pub fn summary(&self, outcome: &Outcome) -> String {
         let text = match outcome {
+            // a number, a boolean or null has no key to hide and no text to scrub
+            Outcome::Success {
+                value: Value::Number(n),
+                ..
+            } => n.to_string(),
+            Outcome::Success {
+                value: v @ (Value::Bool(_) | Value::Null),
+                ..
+            } => v.to_string(),
             Outcome::Success { value, .. } => match crate::content::blocks(value) {
                 // what the blocks are, never what they carry
                 Some(blocks) => self.scrub_text(&crate::content::describe(&blocks)),
@@ -662,6 +671,10 @@ impl Secrets {
                 return format!("pending operation {operation_id}");
             }
         };
+        if text.len() <= SUMMARY_CHARS {
+            // no more bytes than the limit has no more characters either: kept as it is
+            return text;
+        }
         summarize(&text, SUMMARY_CHARS)
     }
 }
@@ -713,6 +726,27 @@ mod tests {
         assert_eq!(r["items"][0]["client_secret"], REDACTED);
         assert_eq!(r["ssn"], REDACTED);
         assert!(!r.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn summaries_of_scalars_and_short_text_are_the_value_itself() {
+        let mut s = Secrets::new(None);
+        s.add_arguments(&json!({"pin_code": 1234, "password": "hunter2-long"}));
+        let ok = |value| Outcome::Success {
+            value,
+            truncated: false,
+        };
+        assert_eq!(s.summary(&ok(json!(5))), "5");
+        assert_eq!(s.summary(&ok(json!(-2.5))), "-2.5");
+        assert_eq!(s.summary(&ok(json!(true))), "true");
+        assert_eq!(s.summary(&ok(Value::Null)), "null");
+        assert_eq!(
+            s.summary(&ok(json!("is hunter2-long"))),
+            "\"is [REDACTED]\""
+        );
+        let long = s.summary(&ok(json!("é".repeat(300))));
+        assert_eq!(long.chars().count(), SUMMARY_CHARS);
+        assert!(long.ends_with('…'));
     }
 
     #[test]
