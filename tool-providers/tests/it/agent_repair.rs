@@ -127,7 +127,10 @@ async fn a_repair_that_validates_runs_the_call_without_spending_the_retry_budget
     assert_eq!(tool_message(&seen[2]), json!(3));
     assert_eq!(report.audit.len(), 1);
     assert_eq!(report.audit[0].status, Status::Success);
-    assert_eq!(report.audit[0].arguments, Some(json!({"a":1,"b":2})));
+    assert_eq!(
+        report.audit[0].arguments.as_deref(),
+        Some(&json!({"a":1,"b":2}))
+    );
     assert!(
         events
             .lock()
@@ -172,7 +175,10 @@ async fn a_repair_that_is_still_invalid_leaves_the_original_error_to_go_back() {
     assert!(back["error"]["recover_action"].is_string());
     assert_eq!(report.audit.len(), 1);
     assert_eq!(report.audit[0].status, Status::Error);
-    assert_eq!(report.audit[0].arguments, Some(json!({"a":"one","b":2})));
+    assert_eq!(
+        report.audit[0].arguments.as_deref(),
+        Some(&json!({"a":"one","b":2}))
+    );
 }
 
 #[tokio::test]

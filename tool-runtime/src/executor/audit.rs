@@ -303,9 +303,55 @@ pub(crate) fn redact_with_keys(arguments: &Value) -> Value {
 
 /// [`redact`] when it hides something, `None` when the arguments have nothing to hide (the
 /// usual call): they are then their own redacted form, and no copy is built to find that out.
-pub(crate) fn redact_if_needed(arguments: &Value, definition: &ToolDefinition) -> Option<Value> {
-    hides_something(arguments, &definition.sensitive)
-        .then(|| redact_with(arguments, &definition.sensitive))
+/// `plan` names the top-level keys known not to be secret, which are then not tested again.
+pub(crate) fn redact_if_needed(
+    arguments: &Value,
+    definition: &ToolDefinition,
+    plan: &KeyPlan,
+) -> Option<Value> {
+    let sensitive = &definition.sensitive;
+    let hides = match arguments {
+        Value::Object(map) => map.iter().any(|(k, v)| {
+            (!plan.is_plain(k) && (is_secret_key(k) || sensitive.iter().any(|s| s == k)))
+                || hides_something(v, sensitive)
+        }),
+        other => hides_something(other, sensitive),
+    };
+    hides.then(|| redact_with(arguments, sensitive))
+}
+
+/// The top-level argument keys of one tool that name no secret: the properties its schema
+/// declares that neither look like a secret ([`is_secret_key`]) nor are marked sensitive. Made
+/// once per tool, so that a call's arguments are tested for secret keys only where a key is
+/// unknown; their values are tested on every call all the same.
+#[derive(Debug, Default)]
+pub(crate) struct KeyPlan {
+    plain: Box<[Box<str>]>,
+}
+
+impl KeyPlan {
+    pub(crate) fn of(definition: &ToolDefinition) -> Self {
+        #[derive(serde::Deserialize)]
+        struct Schema {
+            #[serde(default)]
+            properties: serde_json::Map<String, Value>,
+        }
+        let Ok(schema) = serde_json::from_str::<Schema>(definition.parameters.get()) else {
+            return KeyPlan::default();
+        };
+        let plain = schema
+            .properties
+            .keys()
+            .filter(|k| !is_secret_key(k) && !definition.sensitive.iter().any(|s| s == *k))
+            .map(|k| k.as_str().into())
+            .collect();
+        KeyPlan { plain }
+    }
+
+    /// Whether `key` is known not to be secret.
+    fn is_plain(&self, key: &str) -> bool {
+        self.plain.iter().any(|p| **p == *key)
+    }
 }
 
 /// Whether [`redact_with`] would change `value`: the same tests, without building anything.
@@ -602,6 +648,15 @@ impl Secrets {
     /// before it is cut (so that no prefix of a secret survives at the cut).
     pub fn summary(&self, outcome: &Outcome) -> String {
         let text = match outcome {
+            // a number, a boolean or null has no key to hide and no text to scrub
+            Outcome::Success {
+                value: Value::Number(n),
+                ..
+            } => n.to_string(),
+            Outcome::Success {
+                value: v @ (Value::Bool(_) | Value::Null),
+                ..
+            } => v.to_string(),
             Outcome::Success { value, .. } => match crate::content::blocks(value) {
                 // what the blocks are, never what they carry
                 Some(blocks) => self.scrub_text(&crate::content::describe(&blocks)),
@@ -616,6 +671,10 @@ impl Secrets {
                 return format!("pending operation {operation_id}");
             }
         };
+        if text.len() <= SUMMARY_CHARS {
+            // no more bytes than the limit has no more characters either: kept as it is
+            return text;
+        }
         summarize(&text, SUMMARY_CHARS)
     }
 }
@@ -667,6 +726,62 @@ mod tests {
         assert_eq!(r["items"][0]["client_secret"], REDACTED);
         assert_eq!(r["ssn"], REDACTED);
         assert!(!r.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn summaries_of_scalars_and_short_text_are_the_value_itself() {
+        let mut s = Secrets::new(None);
+        s.add_arguments(&json!({"pin_code": 1234, "password": "hunter2-long"}));
+        let ok = |value| Outcome::Success {
+            value,
+            truncated: false,
+        };
+        assert_eq!(s.summary(&ok(json!(5))), "5");
+        assert_eq!(s.summary(&ok(json!(-2.5))), "-2.5");
+        assert_eq!(s.summary(&ok(json!(true))), "true");
+        assert_eq!(s.summary(&ok(Value::Null)), "null");
+        assert_eq!(
+            s.summary(&ok(json!("is hunter2-long"))),
+            "\"is [REDACTED]\""
+        );
+        let long = s.summary(&ok(json!("é".repeat(300))));
+        assert_eq!(long.chars().count(), SUMMARY_CHARS);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn the_key_plan_skips_only_declared_keys_that_name_no_secret() {
+        let schema = json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "api_key": {"type": "string"},
+            "ssn": {"type": "string"},
+            "note": {"type": "string", "writeOnly": true},
+            "filter": {"type": "object"}
+        }});
+        let mut def = ToolDefinition::new("t", "d", &schema);
+        def.sensitive = vec!["ssn".into(), "note".into()];
+        let plan = KeyPlan::of(&def);
+        assert!(plan.is_plain("query") && plan.is_plain("filter"));
+        for secret in ["api_key", "ssn", "note", "password", "undeclared"] {
+            assert!(!plan.is_plain(secret), "{secret}");
+        }
+        // plain keys: nothing to hide, no copy
+        let plain = json!({"query": "weather", "filter": {"city": "Oslo"}});
+        assert_eq!(redact_if_needed(&plain, &def, &plan), None);
+        // what the plan does not cover is still found: secret and sensitive keys, a secret key
+        // under a plain one, a value shaped like a credential under a plain key
+        for (args, hidden) in [
+            (json!({"query": "x", "api_key": "k"}), "/api_key"),
+            (json!({"query": "x", "ssn": "1"}), "/ssn"),
+            (json!({"filter": {"password": "p"}}), "/filter/password"),
+            (json!({"query": "sk-0123456789abcdefghij"}), "/query"),
+        ] {
+            let r = redact_if_needed(&args, &def, &plan).expect("hides something");
+            assert_eq!(r.pointer(hidden).unwrap(), REDACTED, "{args}");
+        }
+        // a schema without properties plans nothing, and everything is tested
+        let bare = KeyPlan::of(&ToolDefinition::new("t", "d", &json!({"type": "object"})));
+        assert!(!bare.is_plain("query"));
     }
 
     #[test]

@@ -168,7 +168,12 @@ impl Executor {
         // moved (copied) a few times on its way to being polled
         let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, cx)).await;
         let mut trail = Trail::new(started);
-        trail.note_call_arguments(self.keeps_arguments(), instance.arguments(), def);
+        trail.note_call_arguments(
+            self.keeps_arguments(),
+            instance.arguments(),
+            def,
+            entry.key_plan(),
+        );
         trail.repairs = instance.repairs().to_vec();
         let injected = (cfg.check_injection && !def.safety.is_read_only())
             .then(|| super::injection::find(instance.arguments()))

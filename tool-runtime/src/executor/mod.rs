@@ -18,7 +18,7 @@
 //! decision: approval comes only from the [`ConfirmationHandler`] or from
 //! [`Executor::approve`], called by the application on a person's behalf.
 
-mod audit;
+pub(crate) mod audit;
 mod builder;
 mod cache;
 mod chain;

@@ -45,7 +45,7 @@ impl Trail {
     /// (no secret or sensitive key, no value shaped like a credential), so they are not kept.
     pub(crate) fn note_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
         self.secrets.use_definition(def);
-        let redacted = audit::redact_if_needed(raw, def);
+        let redacted = audit::redact_if_needed(raw, def, &audit::KeyPlan::default());
         if redacted.is_some() {
             self.secrets.add_arguments(raw);
         }
@@ -55,10 +55,17 @@ impl Trail {
 
     /// [`Trail::note_arguments`] for a call about to run: arguments with nothing to hide are
     /// not copied yet, but taken from the call when it is done with them ([`Trail::settle`]).
-    pub(crate) fn note_call_arguments(&mut self, keep: bool, raw: &Value, def: &ToolDefinition) {
+    /// `plan` is the tool's plan of keys that are not secret.
+    pub(crate) fn note_call_arguments(
+        &mut self,
+        keep: bool,
+        raw: &Value,
+        def: &ToolDefinition,
+        plan: &audit::KeyPlan,
+    ) {
         self.secrets.use_definition(def);
         self.no_schema = def.no_schema_mode();
-        match audit::redact_if_needed(raw, def) {
+        match audit::redact_if_needed(raw, def, plan) {
             Some(redacted) => {
                 self.secrets.add_arguments(raw);
                 self.arguments = keep.then_some(redacted);
@@ -220,7 +227,7 @@ impl Executor {
             cancelled_by,
             error_code,
             result_summary,
-            arguments: trail.arguments,
+            arguments: trail.arguments.map(std::sync::Arc::new),
             repairs: trail.repairs,
             attempts: trail.attempts,
             cached: trail.cached,

@@ -23,6 +23,7 @@ use crate::definition::{
     is_valid_tool_name, json_depth,
 };
 use crate::error::{ErrorCode, ToolError, Violation};
+use crate::executor::audit::KeyPlan;
 use crate::tool::{CallContext, StateRequirement};
 use crate::validate::{SchemaError, Validator};
 
@@ -352,11 +353,19 @@ pub(crate) struct Entry {
     /// Shared by every set that registers the same typed tool (see [`typed_check`](super::typed::typed_check)).
     check: Arc<Check>,
     handler: Box<dyn Handler>,
+    /// Which argument keys the audit need not test for secrets, made from the schema by the
+    /// first call that asks (registration does not pay for tools that are never called).
+    keys: OnceLock<KeyPlan>,
 }
 
 impl Entry {
     pub(crate) fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+
+    /// This tool's plan of argument keys that are not secret (see [`KeyPlan`]).
+    pub(crate) fn key_plan(&self) -> &KeyPlan {
+        self.keys.get_or_init(|| KeyPlan::of(&self.definition))
     }
 
     pub(crate) fn is_runnable(&self) -> bool {
@@ -391,6 +400,7 @@ impl Entry {
             definition: with_schema_secrets(Cow::Owned(definition)),
             check,
             handler,
+            keys: OnceLock::new(),
         })
     }
 
@@ -464,6 +474,7 @@ impl Entry {
             definition: with_schema_secrets(Cow::Borrowed(definition)),
             check,
             handler,
+            keys: OnceLock::new(),
         }
     }
 

@@ -1,5 +1,7 @@
 //! One call as the audit trail keeps it, and the queries the activity feed answers.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -52,9 +54,15 @@ pub struct AuditRecord {
     /// metadata-only mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_summary: Option<String>,
-    /// The arguments with secrets redacted; absent in metadata-only mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
+    /// The arguments with secrets redacted; absent in metadata-only mode. Shared: the call, the
+    /// record and every sink's copy of it hold the same arguments, so a sink that keeps the
+    /// record does not copy them.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "shared_value"
+    )]
+    pub arguments: Option<Arc<Value>>,
     /// Repairs applied to the arguments while parsing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
@@ -152,4 +160,25 @@ fn yes() -> bool {
 
 fn is_yes(b: &bool) -> bool {
     *b
+}
+
+/// Serde for a shared JSON value: written and read as the value itself.
+mod shared_value {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<Arc<Value>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.as_deref().serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Arc<Value>>, D::Error> {
+        Ok(Option::<Value>::deserialize(deserializer)?.map(Arc::new))
+    }
 }

@@ -306,7 +306,10 @@ async fn edited_arguments_are_validated_again_and_invalid_edits_are_asked_again(
     assert_eq!(c.get(), 1);
     let rec = &sink.records()[0];
     assert_eq!(rec.decision, Decision::Edited);
-    assert_eq!(rec.arguments, Some(json!({"text": "edited", "n": 2})));
+    assert_eq!(
+        rec.arguments.as_deref(),
+        Some(&json!({"text": "edited", "n": 2}))
+    );
 }
 
 #[tokio::test]

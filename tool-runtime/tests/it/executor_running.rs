@@ -437,7 +437,10 @@ async fn unknown_tools_and_invalid_arguments_come_back_as_errors_and_are_recorde
     );
     let recs = sink.records();
     assert_eq!(recs.len(), 2);
-    assert_eq!(recs[0].arguments, Some(json!({"password": "[REDACTED]"})));
+    assert_eq!(
+        recs[0].arguments.as_deref(),
+        Some(&json!({"password": "[REDACTED]"}))
+    );
     assert_eq!(recs[1].error_code.as_deref(), Some("INVALID_ARGUMENTS"));
 }
 

@@ -356,7 +356,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         cancelled_by: None,
         error_code: None,
         result_summary: Some(format!("r{i}")),
-        arguments: Some(json!({"n": i})),
+        arguments: Some(json!({"n": i}).into()),
         repairs: vec![],
         attempts: 1,
         cached: false,
