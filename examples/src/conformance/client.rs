@@ -7,7 +7,7 @@
 //!
 //! Nobody sits at the suite's client: the operator of this program is taken to approve every
 //! call of the scenario's server ([`ApproveAll`]) and to accept every question as the form
-//! shows it, pre-filled with its defaults ([`AcceptsAsShown`]).
+//! shows it, pre-filled with its defaults.
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
