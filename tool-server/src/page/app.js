@@ -552,26 +552,14 @@ async function followFeed() {
       const res = await fetch("/api/v1/activity/stream", { headers });
       if (!res.ok) { await sleep(3000); continue; }
       status("Live");
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = block.split("\n").filter((l) => l.startsWith("data:"))
-            .map((l) => l.slice(5).trimStart()).join("\n");
-          const id = block.split("\n").find((l) => l.startsWith("id:"));
-          if (id) lastId = id.slice(3).trim();
-          if (block.includes("event: activity") && data) {
-            addActivity(JSON.parse(data));
-            refreshPending();
-          }
+      await readEvents(res, (block, data) => {
+        const id = block.split("\n").find((l) => l.startsWith("id:"));
+        if (id) lastId = id.slice(3).trim();
+        if (block.includes("event: activity") && data) {
+          addActivity(JSON.parse(data));
+          refreshPending();
         }
-      }
+      });
     } catch (e) { /* reconnect below */ }
     if (!token()) return;
     status("Reconnecting…");
@@ -580,6 +568,26 @@ async function followFeed() {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Reads a server-sent event stream until it ends, handing each event's block and its data
+// lines joined to `handle`.
+async function readEvents(res, handle) {
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = block.split("\n").filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trimStart()).join("\n");
+      handle(block, data);
+    }
+  }
+}
 
 // ---- tool palette ----------------------------------------------------------------------
 

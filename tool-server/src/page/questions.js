@@ -3,7 +3,7 @@
 // built from its flat schema; a form already on the page is kept as it is (the person may be
 // typing in it), so only new questions are drawn and answered or expired ones removed. A
 // tool's name and message are whatever the tool (and through it a model) wrote: written as
-// text, like everything else on the page. Uses app.js's helpers (api, writeText, token).
+// text, like everything else on the page. Uses app.js's helpers (api, writeText, token, readEvents).
 "use strict";
 
 const questionCards = new Map();
@@ -23,21 +23,9 @@ async function streamEvents(path, name, handle) {
     try {
       const res = await fetch(path, { headers: { Authorization: "Bearer " + token() } });
       if (!res.ok) { await sleep(3000); continue; }
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = block.split("\n").filter((l) => l.startsWith("data:"))
-            .map((l) => l.slice(5).trimStart()).join("\n");
-          if (block.includes("event: " + name) && data) handle(JSON.parse(data));
-        }
-      }
+      await readEvents(res, (block, data) => {
+        if (block.includes("event: " + name) && data) handle(JSON.parse(data));
+      });
     } catch (e) { /* reconnect below */ }
     if (!token()) return;
     await sleep(2000);
