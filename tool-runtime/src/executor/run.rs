@@ -96,6 +96,11 @@ impl Executor {
             true => Some(instance.take_arguments()),
             false => instance.take_made_arguments(),
         };
+        // whoever follows the call's progress knows it runs now, until it ends however it ends
+        let _running = cx
+            .progress
+            .as_ref()
+            .map(|r| r.running(&cx.call_id, &def.name));
         let mut next = Some(instance);
         let mut attempts = 0;
         let result = loop {
