@@ -168,7 +168,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
             options.serving.sessions.idle_timeout,
         )),
         links: options.links,
-        page: questions::PageSide::new(),
+        page: options.page,
     };
     if let Some(chat) = &state.chat {
         routes::runs::recover(chat.clone(), state.executor.clone());

@@ -176,6 +176,9 @@ pub struct ServerOptions {
     pub(crate) mcp_app: Option<McpApp>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) agent: Option<Arc<Agent>>,
+    /// The approvals page's side of the calls: made with the options, so that the chat agent's
+    /// calls ask and report there too.
+    pub(crate) page: crate::questions::PageSide,
     pub(crate) serving: crate::conn::Serving,
     pub(crate) links: SignInLinks,
 }
@@ -191,6 +194,7 @@ impl ServerOptions {
             mcp_instructions: None,
             mcp_app: None,
             agent: None,
+            page: crate::questions::PageSide::new(),
             links: SignInLinks::new(&approver),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
             serving: crate::conn::Serving::default(),
@@ -246,9 +250,16 @@ impl ServerOptions {
     /// shows, and a decision resumes the run. When the executor's store keeps agent runs (the
     /// built-in stores do) and the agent has no checkpoint settings of its own
     /// ([`Agent::with_checkpoints`]), its runs are checkpointed there, so that any replica
-    /// answers for them and a restarted server resumes them.
+    /// answers for them and a restarted server resumes them. Its calls' questions go to the
+    /// approvals page unless the agent has a host of its own ([`Agent::with_host`]), and their
+    /// progress shows there while they run.
     pub fn chat(mut self, agent: Agent) -> Self {
-        self.agent = Some(Arc::new(crate::routes::chat::durable(agent)));
+        let mut agent =
+            crate::routes::chat::durable(agent).with_progress(self.page.progress.clone());
+        if agent.host().is_none() {
+            agent = agent.with_host(self.page.host.clone());
+        }
+        self.agent = Some(Arc::new(agent));
         self
     }
 

@@ -23,7 +23,8 @@ use tool_runtime::validate::Validator;
 use tool_runtime::{ErrorCode, ToolError};
 
 /// The page's side of the calls this server runs: the registry, and the host and progress sink
-/// every call gets, made once and shared (a call clones two `Arc`s).
+/// every call gets, made once and shared (a call clones two `Arc`s). The calls of the server's
+/// chat agent and of approved operations get them too.
 #[derive(Clone)]
 pub(crate) struct PageSide {
     /// The open questions and running calls.
@@ -32,6 +33,12 @@ pub(crate) struct PageSide {
     pub(crate) host: Host,
     /// The progress sink of every call.
     pub(crate) progress: Reporter,
+}
+
+impl std::fmt::Debug for PageSide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageSide")
+    }
 }
 
 impl PageSide {
@@ -158,8 +165,8 @@ impl Live {
         Reporter::new(ProgressEntries(self.clone()))
     }
 
-    /// Marks `call_id` running until the returned guard is dropped.
-    pub(crate) fn start(self: &Arc<Self>, call_id: &str, tool: &str) -> RunningGuard {
+    /// Lists `call_id` of `tool` as running, until [`Live::end`].
+    fn start(&self, call_id: &str, tool: &str) {
         self.lock().running.insert(
             call_id.to_owned(),
             Running {
@@ -172,9 +179,13 @@ impl Live {
             },
         );
         self.touch();
-        RunningGuard {
-            live: self.clone(),
-            call_id: call_id.to_owned(),
+    }
+
+    /// Takes `call_id` off the running list.
+    fn end(&self, call_id: &str) {
+        let removed = self.lock().running.remove(call_id).is_some();
+        if removed {
+            self.touch();
         }
     }
 
@@ -327,21 +338,6 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Removes a call from the running ones when it ends, however it ends.
-pub(crate) struct RunningGuard {
-    live: Arc<Live>,
-    call_id: String,
-}
-
-impl Drop for RunningGuard {
-    fn drop(&mut self) {
-        let removed = self.live.lock().running.remove(&self.call_id).is_some();
-        if removed {
-            self.live.touch();
-        }
-    }
-}
-
 /// Takes a question down when its tool stops waiting.
 struct QuestionGuard {
     live: Arc<Live>,
@@ -379,7 +375,8 @@ impl CallHost for PageHost {
     }
 }
 
-/// Progress reports into the running call's entry.
+/// The running list, kept by the executor telling the sink when each call starts and ends,
+/// with the last progress each reported.
 struct ProgressEntries(Arc<Live>);
 
 impl ProgressSink for ProgressEntries {
@@ -389,6 +386,14 @@ impl ProgressSink for ProgressEntries {
 
     fn report_call(&self, call_id: &str, progress: Progress) {
         self.0.progress(call_id, progress);
+    }
+
+    fn call_started(&self, call_id: &str, tool: &str) {
+        self.0.start(call_id, tool);
+    }
+
+    fn call_ended(&self, call_id: &str) {
+        self.0.end(call_id);
     }
 }
 
@@ -417,7 +422,7 @@ mod tests {
     #[tokio::test]
     async fn a_question_waits_for_a_fitting_answer_and_goes_when_answered() {
         let live = Live::new();
-        let _run = live.start("c1", "order");
+        let _run = live.reporter().running("c1", "order");
         let host = live.host();
         let form = form();
         let mut asking = host.get().ask_for("c1", &form);
@@ -458,7 +463,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_question_is_taken_down_and_a_running_call_keeps_its_last_progress() {
         let live = Live::new();
-        let run = live.start("c2", "sync");
+        let run = live.reporter().running("c2", "sync");
         let form = form();
         {
             let host = live.host();

@@ -30,7 +30,8 @@ impl Agent {
             initiator: Initiator::Model,
             // a resumed run tells a call that never ran from one whose outcome was lost by this
             record_start: self.checkpoints.is_some(),
-            progress: self.progress_events(),
+            progress: self.calls_progress(),
+            host: self.host.clone(),
             ..CallContext::default()
         };
         let toolset = self.executor.toolset();
@@ -124,15 +125,20 @@ impl Agent {
         Ok((results, pending))
     }
 
-    /// The calls' progress as events, when anyone listens to this run.
-    fn progress_events(&self) -> Option<Reporter> {
+    /// Where the calls' progress goes: the run's events when anyone listens to this run, and
+    /// the agent's own reporter ([`Agent::with_progress`]).
+    fn calls_progress(&self) -> Option<Reporter> {
         let sinks: Vec<EventSink> = self
             .events
             .iter()
             .cloned()
             .chain(RUN_EVENTS.try_with(Clone::clone).ok())
             .collect();
-        (!sinks.is_empty()).then(|| Reporter::new(ProgressEvents { sinks }))
+        let events = (!sinks.is_empty()).then(|| Reporter::new(ProgressEvents { sinks }));
+        match (events, &self.progress) {
+            (Some(events), Some(own)) => Some(events.also(own.clone())),
+            (events, own) => events.or_else(|| own.clone()),
+        }
     }
 
     pub(super) fn finish_call(

@@ -45,6 +45,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tool_runtime::executor::Executor;
+use tool_runtime::host::Host;
+use tool_runtime::progress::Reporter;
 use tool_runtime::select::{Catalog, PickOptions};
 use tool_runtime::store::PendingState;
 use tool_runtime::{ErrorCode, ToolCall, ToolError, definition::ToolDefinition, id::SharedId};
@@ -231,6 +233,10 @@ pub struct Agent {
     catalog: Option<Catalog>,
     /// Where runs are checkpointed, when they are.
     checkpoints: Option<checkpoint::Checkpoints>,
+    /// The person's side of the calls: where a tool's questions go.
+    host: Option<Host>,
+    /// Where the calls' progress goes besides the run's events.
+    progress: Option<Reporter>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -313,6 +319,8 @@ impl Agent {
             events: None,
             catalog,
             checkpoints: None,
+            host: None,
+            progress: None,
         }
     }
 
@@ -324,6 +332,34 @@ impl Agent {
     /// Sends events to `sink` as the run goes.
     pub fn on_event(mut self, sink: EventSink) -> Self {
         self.events = Some(sink);
+        self
+    }
+
+    /// The person's side of this agent's calls: a tool's questions
+    /// ([`CallContext::ask`](tool_runtime::CallContext::ask)) go to `host`, answered by the
+    /// person and never by the model. Without one, a call asks its executor's confirmer's
+    /// host, if any (the terminal's, say), else the tool is told that asking is not supported.
+    pub fn with_host(mut self, host: Host) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// The host this agent's calls ask, when it was given one ([`Agent::with_host`]).
+    pub fn host(&self) -> Option<&Host> {
+        self.host.as_ref()
+    }
+
+    /// Also sends this agent's calls' progress to `reporter`, which also hears when each call
+    /// starts and stops running ([`ProgressSink::call_started`]): for a page that shows the
+    /// calls running now. The run's events carry the progress either way. Several reporters
+    /// each get everything.
+    ///
+    /// [`ProgressSink::call_started`]: tool_runtime::progress::ProgressSink::call_started
+    pub fn with_progress(mut self, reporter: Reporter) -> Self {
+        self.progress = Some(match self.progress.take() {
+            Some(before) => before.also(reporter),
+            None => reporter,
+        });
         self
     }
 

@@ -6,8 +6,9 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_runtime::executor::ConfirmationRoute;
 use tool_runtime::store::PendingOperation;
-use tool_runtime::{ErrorCode, ToolError};
+use tool_runtime::{CallContext, ErrorCode, ToolError};
 use utoipa::{IntoParams, ToSchema};
 
 use super::summary::summary;
@@ -163,7 +164,17 @@ pub(crate) async fn approve(
     Path(id): Path<String>,
     JsonBody(request): JsonBody<ApproveRequest>,
 ) -> Result<Response, ApiError> {
-    let exec = state.executor.approve_with(&id, request.arguments).await?;
+    // the approved call runs with the page as its person's side, as a call made here does
+    let waiting = CallContext {
+        host: Some(state.page.host.clone()),
+        progress: Some(state.page.progress.clone()),
+        ..CallContext::default()
+    };
+    let route = ConfirmationRoute::default();
+    let exec = state
+        .executor
+        .approve_for(&id, request.arguments, &route, &waiting)
+        .await?;
     wake_run(&state, &id);
     answer(&state, &exec)
 }

@@ -195,7 +195,6 @@ pub(crate) async fn call(
     // and their progress shows there while they run
     cx.host = Some(state.page.host.clone());
     cx.progress = Some(state.page.progress.clone());
-    let _running = state.page.live.start(&call.id, &call.name);
     let exec = state.executor.call(&call, cx).await;
     answer(&state, &exec)
 }

@@ -24,4 +24,5 @@ mod page;
 mod page_diff;
 mod page_questions;
 mod questions;
+mod questions_elsewhere;
 mod replicas;

@@ -90,7 +90,16 @@ pub(crate) async fn sync_files(cx: &CallContext, label: String) -> Result<String
     })
 }
 
-/// A server of the two tools, with the approvals page.
+/// Ships an order once a person approved it, asking them what goes in the box.
+#[tool(modify, intent = "Ship the order {label}")]
+pub(crate) async fn ship_order(cx: &CallContext, label: String) -> Result<String, ToolError> {
+    Ok(match cx.ask::<Order>("What goes in the box?").await? {
+        Reply::Accepted(o) => format!("shipped {label}: {} cups for {}", o.cups, o.name),
+        other => other.action().to_owned(),
+    })
+}
+
+/// A server of the three tools, with the approvals page.
 pub(crate) struct Asking {
     pub(crate) base: String,
     pub(crate) addr: std::net::SocketAddr,
@@ -98,14 +107,25 @@ pub(crate) struct Asking {
 }
 
 pub(crate) async fn start(options: impl FnOnce(&ServerOptions)) -> Asking {
-    let set = tool_runtime::toolset![order, sync_files].unwrap();
+    start_full(None, options).await
+}
+
+/// [`start`], with a chat agent talking to the OpenAI-compatible server at `model` when given.
+pub(crate) async fn start_full(
+    model: Option<&str>,
+    options: impl FnOnce(&ServerOptions),
+) -> Asking {
+    let set = tool_runtime::toolset![order, sync_files, ship_order].unwrap();
     let executor = Executor::builder(set)
         .store(std::sync::Arc::new(MemoryStore::new()))
         .confirmation(Deferred)
         .build()
         .unwrap();
-    let opts = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
+    let mut opts = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
     options(&opts);
+    if let Some(base) = model {
+        opts = opts.chat(crate::support::agent(base, executor.clone()));
+    }
     let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
         .await
         .unwrap();
@@ -185,13 +205,13 @@ impl Asking {
         }
     }
 
-    async fn questions(&self) -> Vec<Value> {
+    pub(crate) async fn questions(&self) -> Vec<Value> {
         let (_, body) = self.get("/api/v1/questions", APPROVER).await;
         body["questions"].as_array().unwrap().clone()
     }
 }
 
-fn answer_path(q: &Value) -> String {
+pub(crate) fn answer_path(q: &Value) -> String {
     format!("/api/v1/questions/{}/answer", q["id"].as_str().unwrap())
 }
 

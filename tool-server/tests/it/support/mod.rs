@@ -177,11 +177,7 @@ pub async fn start_full(
             .unwrap(),
     ));
     if let Some(base) = model {
-        let cfg = ClientConfig::new(Provider::OpenAiChat, "scripted")
-            .with_base_url(base)
-            .with_retry(RetryPolicy::none());
-        let model = ChatModel::new(HttpClient::new(cfg).unwrap());
-        opts = opts.chat(Agent::new(model, executor.clone(), AgentConfig::default()));
+        opts = opts.chat(agent(base, executor.clone()));
     }
     let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
         .await
@@ -197,6 +193,15 @@ pub async fn start_full(
         http: reqwest::Client::new(),
         _dir: dir,
     }
+}
+
+/// An agent over `executor` talking to the scripted OpenAI-compatible server at `base`.
+pub fn agent(base: &str, executor: Executor) -> Agent {
+    let cfg = ClientConfig::new(Provider::OpenAiChat, "scripted")
+        .with_base_url(base)
+        .with_retry(RetryPolicy::none());
+    let model = ChatModel::new(HttpClient::new(cfg).unwrap());
+    Agent::new(model, executor, AgentConfig::default())
 }
 
 impl Server {
