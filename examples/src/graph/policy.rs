@@ -217,7 +217,11 @@ pub fn configure(
     });
     b.undo::<tools::create_node>(|_, out| restore(out))
         .undo::<tools::update_node>(|_, out| restore(out))
-        .undo::<tools::delete_node>(|_, out| restore(out))
+        .undo::<tools::delete_node>(|_, out| {
+            Some(InverseCall::to::<tools::restore_snapshot>(
+                json!({"snapshot_ids": [out.snapshot_id]}),
+            ))
+        })
         .undo::<tools::merge_nodes>(|_, out| restore(out))
         .undo::<tools::reclassify_node>(|_, out| restore(out))
         .undo::<tools::recalculate_node_confidence>(|_, out| restore(out))

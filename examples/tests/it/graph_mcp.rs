@@ -236,6 +236,19 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
         assert_eq!(error_code(steps[2]), "INVALID_ARGUMENTS", "{context}");
         assert_eq!(error_code(steps[3]), "RATE_LIMITED", "{context}");
         assert_eq!(text_of(steps[4])["status"], "pending", "{context}");
+        // the deletion declares an output schema: parked, it answers in its "not run" form
+        let delete = lines[1]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "delete_node")
+            .unwrap();
+        assert_eq!(delete["outputSchema"]["type"], "object", "{context}");
+        assert_eq!(steps[4]["result"]["isError"], false, "{context}");
+        assert_eq!(
+            steps[4]["result"]["structuredContent"]["status"], "pending",
+            "{context}"
+        );
         assert!(
             asked(&lines).is_empty(),
             "not granted, not asked: {context}"
@@ -251,6 +264,10 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
         let result = calls(&lines)[0];
         assert_eq!(result["result"]["isError"], false, "{result}");
         assert!(text_of(result).to_string().contains("declined"), "{result}");
+        assert_eq!(
+            result["result"]["structuredContent"]["status"], "denied",
+            "{result}"
+        );
         assert!(node_exists(), "a declined deletion ran: {client:?}");
 
         // the person lets the question time out, or cancels it: not run, and not a failure. A
@@ -274,6 +291,8 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
             let result = calls(&lines)[0];
             assert_eq!(result["result"]["isError"], false, "{context}");
             assert_eq!(text_of(result)["status"], status, "{context}");
+            let structured = &result["result"]["structuredContent"];
+            assert_eq!(structured["status"], status, "{context}");
             assert!(text_of(result).to_string().contains(says), "{context}");
             assert!(node_exists(), "{context}");
         }
@@ -306,6 +325,9 @@ fn each_official_client_calls_the_graph_over_stdio_in_both_revisions() {
         let lines = client.run(&stdio, &granted, "accept", &[delete]);
         let result = calls(&lines)[0];
         assert_eq!(result["result"]["isError"], false, "{client:?}: {lines:?}");
+        let structured = &result["result"]["structuredContent"];
+        assert_eq!(structured["node_id"], "obs-3", "{client:?}: {lines:?}");
+        assert!(structured["snapshot_id"].is_i64(), "{client:?}: {lines:?}");
         assert!(
             !node_exists(),
             "an accepted deletion did not run: {client:?}"
@@ -329,8 +351,10 @@ fn node_in(db: &std::path::Path, id: &str) -> bool {
 }
 
 /// The official MCP Inspector's command line starts `graph --mcp` over stdio, as a person runs
-/// it: a read, a missing node, arguments that do not fit and a deletion parked for a person are
-/// each a result it accepts.
+/// it: a read, a missing node, arguments that do not fit and a deletion parked for a person (a
+/// tool with an output schema, answering in its "not run" form) are each a result it accepts.
+/// (Its rate limit is per process here, and the Inspector starts one per call: the limit is
+/// tested over HTTP, in `tool-server`'s Inspector test.)
 #[test]
 fn the_inspector_calls_the_graph_over_stdio() {
     use test_support::mcp::{error_code, inspector_call, text_of};
@@ -365,5 +389,9 @@ fn the_inspector_calls_the_graph_over_stdio() {
     assert_eq!(parked["exit_ok"], true, "{parked}");
     assert_eq!(parked["result"]["isError"], false, "{parked}");
     assert_eq!(text_of(&parked)["status"], "pending", "{parked}");
+    assert_eq!(
+        parked["result"]["structuredContent"]["status"], "pending",
+        "{parked}"
+    );
     assert!(obs3_exists(&db));
 }

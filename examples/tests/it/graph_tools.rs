@@ -634,3 +634,27 @@ async fn link_related_nodes_links_what_find_related_nodes_finds() {
         .await;
     assert_eq!(db.edges().unwrap().len(), 5);
 }
+
+#[tokio::test]
+async fn a_deletion_answers_its_typed_result_and_its_undo_brings_the_node_back() {
+    let (db, exec, _dir) = setup(ExecutorConfig::default());
+    let parked = run(
+        &exec,
+        "d1",
+        "delete_node",
+        json!({"node_id": "obs-3", "cascade": true}),
+    )
+    .await;
+    let (op, _) = pending(&parked);
+    let done = exec.approve(&op).await.unwrap();
+    let value = done.value().unwrap().clone();
+    assert_eq!(value["node_id"], "obs-3", "{value}");
+    assert!(value["snapshot_id"].is_i64(), "{value}");
+    assert!(db.node("obs-3").is_err());
+
+    let undone = exec
+        .undo(done.undo_id().unwrap(), CallContext::default())
+        .await;
+    assert!(undone.outcome.is_success(), "{:?}", undone.outcome);
+    assert_eq!(db.node("obs-3").unwrap().id, "obs-3");
+}

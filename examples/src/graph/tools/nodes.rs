@@ -87,6 +87,20 @@ pub fn update_node(
     Ok(out)
 }
 
+/// What a deletion did: a typed result, so MCP clients get its output schema and structured
+/// content (and, for a deletion that did not run, the declared "not run" form).
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Deleted {
+    /// The node deleted.
+    pub node_id: String,
+    /// How many of its relationships went with it.
+    pub relationships_removed: usize,
+    /// The snapshot that restores it (`restore_snapshot`).
+    pub snapshot_id: i64,
+    /// What happened, for the model.
+    pub message: String,
+}
+
 /// Deletes a node (with cascade, its relationships too). Always waits for the user's approval;
 /// can be undone.
 #[tool(modify, reversible, intent = "Delete node {node_id}")]
@@ -96,12 +110,14 @@ pub fn delete_node(
     /// Also delete its relationships (otherwise a node with relationships is refused).
     cascade: Option<bool>,
     State(db): State<GraphDb>,
-) -> Result<Value, ToolError> {
+) -> Result<Deleted, ToolError> {
     let (removed, snap) = db.delete_node(&node_id, cascade.unwrap_or(false))?;
-    Ok(
-        json!({"node_id": node_id, "relationships_removed": removed, "snapshot_id": snap,
-              "message": "Node deleted successfully with user confirmation."}),
-    )
+    Ok(Deleted {
+        node_id,
+        relationships_removed: removed,
+        snapshot_id: snap,
+        message: "Node deleted successfully with user confirmation.".into(),
+    })
 }
 
 /// Puts the graph back as it was before the changes that returned these snapshot ids (the
