@@ -173,6 +173,8 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
     if let Some(chat) = &state.chat {
         routes::runs::recover(chat.clone(), state.executor.clone());
     }
+    // replicas on one store show each other's questions and running calls
+    questions::share(&state.page.live, state.executor.store().clone());
     let doc = Arc::new(openapi());
     let (api, _) = routes::api().split_for_parts();
     let document = doc.clone();

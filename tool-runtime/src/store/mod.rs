@@ -507,6 +507,35 @@ pub trait Store: Send + Sync + 'static {
         Err(mcp_sessions::no_mcp_sessions())
     }
 
+    // What the calls running now show a person, shared by the processes on one store.
+
+    /// Keeps `entry` (text the store does not read) on board `board` under `key` for `ttl`,
+    /// replacing what was kept there; writing it again renews it. `Ok(false)` when the store
+    /// shares no boards (the default): what a process shows of its running calls (the questions
+    /// their tools ask, their progress) then stays in that process.
+    fn put_live(
+        &self,
+        board: &str,
+        key: &str,
+        entry: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let _ = (board, key, entry, ttl);
+        Ok(false)
+    }
+    /// The entries of `board` that have not expired, as `(key, entry)` pairs in no set order
+    /// (none when the store shares no boards).
+    fn list_live(&self, board: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let _ = board;
+        Ok(Vec::new())
+    }
+    /// Removes `key`'s entry from `board` and returns it unless it had expired: of several
+    /// processes taking one entry, one gets it.
+    fn take_live(&self, board: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let _ = (board, key);
+        Ok(None)
+    }
+
     /// What kind of store this is (`"sqlite"`, `"redis"`, `"memory"`), for a readiness probe or
     /// a log line: it names no file and no server, so it can be shown to anyone.
     fn kind(&self) -> &'static str {

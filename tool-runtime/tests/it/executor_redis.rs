@@ -242,3 +242,42 @@ async fn rate_limits_hold_across_executors_sharing_redis() {
         assert!(ms > 0 && ms <= 60_000, "{ms}");
     }
 }
+
+#[test]
+fn live_entries_expire_one_by_one_and_one_taker_gets_each() {
+    let Some(a) = store(&prefix("live")) else {
+        return;
+    };
+    let short = std::time::Duration::from_millis(300);
+    let long = std::time::Duration::from_secs(60);
+    assert!(a.put_live("questions", "q-1", "first", long).unwrap());
+    assert!(a.put_live("questions", "q-2", "second", short).unwrap());
+    assert!(a.put_live("running", "c-1", "other board", long).unwrap());
+    let mut listed = a.list_live("questions").unwrap();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            ("q-1".into(), "first".into()),
+            ("q-2".into(), "second".into())
+        ]
+    );
+    // renewed and replaced
+    assert!(
+        a.put_live("questions", "q-1", "first, again", long)
+            .unwrap()
+    );
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(
+        a.list_live("questions").unwrap(),
+        [("q-1".to_owned(), "first, again".to_owned())]
+    );
+    assert_eq!(a.take_live("questions", "q-2").unwrap(), None, "expired");
+    assert_eq!(
+        a.take_live("questions", "q-1").unwrap().as_deref(),
+        Some("first, again")
+    );
+    assert_eq!(a.take_live("questions", "q-1").unwrap(), None, "taken once");
+    assert!(a.list_live("questions").unwrap().is_empty());
+    assert_eq!(a.list_live("running").unwrap().len(), 1);
+}

@@ -12,13 +12,14 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_runtime::ToolError;
 use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::auth::ApproverAccess;
 use crate::body::JsonBody;
 use crate::error::{ApiError, ErrorBody};
-use crate::questions::{Answer, Snapshot};
+use crate::questions::{Answer, Answered, Snapshot, hand_over};
 
 /// The least time between two views the live stream sends: a tool reporting progress in a
 /// tight loop costs the page a few redraws a second, not one per report.
@@ -92,7 +93,7 @@ pub(crate) async fn answer(
         AnswerRequest::Decline => (Answer::Decline, "decline"),
         AnswerRequest::Cancel => (Answer::Cancel, "cancel"),
     };
-    state.page.live.answer(&id, answer).map_err(|e| {
+    let answered = state.page.live.answer(&id, answer).map_err(|e| {
         let invalid = e.code == tool_runtime::ErrorCode::INVALID_ANSWER;
         let mut err = ApiError::new(e);
         if invalid {
@@ -100,6 +101,14 @@ pub(crate) async fn answer(
         }
         err
     })?;
+    if let Answered::Elsewhere { answer, until } = answered {
+        // the replica running the call takes it from the store at its next look
+        let (store, key) = (state.executor.store().clone(), id.clone());
+        super::blocking(move || {
+            hand_over(store.as_ref(), &key, &answer, until).map_err(ToolError::from)
+        })
+        .await?;
+    }
     Ok(Json(json!({ "answered": id, "action": action })))
 }
 

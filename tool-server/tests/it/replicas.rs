@@ -70,6 +70,29 @@ fn fetch_rate(
     Ok(format!("1 EUR = 1.1 {currency}"))
 }
 
+/// What size a person wants.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Size {
+    /// Small, medium or large.
+    size: String,
+    /// How many.
+    count: u32,
+}
+
+/// Asks the person which size, reporting progress first.
+#[tool(read_only)]
+async fn choose_size(
+    /// Tells calls apart.
+    label: String,
+    cx: &tool_runtime::CallContext,
+) -> Result<String, ToolError> {
+    cx.report_progress(tool_runtime::progress::Progress::new(1.0).of(2.0));
+    Ok(match cx.ask::<Size>("Which size?").await? {
+        tool_runtime::host::Reply::Accepted(s) => format!("{label}: {} x {}", s.count, s.size),
+        other => format!("{label}: {}", other.action()),
+    })
+}
+
 /// The replica process: serves the app on Redis until killed. A no-op as a test of its own.
 #[test]
 fn replica() {
@@ -80,7 +103,7 @@ fn replica() {
     let log = RunLog(std::env::var("TOOL_SERVER_RUN_LOG").unwrap().into());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
-        let set = tool_runtime::toolset![ship_order, lookup_product, fetch_rate]
+        let set = tool_runtime::toolset![ship_order, lookup_product, fetch_rate, choose_size]
             .unwrap()
             .with_state(log);
         let mut cfg = ExecutorConfig::default();
@@ -351,4 +374,111 @@ async fn a_page_session_opened_on_one_replica_holds_on_the_other() {
         .await
         .unwrap();
     assert_eq!(res.status(), 403);
+}
+
+/// `GET path` on `base` with the approver's token, as JSON.
+async fn approver_get(http: &reqwest::Client, base: &str, path: &str) -> Value {
+    let res = http
+        .get(format!("{base}{path}"))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_question_asked_on_one_replica_is_shown_and_answered_on_the_other() {
+    let Some((a, b, _dir)) = pair("questions") else {
+        return;
+    };
+    let http = reqwest::Client::new();
+    let call = {
+        let (http, url) = (
+            http.clone(),
+            format!("{}/api/v1/tools/choose_size/call", a.base),
+        );
+        tokio::spawn(async move {
+            let res = http
+                .post(url)
+                .bearer_auth(AGENT)
+                .json(&json!({"arguments": {"label": "cups"}}))
+                .send()
+                .await
+                .unwrap();
+            (res.status().as_u16(), res.json::<Value>().await.unwrap())
+        })
+    };
+
+    // the other replica's page shows the question and the running call
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (question, running) = loop {
+        let questions = approver_get(&http, &b.base, "/api/v1/questions").await;
+        let running = approver_get(&http, &b.base, "/api/v1/running").await;
+        if let (Some(q), Some(r)) = (
+            questions["questions"].get(0).cloned(),
+            running["running"].get(0).cloned(),
+        ) {
+            break (q, r);
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never shown on b");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(question["message"], "Which size?");
+    assert_eq!(question["tool"], "choose_size");
+    assert_eq!(running["call_id"], question["call_id"]);
+    assert_eq!(
+        (&running["progress"], &running["total"]),
+        (&json!(1.0), &json!(2.0))
+    );
+    let answer = format!(
+        "{}/api/v1/questions/{}/answer",
+        b.base,
+        question["id"].as_str().unwrap()
+    );
+
+    // checked on the replica that takes the answer: a misfit is refused there
+    let post =
+        |body: Value, token: &'static str| http.post(&answer).bearer_auth(token).json(&body).send();
+    let res = post(
+        json!({"action": "accept", "content": {"size": "m"}}),
+        APPROVER,
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 422);
+    let res = post(
+        json!({"action": "accept", "content": {"size": "m", "count": 2}}),
+        AGENT,
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 403);
+    assert!(!call.is_finished());
+    let res = post(
+        json!({"action": "accept", "content": {"size": "m", "count": 2}}),
+        APPROVER,
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 200);
+
+    let (status, exec) = call.await.unwrap();
+    assert_eq!(status, 200, "{exec}");
+    assert_eq!(exec["value"], "cups: 2 x m", "{exec}");
+    // and both pages let it go
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let questions = approver_get(&http, &b.base, "/api/v1/questions").await;
+        let running = approver_get(&http, &b.base, "/api/v1/running").await;
+        if questions["questions"] == json!([]) && running["running"] == json!([]) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{questions} {running}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }

@@ -18,6 +18,7 @@ use crate::records::{ActivityQuery, AuditRecord, Outcome, Window};
 use crate::tool::Credential;
 
 mod audit;
+mod live;
 mod mcp_sessions;
 mod pins;
 mod runs;
@@ -753,5 +754,23 @@ impl Store for RedisStore {
 
     fn delete_mcp_session(&self, id: &str) -> Result<(), StoreError> {
         self.delete_mcp_session_key(id)
+    }
+
+    fn put_live(
+        &self,
+        board: &str,
+        key: &str,
+        entry: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        self.put_live_entry(board, key, entry, ttl).map(|()| true)
+    }
+
+    fn list_live(&self, board: &str) -> Result<Vec<(String, String)>, StoreError> {
+        self.list_live_entries(board)
+    }
+
+    fn take_live(&self, board: &str, key: &str) -> Result<Option<String>, StoreError> {
+        self.take_live_entry(board, key)
     }
 }

@@ -2,18 +2,25 @@
 //! their tools put to the person ([`CallContext::ask`](tool_runtime::CallContext::ask)) and the
 //! calls still running, each with the last progress it reported.
 //!
-//! Both live in this process's memory: a question waits on the task of the call that asked it,
-//! so only the replica running that call can hand the answer over. The server is the host of
-//! the calls it runs ([`Live::host`]): a question is put on the page and answered by the person
-//! holding the approver's token, never through the model's arguments, and it is taken down
-//! when the tool stops waiting (its timeout, the call's end).
+//! Both live in the memory of the process running the call: a question waits on the call's
+//! task there. When the store is shared by several replicas (Redis), each replica posts its
+//! questions and running calls on the store's boards and reads the others' ([`share`]), so the
+//! page of any replica shows them all; an answer given on another replica is checked there
+//! against the form and handed to the replica running the call through the store. The server
+//! is the host of the calls it runs ([`Live::host`]): a question is put on the page and
+//! answered by the person holding the approver's token, never through the model's arguments,
+//! and it is taken down when the tool stops waiting (its timeout, the call's end).
+
+mod shared;
+
+pub(crate) use shared::{hand_over, share};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use tool_runtime::error::Violation;
@@ -60,6 +67,8 @@ const MAX_OPEN: usize = 1_000;
 /// and the progress sink.
 pub(crate) struct Live {
     inner: Mutex<Inner>,
+    /// What the other replicas on the store show, as last read.
+    remote: Mutex<shared::Remote>,
     /// Bumped on every change, so a stream of the page sends a fresh view.
     changed: watch::Sender<u64>,
 }
@@ -78,7 +87,7 @@ struct Open {
 }
 
 /// A question as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct QuestionView {
     /// The question's id, for answering it.
     pub(crate) id: String,
@@ -97,7 +106,7 @@ pub(crate) struct QuestionView {
 }
 
 /// A call that has not ended, as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Running {
     /// The call.
     pub(crate) call_id: String,
@@ -123,6 +132,8 @@ pub(crate) struct Snapshot {
 }
 
 /// How a person answers a question.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "action", content = "content", rename_all = "lowercase")]
 pub(crate) enum Answer {
     /// The form's content.
     Accept(Value),
@@ -136,6 +147,7 @@ impl Live {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Live {
             inner: Mutex::new(Inner::default()),
+            remote: Mutex::new(shared::Remote::default()),
             changed: watch::channel(0).0,
         })
     }
@@ -202,23 +214,51 @@ impl Live {
         self.touch();
     }
 
-    /// The open questions and the running calls, oldest first.
-    pub(crate) fn snapshot(&self) -> Snapshot {
+    /// This process's own open questions and running calls, in no set order.
+    fn local(&self) -> Snapshot {
         let inner = self.lock();
-        let mut questions: Vec<QuestionView> =
-            inner.questions.values().map(|q| q.view.clone()).collect();
+        Snapshot {
+            questions: inner.questions.values().map(|q| q.view.clone()).collect(),
+            running: inner.running.values().cloned().collect(),
+        }
+    }
+
+    /// The open questions and the running calls, this replica's and the others', oldest first.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let Snapshot {
+            mut questions,
+            mut running,
+        } = self.local();
+        {
+            let remote = self.remote.lock().unwrap_or_else(|e| e.into_inner());
+            let asked: std::collections::HashSet<String> =
+                questions.iter().map(|q| q.id.clone()).collect();
+            let runs: std::collections::HashSet<String> =
+                running.iter().map(|r| r.call_id.clone()).collect();
+            questions.extend(
+                (remote.questions.iter())
+                    .filter(|q| !asked.contains(&q.id))
+                    .cloned(),
+            );
+            running.extend(
+                (remote.running.iter())
+                    .filter(|r| !runs.contains(&r.call_id))
+                    .cloned(),
+            );
+        }
         questions.sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
-        let mut running: Vec<Running> = inner.running.values().cloned().collect();
         running.sort_by(|a, b| (a.started_at, &a.call_id).cmp(&(b.started_at, &b.call_id)));
         Snapshot { questions, running }
     }
 
     /// Answers the question `id`. A content that does not fit the form is refused with each
-    /// violation, and the question stays open.
-    pub(crate) fn answer(&self, id: &str, answer: Answer) -> Result<(), ToolError> {
+    /// violation, and the question stays open. A question another replica asked is answered
+    /// there: the answer, checked here, is returned to be handed over through the store.
+    pub(crate) fn answer(&self, id: &str, answer: Answer) -> Result<Answered, ToolError> {
         let mut inner = self.lock();
         let Some(open) = inner.questions.get(id) else {
-            return Err(unknown(id));
+            drop(inner);
+            return self.answer_elsewhere(id, answer);
         };
         if open.view.expires_at <= now_ms() {
             return Err(unknown(id));
@@ -227,12 +267,7 @@ impl Live {
             Answer::Accept(content) => {
                 let violations = check(&open.validator, &open.view.schema, &content);
                 if !violations.is_empty() {
-                    return Err(ToolError::new(
-                        ErrorCode::INVALID_ANSWER,
-                        "the answer does not fit the question's form",
-                    )
-                    .with_violations(violations)
-                    .recover("fix the fields named in `violations` and answer again"));
+                    return Err(invalid_answer(violations));
                 }
                 Reply::Accepted(content)
             }
@@ -244,7 +279,30 @@ impl Live {
         self.touch();
         // the tool may have stopped waiting a moment ago: the answer then goes nowhere
         let _ = open.reply.send(reply);
-        Ok(())
+        Ok(Answered::Here)
+    }
+
+    /// Checks an answer to a question another replica asked, as that replica would.
+    fn answer_elsewhere(&self, id: &str, answer: Answer) -> Result<Answered, ToolError> {
+        let view = {
+            let remote = self.remote.lock().unwrap_or_else(|e| e.into_inner());
+            (remote.questions.iter().find(|q| q.id == id).cloned()).ok_or_else(|| unknown(id))?
+        };
+        let now = now_ms();
+        if view.expires_at <= now {
+            return Err(unknown(id));
+        }
+        if let Answer::Accept(content) = &answer {
+            let validator = Validator::compile(&view.schema).map_err(|_| unknown(id))?;
+            let violations = check(&validator, &view.schema, content);
+            if !violations.is_empty() {
+                return Err(invalid_answer(violations));
+            }
+        }
+        Ok(Answered::Elsewhere {
+            answer,
+            until: Duration::from_millis(view.expires_at - now),
+        })
     }
 
     fn open(
@@ -322,6 +380,25 @@ fn check(validator: &Validator, schema: &Value, content: &Value) -> Vec<Violatio
         }
     }
     violations
+}
+
+/// Where an answer went.
+#[derive(Debug)]
+pub(crate) enum Answered {
+    /// To the tool, which runs in this process.
+    Here,
+    /// Nowhere yet: the question is another replica's, and `answer` is handed to it through
+    /// the store, kept there `until` the tool stops waiting.
+    Elsewhere { answer: Answer, until: Duration },
+}
+
+fn invalid_answer(violations: Vec<Violation>) -> ToolError {
+    ToolError::new(
+        ErrorCode::INVALID_ANSWER,
+        "the answer does not fit the question's form",
+    )
+    .with_violations(violations)
+    .recover("fix the fields named in `violations` and answer again")
 }
 
 fn unknown(id: &str) -> ToolError {
