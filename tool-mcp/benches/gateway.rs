@@ -6,7 +6,8 @@
 //!   as the gateway) in front of the same server. Both are read-only, so neither waits for a
 //!   person; the gateway's executor validates, checks the policy and audits in its store
 //!   (SQLite) as it does for every call. Both executors' result caches are off, so every call
-//!   reaches the server. The difference is what the gateway adds.
+//!   reaches the server. The difference is what the gateway adds. `gateway/through_memory_store`
+//!   is the same gateway with its store in memory: what recording each call in SQLite costs.
 //! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
 //!   (names, categories, the injection check, each input schema compiled as its validator),
 //!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
@@ -97,17 +98,26 @@ fn gateway(c: &mut Criterion) {
         return;
     };
     let dir = tempfile::tempdir().expect("a folder");
-    let config_path = dir.path().join("gateway.toml");
-    let config = format!(
-        "[cache]\nenabled = false\n\n[store]\npath = {:?}\n\n[mcp.servers.up]\ncommand = \"node\"\n\
-         args = [{script:?}, \"stdio\"]\ncategories = {{ echo = \"read_only\" }}\n",
-        dir.path().join("gateway.sqlite3").display().to_string(),
+    // the gateway as configured by default (its store a SQLite file), and with its store in
+    // memory: the difference is what recording each call in the file costs
+    let gateway_with = |store: String, file: &str| {
+        let config_path = dir.path().join(file);
+        let config = format!(
+            "{store}\n\n[cache]\nenabled = false\n\n[mcp.servers.up]\ncommand = \"node\"\n\
+             args = [{script:?}, \"stdio\"]\ncategories = {{ echo = \"read_only\" }}\n",
+        );
+        std::fs::write(&config_path, config).expect("written");
+        let exe = std::env::current_exe().expect("this benchmark");
+        let mut through = ServerConfig::stdio(exe.display().to_string(), Vec::<String>::new());
+        through.env.insert(GATEWAY.into(), path(&config_path));
+        read_only(through, "up__echo")
+    };
+    let sqlite = format!(
+        "[store]\npath = {:?}",
+        dir.path().join("gateway.sqlite3").display().to_string()
     );
-    std::fs::write(&config_path, config).expect("written");
-    let exe = std::env::current_exe().expect("this benchmark");
-    let mut through = ServerConfig::stdio(exe.display().to_string(), Vec::<String>::new());
-    through.env.insert(GATEWAY.into(), path(&config_path));
-    let through = read_only(through, "up__echo");
+    let through = gateway_with(sqlite, "gateway.toml");
+    let in_memory = gateway_with("store = \"memory\"".into(), "gateway-memory.toml");
     let direct = read_only(
         ServerConfig::stdio("node", [script, "stdio".into()]),
         "echo",
@@ -116,6 +126,7 @@ fn gateway(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
     let (_direct, direct) = rt.block_on(connected("up", direct));
     let (_through, through) = rt.block_on(connected("gw", through));
+    let (_in_memory, in_memory) = rt.block_on(connected("gw", in_memory));
     let run = |exec: &Executor, tool: &str| {
         let call = ToolCall::new("bench", tool, json!({"message": "hello"}));
         let done = rt.block_on(exec.call(&call, CallContext::new("bench")));
@@ -125,10 +136,14 @@ fn gateway(c: &mut Criterion) {
     // each answers once before it is measured
     run(&direct, "up__echo");
     run(&through, "gw__up__echo");
+    run(&in_memory, "gw__up__echo");
 
     let mut group = c.benchmark_group("gateway");
     group.bench_function("direct", |b| b.iter(|| run(&direct, "up__echo")));
     group.bench_function("through", |b| b.iter(|| run(&through, "gw__up__echo")));
+    group.bench_function("through_memory_store", |b| {
+        b.iter(|| run(&in_memory, "gw__up__echo"))
+    });
     group.finish();
 }
 

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use rmcp::model::Tool;
 use serde_json::Value;
 use tool_runtime::definition::{Safety, ToolDefinition};
-use tool_runtime::executor::{Suspicion, find_suspicious};
+use tool_runtime::executor::{Suspicion, find_suspicious_in_object, find_suspicious_text};
 
 use super::config::{ServerConfig, Trust};
 
@@ -51,12 +51,18 @@ pub struct Flagged {
 
 /// What in a server's description of `tool` reads like an instruction to the model, if anything.
 pub(crate) fn suspicion(tool: &Tool) -> Option<Suspicion> {
-    let text = serde_json::json!({
-        "description": tool.description,
-        "inputSchema": *tool.input_schema,
-        "outputSchema": tool.output_schema.as_deref(),
-    });
-    find_suspicious(&text)
+    let under = |at: &str, mut found: Suspicion| {
+        found.pointer.insert_str(0, at);
+        found
+    };
+    let description = tool.description.as_deref().and_then(find_suspicious_text);
+    description
+        .map(|s| under("/description", s))
+        .or_else(|| find_suspicious_in_object(&tool.input_schema).map(|s| under("/inputSchema", s)))
+        .or_else(|| {
+            let output = tool.output_schema.as_deref()?;
+            find_suspicious_in_object(output).map(|s| under("/outputSchema", s))
+        })
 }
 
 /// The definition a server's `tool` is registered with, under `prefix`, or why it cannot be.
@@ -75,9 +81,11 @@ pub(crate) fn definition(
             "its name {name:?} is not a tool name (1 to 64 of a-z, A-Z, 0-9, _ and -)"
         ));
     }
-    let schema = Value::Object((*tool.input_schema).clone());
     let description = tool.description.as_deref().unwrap_or_default();
-    let mut def = ToolDefinition::new(name, description.to_owned(), &schema);
+    let mut def = ToolDefinition::new(name, description.to_owned(), &Value::Null);
+    // the schema's text straight from the server's map, without a copy of the map first
+    def.parameters = serde_json::value::to_raw_value(&*tool.input_schema)
+        .map_err(|e| format!("its inputSchema cannot be written as JSON: {e}"))?;
     def.output_schema = (tool.output_schema.as_ref()).map(|s| Value::Object((**s).clone()));
     let (safety, idempotent) = category(tool, config, notes);
     def.safety = safety;

@@ -112,34 +112,93 @@ const PATTERNS: &[(&str, &[&str])] = &[
 /// The first string in `arguments` (depth first, in document order) that matches a pattern:
 /// its JSON pointer, the kind of pattern and the phrase found.
 pub(crate) fn find(arguments: &Value) -> Option<(String, &'static str, &'static str)> {
-    let mut pointer = String::new();
-    walk(arguments, &mut pointer)
+    let mut path = Vec::new();
+    walk(arguments, &mut path)
 }
 
-fn walk(value: &Value, pointer: &mut String) -> Option<(String, &'static str, &'static str)> {
+/// [`find`] over the members of an object, with pointers relative to it.
+pub(crate) fn find_in_object(
+    object: &serde_json::Map<String, Value>,
+) -> Option<(String, &'static str, &'static str)> {
+    walk_object(object, &mut Vec::new())
+}
+
+/// [`find`] for one text; the pointer is empty.
+pub(crate) fn find_in_text(text: &str) -> Option<(String, &'static str, &'static str)> {
+    matched(text).map(|(kind, phrase)| (String::new(), kind, phrase))
+}
+
+/// One step of the path to a string: the pointer is written only for the string found.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn pointer(path: &[Step<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        pointer.push('/');
+        match step {
+            Step::Key(k) => pointer.push_str(&tool_wire::escape(k)),
+            Step::Index(i) => pointer.push_str(&i.to_string()),
+        }
+    }
+    pointer
+}
+
+fn walk<'a>(
+    value: &'a Value,
+    path: &mut Vec<Step<'a>>,
+) -> Option<(String, &'static str, &'static str)> {
     match value {
-        Value::String(s) => matched(s).map(|(kind, phrase)| (pointer.clone(), kind, phrase)),
+        Value::String(s) => matched(s).map(|(kind, phrase)| (pointer(path), kind, phrase)),
         Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
-            let len = pointer.len();
-            pointer.push('/');
-            pointer.push_str(&i.to_string());
-            let hit = walk(v, pointer);
-            pointer.truncate(len);
+            path.push(Step::Index(i));
+            let hit = walk(v, path);
+            path.pop();
             hit
         }),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let len = pointer.len();
-            pointer.push('/');
-            pointer.push_str(&tool_wire::escape(k));
-            let hit = walk(v, pointer);
-            pointer.truncate(len);
-            hit
-        }),
+        Value::Object(map) => walk_object(map, path),
         _ => None,
     }
 }
 
+fn walk_object<'a>(
+    map: &'a serde_json::Map<String, Value>,
+    path: &mut Vec<Step<'a>>,
+) -> Option<(String, &'static str, &'static str)> {
+    map.iter().find_map(|(k, v)| {
+        path.push(Step::Key(k));
+        let hit = walk(v, path);
+        path.pop();
+        hit
+    })
+}
+
+/// Whether `text` is its own normal form but for letter case: ASCII (so NFKC, format
+/// characters and look-alikes change nothing), no character reference to decode, and no
+/// whitespace but single spaces (which the normal form keeps as they are).
+fn plain(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.is_ascii()
+        && !bytes
+            .iter()
+            .any(|&b| b == b'&' || (b.is_ascii_whitespace() && b != b' '))
+        && !bytes.windows(2).any(|w| w == b"  ")
+}
+
 fn matched(text: &str) -> Option<(&'static str, &'static str)> {
+    // the needles are ASCII, and an ASCII text's normal form is no longer than the text (only
+    // NFKC of a non-ASCII character, such as `ﬃ`, can lengthen one)
+    if text.len() < PHRASES.shortest && text.is_ascii() {
+        return None;
+    }
+    if plain(text) {
+        // the searcher ignores ASCII case: the text is matched as it is, without a copy
+        let hit = PHRASES.first_in(text)?;
+        let phrase = &PHRASES.phrases[hit];
+        return Some((phrase.kind, phrase.text));
+    }
     let decoded = decode_references(text);
     let spaced = normal_form(&decoded, false);
     // without tabs or line breaks, joining lines changes nothing
@@ -157,8 +216,11 @@ fn matched(text: &str) -> Option<(&'static str, &'static str)> {
 /// The phrases of [`PATTERNS`], searched for in one pass over a text.
 struct Phrases {
     phrases: Vec<Phrase>,
-    /// Every phrase as sought (without the `=` of an attribute), by index into `phrases`.
+    /// Every phrase as sought (without the `=` of an attribute), by index into `phrases`,
+    /// regardless of ASCII case.
     searcher: aho_corasick::AhoCorasick,
+    /// The length of the shortest needle, in bytes: a shorter ASCII text holds none.
+    shortest: usize,
 }
 
 /// One phrase of [`PATTERNS`] and what makes an occurrence of it count.
@@ -193,8 +255,17 @@ static PHRASES: std::sync::LazyLock<Phrases> = std::sync::LazyLock::new(|| {
             }
         })
         .collect();
-    let searcher = aho_corasick::AhoCorasick::new(sought).expect("the phrases are few and short");
-    Phrases { phrases, searcher }
+    let shortest = sought.iter().map(|n| n.len()).min().unwrap_or(0);
+    // the phrases are lower case; a normal form is too, and a plain text is matched as it is
+    let searcher = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(sought)
+        .expect("the phrases are few and short");
+    Phrases {
+        phrases,
+        searcher,
+        shortest,
+    }
 });
 
 impl Phrases {
@@ -417,6 +488,42 @@ mod tests {
             find(&json!({"a/b": ["x", "<SCRIPT>alert(1)</script>"]})).map(|h| h.0),
             Some("/a~1b/1".into())
         );
+    }
+
+    #[test]
+    fn a_plain_text_is_matched_as_written_and_as_its_normal_form_alike() {
+        // each text is plain (matched without a copy) and then made not plain by a double
+        // space, a tab or a reference: both readings agree
+        for (text, hit) in [
+            (
+                "Then IGNORE PREVIOUS INSTRUCTIONS now",
+                Some("ignore previous instructions"),
+            ),
+            ("a JavaScript:alert(1) link", Some("javascript:")),
+            ("JavaScript: a language", None),
+            ("Union Selected works", None),
+            ("x Union Select y", Some("union select")),
+            ("img OnError = x", Some("onerror=")),
+            ("| sh", Some("| sh")),
+            ("| s", None),
+        ] {
+            assert!(plain(text), "{text}");
+            let found = |t: &str| matched(t).map(|(_, phrase)| phrase);
+            assert_eq!(found(text), hit, "{text}");
+            for other in [text.replacen(' ', "  ", 1), text.replacen(' ', "\t ", 1)] {
+                assert!(!plain(&other));
+                assert_eq!(found(&other), hit, "{other:?}");
+            }
+            let referenced = text.replacen(' ', "&#32;", 1);
+            assert!(!plain(&referenced));
+            assert_eq!(found(&referenced), hit, "{referenced}");
+        }
+        let schema = json!({"type": "object", "properties": {"q": {"title": "x; RM -RF /"}}});
+        assert_eq!(
+            find_in_object(schema.as_object().unwrap()).map(|h| h.0),
+            Some("/properties/q/title".into())
+        );
+        assert_eq!(find_in_text("hello").map(|h| h.2), None);
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub use confirm::{TerminalConfirmer, read_stdin_line};
 pub use format::{FormatFields, RESPONSE_FORMAT_ARG, ResponseFormat, fit};
 pub use injection::POTENTIAL_INJECTION;
 pub use limit::RateLimiter;
-pub use suspicion::{Suspicion, find_suspicious};
+pub use suspicion::{Suspicion, find_suspicious, find_suspicious_in_object, find_suspicious_text};
 pub use undo::{Reversible, UndoPlanner};
 
 use crate::error::ToolError;

@@ -26,3 +26,22 @@ pub fn find_suspicious(value: &Value) -> Option<Suspicion> {
         phrase,
     })
 }
+
+/// [`find_suspicious`] over the members of `object`, with pointers relative to it: for a
+/// schema held as a map, without making a `Value` of it first.
+pub fn find_suspicious_in_object(object: &serde_json::Map<String, Value>) -> Option<Suspicion> {
+    injection::find_in_object(object).map(|(pointer, kind, phrase)| Suspicion {
+        pointer,
+        kind,
+        phrase,
+    })
+}
+
+/// [`find_suspicious`] for one text (a description); the pointer is empty.
+pub fn find_suspicious_text(text: &str) -> Option<Suspicion> {
+    injection::find_in_text(text).map(|(pointer, kind, phrase)| Suspicion {
+        pointer,
+        kind,
+        phrase,
+    })
+}

@@ -286,17 +286,18 @@ impl Check {
                     Ok(plan) => {
                         // checked against the meta-schema now, its validator compiled on first
                         // refusal; only derived schemas (above) take the fast path, whose typed
-                        // reading is known to match the schema
-                        Validator::check_meta(&schema).map_err(invalid)?;
+                        // reading is known to match the schema.
                         // jsonschema reads `$schema` and `$id` as URIs when it compiles, and the
                         // meta-schema's `format: uri` does not check them: a schema naming one is
                         // compiled now, so that a bad URI is refused here and not at the first
-                        // refusal of a call
+                        // refusal of a call (compiling checks it against the meta-schema too)
                         let validator = OnceLock::new();
                         let text = definition.parameters.get();
                         if text.contains("\"$schema\"") || text.contains("\"$id\"") {
                             let _ =
                                 validator.set(Ok(Validator::compile(&schema).map_err(invalid)?));
+                        } else {
+                            Validator::check_meta(&schema).map_err(invalid)?;
                         }
                         Check::Plan {
                             plan,

@@ -10,18 +10,23 @@ use crate::store::StoreError;
 impl SqliteStore {
     pub(super) fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
         let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
-        self.writer()?
-            .execute(
+        let data = to_json(r)?;
+        let conn = self.writer()?;
+        // every call writes one: the statement is parsed once per connection, not per record
+        let mut insert = conn
+            .prepare_cached(
                 "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    r.timestamp_ms as i64,
-                    r.tool,
-                    r.correlation_id.as_str(),
-                    initiator.as_str().unwrap_or_default(),
-                    r.session,
-                    to_json(r)?
-                ],
             )
+            .map_err(err)?;
+        insert
+            .execute(params![
+                r.timestamp_ms as i64,
+                r.tool,
+                r.correlation_id.as_str(),
+                initiator.as_str().unwrap_or_default(),
+                r.session,
+                data
+            ])
             .map_err(err)?;
         Ok(())
     }
