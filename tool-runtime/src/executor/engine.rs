@@ -3,6 +3,7 @@
 //! ways in: one call, a model turn's batch, a chain.
 
 use std::panic::AssertUnwindSafe;
+use std::task::Poll;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -16,6 +17,7 @@ use crate::tool::CallContext;
 use super::chain::{self, ChainResult, ChainStep};
 use super::decision::needs_gate;
 use super::format::fit_owned;
+use super::in_place::InPlace;
 use super::policy::{self, Requirement};
 use super::record::{Trail, Unfinished, span};
 use super::{Executor, audit};
@@ -192,16 +194,30 @@ impl Executor {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
                 unfinished.decision = Decision::Refused;
-                let mut exec = Execution::new(
+                let exec = Execution::new(
                     cx.call_id.clone(),
                     def.name.to_string(),
                     Outcome::error_from(error),
                 );
-                self.record(cx, &def.name, def.safety, &mut exec, trail)
-                    .await;
-                exec
+                Box::pin(self.record_owned(cx, &def.name, def.safety, exec, trail)).await
             }
-            Requirement::RunNow => self.proceed(instance, cx, trail).await,
+            Requirement::RunNow if self.runs_in_place(&instance, cx) => {
+                // the call's own future holds no nested future on this path (see `in_place`)
+                let mut call = Some((instance, trail));
+                let ran = std::future::poll_fn(|task| {
+                    let (instance, trail) = call.take().expect("polled once: it is ready");
+                    Poll::Ready(self.run_in_place(instance, cx, trail, task))
+                })
+                .await;
+                match ran {
+                    InPlace::Done(exec, None) => exec,
+                    InPlace::Done(exec, Some(record)) => {
+                        Box::pin(self.write_record(cx, exec, record)).await
+                    }
+                    InPlace::Later(later) => Box::pin(self.resume(later, cx)).await,
+                }
+            }
+            Requirement::RunNow => Box::pin(self.proceed(instance, cx, trail)).await,
             Requirement::Confirm { first_use } => {
                 unfinished.decision = Decision::Unanswered;
                 let confirming =
