@@ -161,6 +161,70 @@ impl Executor {
     }
 
     async fn run_inner(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
+        // the common path runs within this one poll and holds no nested future: the call's
+        // future stays small, and moving it costs little (see `in_place`)
+        let mut instance = Some(instance);
+        let first = std::future::poll_fn(|task| {
+            let instance = instance.take().expect("polled once: it is ready");
+            Poll::Ready(self.start_in_place(instance, cx, task))
+        })
+        .await;
+        let rest = match first {
+            Started::Done(exec) => return exec,
+            Started::Rest(rest) => rest,
+        };
+        rest.await
+    }
+
+    /// A call the policy lets run at once, with nothing to wait for before its body, run in
+    /// place within the poll that `task` belongs to; any other call, or the rest of one whose
+    /// body waits, is returned as a future.
+    fn start_in_place<'a>(
+        &'a self,
+        instance: ToolInstance,
+        cx: &'a CallContext,
+        task: &mut std::task::Context<'_>,
+    ) -> Started<'a> {
+        let def = instance.definition();
+        let cfg = &self.inner.config;
+        // a first-time gate, an injection check or a refusal takes the general path
+        let in_place = !needs_gate(def.safety)
+            && (def.safety.is_read_only() || !cfg.check_injection)
+            && matches!(policy::requirement(def, cfg, true), Requirement::RunNow)
+            && self.runs_in_place(&instance, cx);
+        if !in_place {
+            return Started::Rest(Box::pin(self.run_general(instance, cx)));
+        }
+        let started = Instant::now();
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, started);
+        let mut trail = Trail::new(started);
+        trail.note_call_arguments(
+            self.keeps_arguments(),
+            instance.arguments(),
+            def,
+            entry.key_plan(),
+        );
+        trail.repairs = instance.repairs().to_vec();
+        let ran = self.run_in_place(instance, cx, trail, task);
+        // what goes on later arms its own record of a call cut off: it is polled at once, in
+        // this same poll, so no cancellation falls between the two
+        unfinished.disarm();
+        match ran {
+            InPlace::Done(exec, None) => Started::Done(exec),
+            // the record is made and handed to the sinks: only the store's copy is left, and a
+            // store call runs to its end even if its caller stops waiting
+            InPlace::Done(exec, Some(record)) => {
+                Started::Rest(Box::pin(self.write_record(cx, exec, record)))
+            }
+            InPlace::Later(later) => Started::Rest(Box::pin(self.resume(later, cx))),
+        }
+    }
+
+    /// [`Executor::run_inner`] for every call: the first-time gate, the injection check, the
+    /// policy and a person's answer, then the run.
+    async fn run_general(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
         let started = Instant::now();
         let entry = instance.entry.clone();
         let def = entry.definition();
@@ -200,22 +264,6 @@ impl Executor {
                     Outcome::error_from(error),
                 );
                 Box::pin(self.record_owned(cx, &def.name, def.safety, exec, trail)).await
-            }
-            Requirement::RunNow if self.runs_in_place(&instance, cx) => {
-                // the call's own future holds no nested future on this path (see `in_place`)
-                let mut call = Some((instance, trail));
-                let ran = std::future::poll_fn(|task| {
-                    let (instance, trail) = call.take().expect("polled once: it is ready");
-                    Poll::Ready(self.run_in_place(instance, cx, trail, task))
-                })
-                .await;
-                match ran {
-                    InPlace::Done(exec, None) => exec,
-                    InPlace::Done(exec, Some(record)) => {
-                        Box::pin(self.write_record(cx, exec, record)).await
-                    }
-                    InPlace::Later(later) => Box::pin(self.resume(later, cx)).await,
-                }
             }
             Requirement::RunNow => Box::pin(self.proceed(instance, cx, trail)).await,
             Requirement::Confirm { first_use } => {
@@ -296,6 +344,14 @@ impl Executor {
             .await;
         exec
     }
+}
+
+/// How far [`Executor::start_in_place`] took a call.
+// `Done` is the common case: boxing it would cost every call an allocation
+#[allow(clippy::large_enum_variant)]
+enum Started<'a> {
+    Done(Execution),
+    Rest(futures::future::BoxFuture<'a, Execution>),
 }
 
 /// A panic payload as text (`panic!` gives a `&str` or a `String`).

@@ -1,12 +1,13 @@
 //! The common path of a call the policy lets run at once, within one poll of the call's future.
 //!
-//! When nothing before the body has to wait (no rate limit to count, no start mark to store, no
-//! undo journal to write), the cache lookup, the body's first poll, the result and the record
-//! are made in place, without an await of their own: the call's future then holds no nested
-//! futures, and the runtime and the executor move (copy) a small future instead of a large one.
-//! A body that waits, or fails in a way that is retried, goes on in a boxed future
-//! ([`Executor::resume`]) under the same deadline, retries and record; every other call takes
-//! the general path ([`Executor::proceed`]).
+//! When nothing before the body has to wait (no first-time gate, no confirmation, no rate limit
+//! to count, no start mark to store, no undo journal to write), the policy's decision, the cache
+//! lookup, the body's first poll, the result and the record are made in place, without an await
+//! of their own: the call's future then holds no nested futures, and the runtime moves (copies)
+//! a small future instead of a large one. A body that waits, or fails in a way that is retried,
+//! goes on in a boxed future ([`Executor::resume`]) under the same deadline, retries and record
+//! of a call cut off; every other call takes the general path, boxed, where the policy may ask a
+//! person.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use crate::tool::CallContext;
 
 use super::Executor;
 use super::format::fit_owned;
-use super::record::Trail;
+use super::record::{Trail, Unfinished};
 use super::run::{on_own_task, panicked};
 
 /// How far a call got in place.
@@ -203,6 +204,7 @@ impl Executor {
             _running,
         } = *later;
         let def = entry.definition();
+        let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, trail.started);
         let first = match now {
             Now::Waiting(body) => on_own_task(body, &entry, deadline, timeout).await,
             Now::Failed(error) => Err(error),
@@ -224,9 +226,11 @@ impl Executor {
         }
         trail.attempts = attempts;
         trail.settle(arguments);
-        match self.conclude(&entry, cx, trail, result) {
-            (exec, None) => exec,
-            (exec, Some(record)) => self.write_record(cx, exec, record).await,
+        let (exec, record) = self.conclude(&entry, cx, trail, result);
+        unfinished.disarm();
+        match record {
+            None => exec,
+            Some(record) => self.write_record(cx, exec, record).await,
         }
     }
 
