@@ -160,20 +160,15 @@ impl Executor {
         cx
     }
 
-    async fn run_inner(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
-        // the common path runs within this one poll and holds no nested future: the call's
-        // future stays small, and moving it costs little (see `in_place`)
-        let mut instance = Some(instance);
-        let first = std::future::poll_fn(|task| {
-            let instance = instance.take().expect("polled once: it is ready");
-            Poll::Ready(self.start_in_place(instance, cx, task))
-        })
-        .await;
-        let rest = match first {
-            Started::Done(exec) => return exec,
-            Started::Rest(rest) => rest,
-        };
-        rest.await
+    /// The call itself. The common path runs within the first poll and holds no nested future
+    /// (see `in_place`): the call's future is the instance and two references until then, and a
+    /// boxed future after, so that moving it costs little.
+    fn run_inner<'a>(&'a self, instance: ToolInstance, cx: &'a CallContext) -> RunInner<'a> {
+        RunInner {
+            executor: self,
+            cx,
+            state: RunState::Start(Some(instance)),
+        }
     }
 
     /// A call the policy lets run at once, with nothing to wait for before its body, run in
@@ -343,6 +338,41 @@ impl Executor {
         self.record(cx, &def.name, def.safety, &mut exec, trail)
             .await;
         exec
+    }
+}
+
+/// The future of [`Executor::run_inner`].
+struct RunInner<'a> {
+    executor: &'a Executor,
+    cx: &'a CallContext,
+    state: RunState<'a>,
+}
+
+enum RunState<'a> {
+    /// Not polled yet (`None` once the call finished in its first poll).
+    Start(Option<ToolInstance>),
+    /// What is left after the first poll.
+    Rest(futures::future::BoxFuture<'a, Execution>),
+}
+
+impl std::future::Future for RunInner<'_> {
+    type Output = Execution;
+
+    fn poll(self: std::pin::Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<Execution> {
+        let this = self.get_mut();
+        loop {
+            match &mut this.state {
+                RunState::Start(instance) => {
+                    let instance = instance.take().expect("polled after it finished");
+                    match this.executor.start_in_place(instance, this.cx, task) {
+                        Started::Done(exec) => return Poll::Ready(exec),
+                        // polled at once, in this same poll (see `start_in_place`)
+                        Started::Rest(rest) => this.state = RunState::Rest(rest),
+                    }
+                }
+                RunState::Rest(rest) => return rest.as_mut().poll(task),
+            }
+        }
     }
 }
 
