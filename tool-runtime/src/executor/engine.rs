@@ -3,6 +3,7 @@
 //! ways in: one call, a model turn's batch, a chain.
 
 use std::panic::AssertUnwindSafe;
+use std::task::Poll;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -16,6 +17,7 @@ use crate::tool::CallContext;
 use super::chain::{self, ChainResult, ChainStep};
 use super::decision::needs_gate;
 use super::format::fit_owned;
+use super::in_place::InPlace;
 use super::policy::{self, Requirement};
 use super::record::{Trail, Unfinished, span};
 use super::{Executor, audit};
@@ -158,7 +160,66 @@ impl Executor {
         cx
     }
 
-    async fn run_inner(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
+    /// The call itself. The common path runs within the first poll and holds no nested future
+    /// (see `in_place`): the call's future is the instance and two references until then, and a
+    /// boxed future after, so that moving it costs little.
+    fn run_inner<'a>(&'a self, instance: ToolInstance, cx: &'a CallContext) -> RunInner<'a> {
+        RunInner {
+            executor: self,
+            cx,
+            state: RunState::Start(Some(instance)),
+        }
+    }
+
+    /// A call the policy lets run at once, with nothing to wait for before its body, run in
+    /// place within the poll that `task` belongs to; any other call, or the rest of one whose
+    /// body waits, is returned as a future.
+    fn start_in_place<'a>(
+        &'a self,
+        instance: ToolInstance,
+        cx: &'a CallContext,
+        task: &mut std::task::Context<'_>,
+    ) -> Started<'a> {
+        let def = instance.definition();
+        let cfg = &self.inner.config;
+        // a first-time gate, an injection check or a refusal takes the general path
+        let in_place = !needs_gate(def.safety)
+            && (def.safety.is_read_only() || !cfg.check_injection)
+            && matches!(policy::requirement(def, cfg, true), Requirement::RunNow)
+            && self.runs_in_place(&instance, cx);
+        if !in_place {
+            return Started::Rest(Box::pin(self.run_general(instance, cx)));
+        }
+        let started = Instant::now();
+        let entry = instance.entry.clone();
+        let def = entry.definition();
+        let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, started);
+        let mut trail = Trail::new(started);
+        trail.note_call_arguments(
+            self.keeps_arguments(),
+            instance.arguments(),
+            def,
+            entry.key_plan(),
+        );
+        trail.repairs = instance.repairs().to_vec();
+        let ran = self.run_in_place(instance, cx, trail, task);
+        // what goes on later arms its own record of a call cut off: it is polled at once, in
+        // this same poll, so no cancellation falls between the two
+        unfinished.disarm();
+        match ran {
+            InPlace::Done(exec, None) => Started::Done(exec),
+            // the record is made and handed to the sinks: only the store's copy is left, and a
+            // store call runs to its end even if its caller stops waiting
+            InPlace::Done(exec, Some(record)) => {
+                Started::Rest(Box::pin(self.write_record(cx, exec, record)))
+            }
+            InPlace::Later(later) => Started::Rest(Box::pin(self.resume(later, cx))),
+        }
+    }
+
+    /// [`Executor::run_inner`] for every call: the first-time gate, the injection check, the
+    /// policy and a person's answer, then the run.
+    async fn run_general(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
         let started = Instant::now();
         let entry = instance.entry.clone();
         let def = entry.definition();
@@ -192,16 +253,14 @@ impl Executor {
             Requirement::Refused(error) => {
                 trail.decision = Decision::Refused;
                 unfinished.decision = Decision::Refused;
-                let mut exec = Execution::new(
+                let exec = Execution::new(
                     cx.call_id.clone(),
                     def.name.to_string(),
                     Outcome::error_from(error),
                 );
-                self.record(cx, &def.name, def.safety, &mut exec, trail)
-                    .await;
-                exec
+                Box::pin(self.record_owned(cx, &def.name, def.safety, exec, trail)).await
             }
-            Requirement::RunNow => self.proceed(instance, cx, trail).await,
+            Requirement::RunNow => Box::pin(self.proceed(instance, cx, trail)).await,
             Requirement::Confirm { first_use } => {
                 unfinished.decision = Decision::Unanswered;
                 let confirming =
@@ -280,6 +339,49 @@ impl Executor {
             .await;
         exec
     }
+}
+
+/// The future of [`Executor::run_inner`].
+struct RunInner<'a> {
+    executor: &'a Executor,
+    cx: &'a CallContext,
+    state: RunState<'a>,
+}
+
+enum RunState<'a> {
+    /// Not polled yet (`None` once the call finished in its first poll).
+    Start(Option<ToolInstance>),
+    /// What is left after the first poll.
+    Rest(futures::future::BoxFuture<'a, Execution>),
+}
+
+impl std::future::Future for RunInner<'_> {
+    type Output = Execution;
+
+    fn poll(self: std::pin::Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<Execution> {
+        let this = self.get_mut();
+        loop {
+            match &mut this.state {
+                RunState::Start(instance) => {
+                    let instance = instance.take().expect("polled after it finished");
+                    match this.executor.start_in_place(instance, this.cx, task) {
+                        Started::Done(exec) => return Poll::Ready(exec),
+                        // polled at once, in this same poll (see `start_in_place`)
+                        Started::Rest(rest) => this.state = RunState::Rest(rest),
+                    }
+                }
+                RunState::Rest(rest) => return rest.as_mut().poll(task),
+            }
+        }
+    }
+}
+
+/// How far [`Executor::start_in_place`] took a call.
+// `Done` is the common case: boxing it would cost every call an allocation
+#[allow(clippy::large_enum_variant)]
+enum Started<'a> {
+    Done(Execution),
+    Rest(futures::future::BoxFuture<'a, Execution>),
 }
 
 /// A panic payload as text (`panic!` gives a `&str` or a `String`).

@@ -30,6 +30,7 @@ mod confirm;
 mod decision;
 mod engine;
 mod format;
+mod in_place;
 mod injection;
 mod limit;
 mod pending;

@@ -119,18 +119,62 @@ impl Executor {
         exec: &mut Execution,
         trail: Trail,
     ) {
-        if let Some(record) = self.audit(cx, tool, category, exec, trail, None) {
-            // a store that does not block is written in place: the record is then not kept
-            // across an await, and every call's future is smaller by its size
-            let written = if self.inner.store.blocks() {
-                let writing =
-                    self.with_store("append_audit", move |store| store.append_audit(&record));
-                Box::pin(writing).await
-            } else {
-                self.store_now("append_audit", |store| store.append_audit(&record))
-            };
+        if let Some(record) = self.record_in_place(cx, tool, category, exec, trail) {
+            let writing = self.with_store("append_audit", move |store| store.append_audit(&record));
+            let written = Box::pin(writing).await;
             self.note_written(cx, tool, exec, written);
         }
+    }
+
+    /// [`Executor::record`] of an execution it returns: a future that owns what it records.
+    pub(crate) async fn record_owned(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        mut exec: Execution,
+        trail: Trail,
+    ) -> Execution {
+        self.record(cx, tool, category, &mut exec, trail).await;
+        exec
+    }
+
+    /// [`Executor::record`] as far as it goes without waiting: the record made, handed to the
+    /// sinks and written to a store that does not block. Returns the record when it still goes
+    /// to a store that blocks ([`Executor::write_record`]).
+    pub(crate) fn record_in_place(
+        &self,
+        cx: &CallContext,
+        tool: &str,
+        category: Safety,
+        exec: &mut Execution,
+        trail: Trail,
+    ) -> Option<Box<AuditRecord>> {
+        let record = self.audit(cx, tool, category, exec, trail, None)?;
+        if self.inner.store.blocks() {
+            // boxed: the common path returns a small value, and a store that blocks costs more
+            // than the box
+            return Some(Box::new(record));
+        }
+        let written = self.store_now("append_audit", |store| store.append_audit(&record));
+        self.note_written(cx, tool, exec, written);
+        None
+    }
+
+    /// Writes the record [`Executor::record_in_place`] left for a store that blocks, and
+    /// returns the execution once it is written (or reports that it was not).
+    pub(crate) async fn write_record(
+        &self,
+        cx: &CallContext,
+        mut exec: Execution,
+        record: Box<AuditRecord>,
+    ) -> Execution {
+        let tool = record.tool.clone();
+        let written = self
+            .with_store("append_audit", move |store| store.append_audit(&record))
+            .await;
+        self.note_written(cx, &tool, &mut exec, written);
+        exec
     }
 
     /// [`Executor::record`] on this thread, for the executor's synchronous methods.

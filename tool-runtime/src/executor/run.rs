@@ -86,11 +86,7 @@ impl Executor {
             };
         }
         let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
-        let may_retry = cfg.retry.max_attempts > 1
-            && (def.safety.is_read_only()
-                || def.idempotent
-                || def.retry
-                || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()));
+        let may_retry = self.may_retry(def);
         // read again only by a retry; then handed to the record, which may keep them
         let arguments = match may_retry {
             true => Some(instance.take_arguments()),
@@ -101,37 +97,10 @@ impl Executor {
             .progress
             .as_ref()
             .map(|r| r.running(&cx.call_id, &def.name));
-        let mut next = Some(instance);
-        let mut attempts = 0;
-        let result = loop {
-            let instance = match next.take() {
-                Some(i) => i,
-                // a retry runs a fresh instance of the same validated arguments
-                None => match self.inner.toolset.hydrate(&ToolCall::new(
-                    cx.call_id.clone(),
-                    def.name.to_string(),
-                    Arguments::Json(arguments.clone().unwrap_or_default()),
-                )) {
-                    Ok(i) => i,
-                    Err(e) => break Err(e),
-                },
-            };
-            attempts += 1;
-            let result = attempt(instance, cx.clone(), timeout).await;
-            match result {
-                Err(e) if may_retry && e.retryable && attempts < cfg.retry.max_attempts => {
-                    let delay = backoff(&cfg.retry, attempts);
-                    tracing::warn!(
-                        tool = %def.name,
-                        attempt = attempts,
-                        code = %e.code,
-                        delay_ms = delay.as_millis() as u64,
-                        "retrying a retryable failure"
-                    );
-                    Box::pin(tokio::time::sleep(delay)).await;
-                }
-                other => break other,
-            }
+        let first = attempt(instance, cx.clone(), timeout).await;
+        let (result, attempts) = match self.retry_due(may_retry, &first, 1) {
+            false => (first, 1),
+            true => Box::pin(self.retried(def, cx, timeout, arguments.as_ref(), first)).await,
         };
         if let (Ok(v), Some(k)) = (&result, cache_key) {
             self.inner
@@ -144,6 +113,66 @@ impl Executor {
             cached: false,
             arguments,
         }
+    }
+
+    /// Whether a failed attempt of `def` may be tried again: read-only, idempotent and opted-in
+    /// tools, when the configuration allows more than one attempt.
+    pub(super) fn may_retry(&self, def: &ToolDefinition) -> bool {
+        let cfg = &self.inner.config;
+        cfg.retry.max_attempts > 1
+            && (def.safety.is_read_only()
+                || def.idempotent
+                || def.retry
+                || cfg.retry.opt_in.iter().any(|t| t == def.name.as_ref()))
+    }
+
+    /// Whether `result`, of attempt number `attempts`, is tried again.
+    pub(super) fn retry_due(
+        &self,
+        may_retry: bool,
+        result: &Result<Value, ToolError>,
+        attempts: u32,
+    ) -> bool {
+        matches!(result, Err(e) if may_retry && e.retryable && attempts < self.inner.config.retry.max_attempts)
+    }
+
+    /// The retries after a first attempt that failed retryably, with backoff between them, each
+    /// on a fresh instance of the same validated `arguments`: the last result and how many
+    /// attempts were made in all.
+    pub(super) async fn retried(
+        &self,
+        def: &ToolDefinition,
+        cx: &CallContext,
+        timeout: Duration,
+        arguments: Option<&Value>,
+        first: Result<Value, ToolError>,
+    ) -> (Result<Value, ToolError>, u32) {
+        let cfg = &self.inner.config;
+        let mut result = first;
+        let mut attempts = 1;
+        while self.retry_due(true, &result, attempts) {
+            let Err(e) = &result else { break };
+            let delay = backoff(&cfg.retry, attempts);
+            tracing::warn!(
+                tool = %def.name,
+                attempt = attempts,
+                code = %e.code,
+                delay_ms = delay.as_millis() as u64,
+                "retrying a retryable failure"
+            );
+            tokio::time::sleep(delay).await;
+            let instance = match self.inner.toolset.hydrate(&ToolCall::new(
+                cx.call_id.clone(),
+                def.name.to_string(),
+                Arguments::Json(arguments.cloned().unwrap_or_default()),
+            )) {
+                Ok(i) => i,
+                Err(e) => return (Err(e), attempts),
+            };
+            attempts += 1;
+            result = attempt(instance, cx.clone(), timeout).await;
+        }
+        (result, attempts)
     }
 
     /// Counts a call against its rate limits: in the store when the store shares them across
@@ -233,7 +262,7 @@ pub(crate) async fn attempt(
 }
 
 /// The rest of an attempt whose body waits: on its own task, under the timeout.
-async fn on_own_task(
+pub(super) async fn on_own_task(
     body: futures::future::BoxFuture<'static, Result<Value, ToolError>>,
     entry: &crate::hydrate::entry::Entry,
     deadline: tokio::time::Instant,
@@ -263,7 +292,7 @@ async fn on_own_task(
 }
 
 /// The error of a body that panicked.
-fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
+pub(super) fn panicked(name: &str, payload: &(dyn std::any::Any + Send)) -> ToolError {
     let what = super::engine::panic_text(payload);
     // the panic's text may quote the arguments: it goes only into the error, which the executor
     // scrubs of the call's secrets before anyone sees it
