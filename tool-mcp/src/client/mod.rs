@@ -47,6 +47,7 @@
 pub(crate) mod cli;
 mod config;
 mod conn;
+mod held;
 mod import;
 mod pin;
 mod relay;
@@ -67,8 +68,9 @@ use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::{McpConfigOption, PinCommands, import_configured};
+pub use cli::{McpConfigOption, PinCommands, import_configured, import_configured_pins};
 pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
+pub use held::{Approval, PinnedImports};
 pub use import::{Flagged, Imported, Refused};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 

@@ -268,6 +268,11 @@ impl Guard {
         }
     }
 
+    /// The definition the server serves now.
+    pub(crate) fn served(&self) -> ToolPin {
+        self.state().1.clone()
+    }
+
     /// The tool as held, if it is.
     pub(crate) fn held(&self) -> Option<Held> {
         match &*self.state() {
