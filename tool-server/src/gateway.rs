@@ -19,17 +19,18 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use futures::future::BoxFuture;
-use tool_mcp::client::import_configured;
+use tool_mcp::client::{Approval, PinnedImports, import_configured_pins};
 use tool_mcp::server::{InBandConfirmation, McpServer};
-use tool_runtime::ToolSet;
 use tool_runtime::cli::{CliCommand, Exit, Output};
 use tool_runtime::executor::cli::config_path;
 use tool_runtime::executor::{Deferred, Executor, ExecutorConfig};
+use tool_runtime::{ToolError, ToolSet};
 
-use crate::{ServerOptions, Tokens};
+use crate::{HeldRefusal, HeldTool, HeldTools, ServerOptions, Tokens};
 
 /// Where the gateway listens unless `--addr` says otherwise.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8700";
@@ -106,7 +107,7 @@ impl CliCommand for GatewayCommand {
         output: &'a mut Output<'_>,
     ) -> BoxFuture<'a, Exit> {
         Box::pin(async move {
-            let executor = match self.executor(toolset, matches, output).await {
+            let (executor, pins) = match self.executor(toolset, matches, output).await {
                 Ok(e) => e,
                 Err(exit) => return exit,
             };
@@ -114,7 +115,7 @@ impl CliCommand for GatewayCommand {
                 self.serve_stdio(executor, output).await
             } else {
                 let addr = *matches.get_one::<SocketAddr>("addr").expect("defaulted");
-                self.serve_http(addr, executor, output).await
+                self.serve_http(addr, executor, pins, output).await
             }
         })
     }
@@ -122,13 +123,13 @@ impl CliCommand for GatewayCommand {
 
 impl GatewayCommand {
     /// The executor over the whole tool set: the configuration file's policy and store, every
-    /// call that needs a person parked for one.
+    /// call that needs a person parked for one; and the imported tools' pins, for the page.
     async fn executor(
         &self,
         toolset: &ToolSet,
         matches: &ArgMatches,
         output: &mut Output<'_>,
-    ) -> Result<Executor, Exit> {
+    ) -> Result<(Executor, PinnedImports), Exit> {
         let path = config_path(matches.get_one::<PathBuf>("config").map(|p| p.as_path()));
         let config =
             ExecutorConfig::load(path.as_deref()).map_err(|e| usage(output, e.to_string()))?;
@@ -141,19 +142,21 @@ impl GatewayCommand {
         }
         let store = (config.store.open()).map_err(|e| usage(output, format!("the store: {e}")))?;
         let mut toolset = toolset.clone();
-        import_configured(&config.mcp, &mut toolset, store.clone(), output).await?;
-        Executor::builder(toolset)
+        let pins = import_configured_pins(&config.mcp, &mut toolset, store.clone(), output).await?;
+        let executor = Executor::builder(toolset)
             .config(config)
             .store(store)
             .confirmation(Deferred)
             .build()
-            .map_err(|e| usage(output, e.to_string()))
+            .map_err(|e| usage(output, e.to_string()))?;
+        Ok((executor, pins))
     }
 
     async fn serve_http(
         &self,
         addr: SocketAddr,
         executor: Executor,
+        pins: PinnedImports,
         output: &mut Output<'_>,
     ) -> Exit {
         let tokens = match Tokens::from_env() {
@@ -163,7 +166,8 @@ impl GatewayCommand {
         };
         let options = ServerOptions::new(tokens)
             .mcp_server_info(&self.name, env!("CARGO_PKG_VERSION"))
-            .mcp_instructions(INSTRUCTIONS);
+            .mcp_instructions(INSTRUCTIONS)
+            .held_tools(Arc::new(pins));
         let listener = match crate::bind(addr, &options).await {
             Ok(l) => l,
             Err(e) => return usage(output, e.to_string()),
@@ -201,6 +205,38 @@ impl GatewayCommand {
                 Exit::Refused
             }
         }
+    }
+}
+
+fn held_tool(held: tool_mcp::client::Held) -> HeldTool {
+    HeldTool {
+        tool: held.served.tool,
+        server: held.served.server,
+        pinned: held.pinned.hash,
+        pinned_ms: held.pinned.pinned_ms,
+        served: held.served.hash,
+        changes: held.changes,
+    }
+}
+
+/// The imported tools' pins as the approvals page reads and approves them.
+impl HeldTools for PinnedImports {
+    fn held(&self) -> Result<Vec<HeldTool>, ToolError> {
+        let held = PinnedImports::held(self).map_err(ToolError::from)?;
+        Ok(held.into_iter().map(held_tool).collect())
+    }
+
+    fn approve(&self, tool: &str, hash: &str) -> Result<Result<HeldTool, HeldRefusal>, ToolError> {
+        Ok(
+            match PinnedImports::approve(self, tool, hash).map_err(ToolError::from)? {
+                Approval::Approved(held) => Ok(held_tool(*held)),
+                Approval::OtherHash { served } => Err(HeldRefusal::Changed {
+                    served: Some(served),
+                }),
+                Approval::Raced => Err(HeldRefusal::Changed { served: None }),
+                _ => Err(HeldRefusal::NotHeld),
+            },
+        )
     }
 }
 

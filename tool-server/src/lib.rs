@@ -87,6 +87,7 @@ pub use auth::Role;
 pub use error::ApiError;
 pub use link::{Session, SignInLinks};
 pub use options::{ServerOptions, TokenError, Tokens};
+pub use routes::held::{HeldRefusal, HeldTool, HeldTools};
 use sessions::McpSessions;
 
 /// Everything a handler needs; cloned per request (every field is shared).
@@ -105,6 +106,8 @@ pub(crate) struct AppState {
     pub(crate) links: SignInLinks,
     /// The questions and progress of the calls this server runs, for the page.
     pub(crate) page: questions::PageSide,
+    /// The imported tools held for a changed definition, when the server imports any.
+    pub(crate) held_tools: Option<Arc<dyn routes::held::HeldTools>>,
 }
 
 #[derive(OpenApi)]
@@ -169,6 +172,7 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         )),
         links: options.links,
         page: options.page,
+        held_tools: options.held_tools,
     };
     if let Some(chat) = &state.chat {
         routes::runs::recover(chat.clone(), state.executor.clone());

@@ -181,6 +181,7 @@ pub struct ServerOptions {
     pub(crate) page: crate::questions::PageSide,
     pub(crate) serving: crate::conn::Serving,
     pub(crate) links: SignInLinks,
+    pub(crate) held_tools: Option<Arc<dyn crate::HeldTools>>,
 }
 
 impl ServerOptions {
@@ -198,7 +199,15 @@ impl ServerOptions {
             links: SignInLinks::new(&approver),
             allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
             serving: crate::conn::Serving::default(),
+            held_tools: None,
         }
+    }
+
+    /// Where the API and the approvals page learn which imported tools are held for a changed
+    /// definition, and approve the change (a gateway's imports).
+    pub fn held_tools(mut self, source: Arc<dyn crate::HeldTools>) -> Self {
+        self.held_tools = Some(source);
+        self
     }
 
     /// The largest request body read; larger ones are answered 413 without being read. The

@@ -19,7 +19,8 @@ use tool_runtime::display::visible_lines;
 use tool_runtime::store::{Store, ToolPin};
 
 use super::{
-    Held, McpClient, ServerConfig, approve_change, read_servers_config, read_servers_json,
+    Held, McpClient, PinnedImports, ServerConfig, approve_change, read_servers_config,
+    read_servers_json,
 };
 
 pub(crate) fn usage(output: &mut Output<'_>, message: String) -> Exit {
@@ -82,7 +83,9 @@ impl ToolSource for McpConfigOption {
                 return Ok(());
             }
             let store = open_store(output)?;
-            import_servers(servers, toolset, store, output).await
+            import_servers(servers, toolset, store, output)
+                .await
+                .map(drop)
         })
     }
 
@@ -135,8 +138,21 @@ pub async fn import_configured(
     store: Arc<dyn Store>,
     output: &mut Output<'_>,
 ) -> Result<(), Exit> {
+    import_configured_pins(mcp, toolset, store, output)
+        .await
+        .map(drop)
+}
+
+/// [`import_configured`], answering with the imported tools' pins: what a surface that shows
+/// held tools and approves their changes needs (the gateway's approvals page).
+pub async fn import_configured_pins(
+    mcp: &tool_runtime::executor::McpConfig,
+    toolset: &mut ToolSet,
+    store: Arc<dyn Store>,
+    output: &mut Output<'_>,
+) -> Result<PinnedImports, Exit> {
     if mcp.is_empty() {
-        return Ok(());
+        return Ok(PinnedImports::new(store));
     }
     let servers = read_servers_config(mcp).map_err(|e| usage(output, e.to_string()))?;
     import_servers(servers, toolset, store, output).await
@@ -150,13 +166,15 @@ pub(crate) async fn import_servers(
     toolset: &mut ToolSet,
     store: Arc<dyn Store>,
     output: &mut Output<'_>,
-) -> Result<(), Exit> {
+) -> Result<PinnedImports, Exit> {
+    let mut pins = PinnedImports::new(store.clone());
     for (name, config) in servers {
         let client = match McpClient::connect(&name, config).await {
             Ok(c) => c,
             Err(e) => return Err(usage(output, e.to_string())),
         };
         let imported = client.import_pinned(toolset, store.clone());
+        pins.add(&client);
         let _ = writeln!(
             output.err,
             "mcp: {name}: {} tools imported{}",
@@ -193,7 +211,7 @@ pub(crate) async fn import_servers(
             );
         }
     }
-    Ok(())
+    Ok(pins)
 }
 
 /// `tools pins` and `tools approve-change NAME` (add both with [`PinCommands::install`]).

@@ -47,6 +47,7 @@
 pub(crate) mod cli;
 mod config;
 mod conn;
+mod held;
 mod import;
 mod pin;
 mod relay;
@@ -62,13 +63,14 @@ use rmcp::service::{RunningService, ServiceExt};
 use serde_json::Value;
 use tool_runtime::ToolSet;
 use tool_runtime::store::{Store, ToolPin};
-use tool_runtime::toolset::DynHandler;
+use tool_runtime::toolset::{CallCheck, DynHandler};
 use tool_runtime::validate::Validator;
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
-pub use cli::{McpConfigOption, PinCommands, import_configured};
+pub use cli::{McpConfigOption, PinCommands, import_configured, import_configured_pins};
 pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
+pub use held::{Approval, PinnedImports};
 pub use import::{Flagged, Imported, Refused};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 
@@ -295,9 +297,10 @@ impl McpClient {
             if let Some(guard) = &guard {
                 self.live.watch(&tool.name, guard.clone());
             }
-            let handler = self.handler(tool.name.to_string(), output, guard);
+            let handler = self.handler(tool.name.to_string(), output, guard.clone());
             match set.register_dynamic(def, Some(handler)) {
                 Ok(_) => {
+                    set.set_check(&registered, self.check(tool.name.to_string(), guard));
                     imported.registered.push(registered);
                     imported.held.extend(held);
                 }
@@ -330,6 +333,24 @@ impl McpClient {
                 }
             })
             .collect()
+    }
+
+    /// The check an imported tool's calls pass before the policy: a tool its server no longer
+    /// lists, or (pinned) that is held or stale, is refused before anyone is asked to confirm it.
+    fn check(&self, tool: String, guard: Option<Arc<pin::Guard>>) -> CallCheck {
+        let live = self.live.clone();
+        let server: Arc<str> = self.name.as_str().into();
+        Arc::new(move || {
+            let (live, server, tool, guard) =
+                (live.clone(), server.clone(), tool.clone(), guard.clone());
+            Box::pin(async move {
+                live.check(&server, &tool)?;
+                match &guard {
+                    Some(guard) => guard.check().await,
+                    None => Ok(()),
+                }
+            })
+        })
     }
 
     /// The body of an imported tool: the validated arguments sent to the server as they are.

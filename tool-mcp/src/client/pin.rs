@@ -230,6 +230,23 @@ impl Guard {
         }
     }
 
+    /// Whether a call may be put to the policy at all: refused with [`DEFINITION_CHANGED`] when
+    /// the tool is held (unless a person approved the change elsewhere since) or stale, so that
+    /// nobody is asked to confirm a call that would then be refused. An unpinned tool passes:
+    /// it is pinned by [`Guard::admit`] once the call is let through.
+    pub(crate) async fn check(self: &Arc<Self>) -> Result<(), ToolError> {
+        let (standing, served) = self.state().clone();
+        match standing {
+            Standing::Pinned | Standing::Unpinned => Ok(()),
+            Standing::Stale => Err(stale_error(&served)),
+            Standing::Held(_) => {
+                let (store, tool) = (self.store.clone(), served.tool.clone());
+                let stored = self.blocking(move || store.get_pin(&tool)).await?;
+                self.settle(stored, &served)
+            }
+        }
+    }
+
     /// Settles the standing from the pin stored now (`None`: `served` was just written), if the
     /// server still serves `served`.
     fn settle(&self, stored: Option<ToolPin>, served: &ToolPin) -> Result<(), ToolError> {
@@ -249,6 +266,11 @@ impl Guard {
                 Ok(())
             }
         }
+    }
+
+    /// The definition the server serves now.
+    pub(crate) fn served(&self) -> ToolPin {
+        self.state().1.clone()
     }
 
     /// The tool as held, if it is.

@@ -63,6 +63,14 @@ impl Live {
         held
     }
 
+    /// What the server serves now for each pinned import.
+    pub(crate) fn served(&self) -> Vec<tool_runtime::store::ToolPin> {
+        let state = self.state();
+        (state.guards.values().flatten())
+            .map(|g| g.served())
+            .collect()
+    }
+
     /// Refuses a call of `tool` when the server no longer lists it.
     pub(crate) fn check(&self, server: &str, tool: &str) -> Result<(), ToolError> {
         let state = self.state();

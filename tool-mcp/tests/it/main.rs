@@ -4,6 +4,7 @@
 
 mod everything;
 mod filesystem;
+mod git;
 mod http;
 mod list_changes;
 mod memory;

@@ -7,10 +7,15 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_mcp::client::{DEFINITION_CHANGED, McpClient, ServerConfig, approve_change};
-use tool_runtime::executor::{ApproveAll, Executor, Outcome};
+use tool_runtime::executor::{
+    ActivityQuery, Answer, ApproveAll, ConfirmationRequest, Decision, Deferred, Executor,
+    FnConfirmer, Outcome,
+};
 use tool_runtime::store::{SqliteStore, Store};
 use tool_runtime::{CallContext, ToolCall, ToolSet};
 
@@ -152,5 +157,94 @@ async fn a_changed_description_is_held_until_a_person_approves_it_across_restart
         POISONED
     );
     assert!(value(&echo(&exec, "c5", "five").await).is_some());
+    client.close();
+}
+
+/// An executor over `set` whose person is a counter that approves: how often they were asked.
+fn counting(set: ToolSet, store: Arc<dyn Store>) -> (Executor, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    let exec = Executor::builder(set)
+        .store(store)
+        .confirmation(FnConfirmer(move |_request: ConfirmationRequest| {
+            count.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async { Answer::Yes }) as BoxFuture<'static, Answer>
+        }))
+        .build()
+        .unwrap();
+    (exec, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_tool_is_refused_before_anyone_is_asked_or_anything_is_parked() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = rug_pull(dir.path()) else {
+        return;
+    };
+    std::fs::write(dir.path().join("description.txt"), HONEST).unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(dir.path().join("state.sqlite3")).unwrap());
+
+    // a person approves the first call, which pins the honest definition
+    let client = McpClient::connect("rug", config.clone()).await.unwrap();
+    let mut set = ToolSet::new();
+    client.import_pinned(&mut set, store.clone());
+    let (exec, asked) = counting(set, store.clone());
+    assert!(value(&echo(&exec, "c1", "one").await).is_some());
+    assert!(
+        asked.load(Ordering::SeqCst) >= 1,
+        "an unpinned tool is still confirmed"
+    );
+    client.close();
+    drop(exec);
+
+    // the server changes the description: the held tool's call is refused, and nobody is asked
+    std::fs::write(dir.path().join("description.txt"), POISONED).unwrap();
+    let client = McpClient::connect("rug", config.clone()).await.unwrap();
+    let mut set = ToolSet::new();
+    let imported = client.import_pinned(&mut set, store.clone());
+    assert_eq!(imported.held.len(), 1, "{imported:?}");
+    let (exec, asked) = counting(set.clone(), store.clone());
+    let refused = echo(&exec, "c2", "two").await;
+    assert_eq!(
+        refused.error().map(|e| e.code.clone()),
+        Some(DEFINITION_CHANGED),
+        "{refused:?}"
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        0,
+        "nobody is asked about a held tool"
+    );
+    let records = exec
+        .activity(&ActivityQuery {
+            correlation_id: Some("c2".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(records.len(), 1, "audited once: {records:?}");
+    assert_eq!(records[0].decision, Decision::Refused);
+    assert_eq!(records[0].error_code.as_deref(), Some("DEFINITION_CHANGED"));
+
+    // an executor that parks calls for a person parks nothing for it either
+    let deferred = Executor::builder(set)
+        .store(store.clone())
+        .confirmation(Deferred)
+        .build()
+        .unwrap();
+    let refused = echo(&deferred, "c3", "three").await;
+    assert_eq!(
+        refused.error().map(|e| e.code.clone()),
+        Some(DEFINITION_CHANGED),
+        "{refused:?}"
+    );
+    assert!(deferred.pending().unwrap().is_empty(), "nothing parked");
+    assert_eq!(arrived(dir.path()), ["one"], "nothing reached the server");
+
+    // once the change is approved the tool is confirmed as any other call again
+    assert!(approve_change(&*store, &imported.held[0]).unwrap());
+    assert!(value(&echo(&exec, "c4", "four").await).is_some());
+    assert!(asked.load(Ordering::SeqCst) >= 1);
+    assert_eq!(arrived(dir.path()), ["one", "four"]);
     client.close();
 }

@@ -182,10 +182,12 @@ impl Executor {
     ) -> Started<'a> {
         let def = instance.definition();
         let cfg = &self.inner.config;
-        // a first-time gate, an injection check or a refusal takes the general path
+        // a first-time gate, an injection check, a refusal or a check of the tool's own
+        // (`ToolSet::set_check`) takes the general path
         let in_place = !needs_gate(def.safety)
             && (def.safety.is_read_only() || !cfg.check_injection)
             && matches!(policy::requirement(def, cfg, true), Requirement::RunNow)
+            && self.inner.toolset.check_of(&def.name).is_none()
             && self.runs_in_place(&instance, cx);
         if !in_place {
             return Started::Rest(Box::pin(self.run_general(instance, cx)));
@@ -227,7 +229,14 @@ impl Executor {
         let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, started);
         // the paths most calls do not take are boxed: every call's future stays small, and it is
         // moved (copied) a few times on its way to being polled
-        let gate_passed = !needs_gate(def.safety) || Box::pin(self.gate_passed(def, cx)).await;
+        // a tool's own check (`ToolSet::set_check`) refuses before anyone is asked or gated
+        let refused = match self.inner.toolset.check_of(&def.name) {
+            Some(check) => check().await.err(),
+            None => None,
+        };
+        let gate_passed = refused.is_some()
+            || !needs_gate(def.safety)
+            || Box::pin(self.gate_passed(def, cx)).await;
         let mut trail = Trail::new(started);
         trail.note_call_arguments(
             self.keeps_arguments(),
@@ -239,11 +248,12 @@ impl Executor {
         let injected = (cfg.check_injection && !def.safety.is_read_only())
             .then(|| super::injection::find(instance.arguments()))
             .flatten();
-        let requirement = match injected {
-            Some((pointer, kind, phrase)) => {
+        let requirement = match (refused, injected) {
+            (Some(error), _) => Requirement::Refused(error),
+            (None, Some((pointer, kind, phrase))) => {
                 Requirement::Refused(super::injection::refusal(&def.name, &pointer, kind, phrase))
             }
-            None => policy::requirement(def, cfg, gate_passed),
+            (None, None) => policy::requirement(def, cfg, gate_passed),
         };
         if trail.arguments_of_call && !matches!(requirement, Requirement::RunNow) {
             // the rare paths keep a copy, as they may record before (or without) running

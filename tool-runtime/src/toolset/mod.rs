@@ -1,8 +1,10 @@
 //! `ToolSet`: the registry. Names unique, schemas present, validators compiled, state checked, all
 //! at registration; a call is hydrated by its tool's entry (`hydrate::entry`).
 
+mod check;
 mod prepare;
 
+pub use check::CallCheck;
 pub use prepare::Prepare;
 
 use std::any::Any;
@@ -29,6 +31,9 @@ pub struct ToolSet {
     by_name: HashMap<String, usize, foldhash::fast::RandomState>,
     state: Arc<Extensions>,
     limits: Limits,
+    /// The tools that carry a [`CallCheck`], by name; `None` while none does, so that a set
+    /// without them costs the executor one branch per call.
+    checks: Option<Arc<check::Checks>>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -94,6 +99,24 @@ impl ToolSet {
         self.ensure_new(&definition.name)?;
         self.push(Entry::dynamic(definition, handler)?);
         Ok(self)
+    }
+
+    /// Gives the registered tool `name` a check the executor runs on each of its calls after
+    /// hydration and before the policy (see [`CallCheck`]); a second check replaces the first.
+    /// Returns whether `name` is registered.
+    pub fn set_check(&mut self, name: &str, check: CallCheck) -> bool {
+        if !self.by_name.contains_key(name) {
+            return false;
+        }
+        let checks = self.checks.get_or_insert_with(Default::default);
+        Arc::make_mut(checks).insert(name.to_owned(), check);
+        true
+    }
+
+    /// The check of the tool `name`, if it carries one ([`ToolSet::set_check`]).
+    #[inline]
+    pub fn check_of(&self, name: &str) -> Option<&CallCheck> {
+        self.checks.as_ref()?.get(name)
     }
 
     /// Registers every definition of a catalog: a JSON array of definitions in the canonical shape
@@ -176,6 +199,9 @@ impl ToolSet {
         let Some(idx) = self.by_name.remove(name) else {
             return false;
         };
+        if let Some(checks) = &mut self.checks {
+            Arc::make_mut(checks).remove(name);
+        }
         self.entries.remove(idx);
         for v in self.by_name.values_mut() {
             if *v > idx {

@@ -644,12 +644,12 @@ async function open() {
   show($("#app"), true);
   show($("#sign-out"), true);
   status("Connecting…");
-  await Promise.all([refreshPending(), loadFeed(), loadTools()]);
+  await Promise.all([refreshPending(), loadFeed(), loadTools(), loadHeld()]);
   if (!token()) return;
   if (timer === null) {
     followFeed();
     followLive();
-    timer = setInterval(refreshPending, POLL_MS);
+    timer = setInterval(() => { refreshPending(); loadHeld(); }, POLL_MS);
   }
 }
 

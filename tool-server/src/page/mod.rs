@@ -1,4 +1,4 @@
-//! The approvals page: one HTML file, a stylesheet and two scripts, compiled into the binary, so
+//! The approvals page: one HTML file, a stylesheet and three scripts, compiled into the binary, so
 //! a server needs no build step and no files beside it.
 
 use axum::Router;
@@ -9,6 +9,7 @@ use axum::routing::get;
 const INDEX: &str = include_str!("index.html");
 const SCRIPT: &str = include_str!("app.js");
 const QUESTIONS: &str = include_str!("questions.js");
+const HELD: &str = include_str!("held.js");
 const STYLE: &str = include_str!("style.css");
 
 /// What the page may load: only itself. A tool's arguments are shown as text, and this keeps
@@ -34,7 +35,8 @@ fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     )
 }
 
-/// `GET /`, `GET /assets/app.js`, `GET /assets/questions.js`, `GET /assets/style.css`.
+/// `GET /`, `GET /assets/app.js`, `GET /assets/questions.js`, `GET /assets/held.js`,
+/// `GET /assets/style.css`.
 pub(crate) fn router() -> Router {
     Router::new()
         .route(
@@ -48,6 +50,10 @@ pub(crate) fn router() -> Router {
         .route(
             "/assets/questions.js",
             get(|| async { asset("text/javascript; charset=utf-8", QUESTIONS) }),
+        )
+        .route(
+            "/assets/held.js",
+            get(|| async { asset("text/javascript; charset=utf-8", HELD) }),
         )
         .route(
             "/assets/style.css",

@@ -4,6 +4,7 @@
 mod activity;
 pub(crate) mod chat;
 mod health;
+pub(crate) mod held;
 mod pending;
 mod questions;
 mod run_events;
@@ -34,6 +35,8 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(pending::get))
         .routes(routes!(pending::approve))
         .routes(routes!(pending::deny))
+        .routes(routes!(held::list))
+        .routes(routes!(held::approve))
         .routes(routes!(activity::feed))
         .routes(routes!(activity::stream))
         .routes(routes!(questions::list))

@@ -12,6 +12,8 @@ mod chat_crash_loop;
 mod chat_events;
 mod chat_resume;
 mod feed;
+#[cfg(feature = "gateway")]
+mod held_tools;
 mod hygiene;
 mod limits;
 mod mcp_app;
