@@ -171,6 +171,20 @@ impl Executor {
         }
     }
 
+    /// A tool's value as the outcome the model gets (fitted to `max_result_chars`), and the
+    /// whole value when fitting cut it.
+    pub(super) fn success(&self, value: Value) -> (Outcome, Option<Value>) {
+        let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
+        let truncated = full.is_some();
+        (
+            Outcome::Success {
+                value: for_model,
+                truncated,
+            },
+            full,
+        )
+    }
+
     /// A call the policy lets run at once, with nothing to wait for before its body, run in
     /// place within the poll that `task` belongs to; any other call, or the rest of one whose
     /// body waits, is returned as a future.
@@ -326,14 +340,7 @@ impl Executor {
                         }
                     }));
                 }
-                let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
-                (
-                    Outcome::Success {
-                        value: for_model,
-                        truncated: full.is_some(),
-                    },
-                    full,
-                )
+                self.success(value)
             }
             Err(error) => (Outcome::error_from(error), None),
         };

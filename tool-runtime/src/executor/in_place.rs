@@ -25,7 +25,6 @@ use crate::records::{AuditRecord, Execution, Outcome};
 use crate::tool::CallContext;
 
 use super::Executor;
-use super::format::fit_owned;
 use super::record::{Trail, Unfinished};
 use super::run::{on_own_task, panicked};
 
@@ -245,16 +244,7 @@ impl Executor {
     ) -> (Execution, Option<Box<AuditRecord>>) {
         let def = entry.definition();
         let (outcome, full) = match result {
-            Ok(value) => {
-                let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
-                (
-                    Outcome::Success {
-                        value: for_model,
-                        truncated: full.is_some(),
-                    },
-                    full,
-                )
-            }
+            Ok(value) => self.success(value),
             Err(error) => (Outcome::error_from(error), None),
         };
         let mut exec = Execution {
