@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tool_mcp::client::{McpClient, ServerConfig};
 use tool_runtime::definition::Safety;
-use tool_runtime::executor::{Deferred, Executor, ExecutorConfig, Outcome};
+use tool_runtime::executor::{Deferred, Executor, Outcome};
 use tool_runtime::store::SqliteStore;
 use tool_runtime::{CallContext, ToolCall, ToolSet};
 
@@ -96,12 +96,9 @@ async fn git_status_runs_at_once_and_a_commit_waits_for_a_person() {
         commit.safety
     );
     let state = tempfile::tempdir().unwrap();
-    // read-only results are cached by default, keyed by their arguments only: a status read
-    // again after the commit must ask the server
-    let mut no_cache = ExecutorConfig::default();
-    no_cache.cache.enabled = false;
+    // read-only results are cached (the default): the commit must empty the cache, so that
+    // the status read after it asks the server again
     let exec = Executor::builder(set)
-        .config(no_cache)
         .store(Arc::new(
             SqliteStore::open(state.path().join("state.sqlite3")).unwrap(),
         ))

@@ -1,7 +1,15 @@
 //! The TTL cache of read-only results, keyed by the tool and its canonical arguments.
+//!
+//! A call that may have changed something (any tool that is not read-only, once its body ran)
+//! empties the cache: a read after a `git_commit` or a `write_file` must see the change, and the
+//! executor cannot know which reads a change touches (two servers may share a directory). A
+//! read still running across such a call stores its result under the generation it began in,
+//! which no later lookup uses.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -50,9 +58,32 @@ pub fn write_canonical(v: &Value, out: &mut String) {
 #[derive(Debug, Default)]
 pub(crate) struct TtlCache {
     entries: Mutex<HashMap<String, (Instant, Value)>>,
+    /// How many times the cache was emptied by a change; part of every key made after the first.
+    generation: AtomicU64,
 }
 
 impl TtlCache {
+    /// The key of `tool` called with `arguments` in the current generation: [`cache_key`], then
+    /// the generation when the cache was ever emptied.
+    pub(crate) fn key(&self, tool: &str, arguments: &Value) -> String {
+        let mut key = cache_key(tool, arguments);
+        let generation = self.generation.load(Ordering::Acquire);
+        if generation != 0 {
+            key.push('\u{0}');
+            let _ = write!(key, "{generation}");
+        }
+        key
+    }
+
+    /// Forgets every result: something may have changed what they read. Keys made before this
+    /// call belong to the previous generation, so a read that was running stores nothing a
+    /// later lookup finds.
+    pub(crate) fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.clear();
+    }
+
     pub(crate) fn get(&self, key: &str, ttl: Duration) -> Option<Value> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         match entries.get(key) {
@@ -90,6 +121,26 @@ impl TtlCache {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_change_empties_the_cache_and_a_read_begun_before_it_is_not_found_after() {
+        let cache = TtlCache::default();
+        let ttl = Duration::from_secs(60);
+        let args = json!({"path": "."});
+        let before = cache.key("status", &args);
+        cache.put(before.clone(), json!("clean"), ttl, 8);
+        assert_eq!(cache.get(&before, ttl), Some(json!("clean")));
+        // a read that began before the change finishes after it
+        let running = cache.key("status", &args);
+        cache.changed();
+        assert_eq!(cache.get(&before, ttl), None, "emptied by the change");
+        cache.put(running, json!("clean"), ttl, 8);
+        let after = cache.key("status", &args);
+        assert_ne!(after, before);
+        assert_eq!(cache.get(&after, ttl), None, "the stale read is not served");
+        cache.put(after.clone(), json!("1 commit"), ttl, 8);
+        assert_eq!(cache.get(&after, ttl), Some(json!("1 commit")));
+    }
 
     #[test]
     fn keys_ignore_key_order_but_not_values_or_tool() {

@@ -85,7 +85,7 @@ impl Executor {
         let entry = instance.entry.clone();
         let def = entry.definition();
         let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
-            .then(|| super::cache::cache_key(&def.name, instance.arguments()));
+            .then(|| self.inner.cache.key(&def.name, instance.arguments()));
         let ttl = Duration::from_millis(cfg.cache.ttl_ms);
         if let Some(v) = cache_key
             .as_ref()
@@ -243,6 +243,7 @@ impl Executor {
         result: Result<Value, ToolError>,
     ) -> (Execution, Option<Box<AuditRecord>>) {
         let def = entry.definition();
+        self.note_ran(def, trail.attempts);
         let (outcome, full) = match result {
             Ok(value) => self.success(value),
             Err(error) => (Outcome::error_from(error), None),

@@ -49,7 +49,7 @@ impl Executor {
             };
         }
         let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
-            .then(|| super::cache::cache_key(&def.name, instance.arguments()));
+            .then(|| self.inner.cache.key(&def.name, instance.arguments()));
         let ttl = Duration::from_millis(cfg.cache.ttl_ms);
         if let Some(v) = cache_key
             .as_ref()
@@ -107,11 +107,20 @@ impl Executor {
                 .cache
                 .put(k, v.clone(), ttl, cfg.cache.max_entries);
         }
+        self.note_ran(def, attempts);
         Ran {
             result,
             attempts,
             cached: false,
             arguments,
+        }
+    }
+
+    /// After the body of `def` ran `attempts` times: a tool that may change something (one that
+    /// is not read-only, whether it succeeded or not) empties the cache of read-only results.
+    pub(super) fn note_ran(&self, def: &ToolDefinition, attempts: u32) {
+        if attempts > 0 && !def.safety.is_read_only() && self.inner.config.cache.enabled {
+            self.inner.cache.changed();
         }
     }
 

@@ -239,6 +239,72 @@ async fn read_only_results_are_cached_by_canonical_arguments_and_others_are_not(
 }
 
 #[tokio::test]
+async fn a_call_that_may_change_something_empties_the_cache_whichever_path_it_takes() {
+    let mut set = ToolSet::new();
+    let read = Counter::default();
+    echo(&mut set, def("status", Safety::ReadOnly), &read);
+    echo(&mut set, def("note", Safety::Create), &Counter::default());
+    echo(&mut set, def("commit", Safety::Modify), &Counter::default());
+    let failing = Counter::default();
+    add(
+        &mut set,
+        def("push", Safety::Create),
+        &failing,
+        |_, _| async { Err(ToolError::new(ErrorCode::of("REJECTED"), "half written")) },
+    );
+    // without the injection check a create tool confirmed by configuration runs in place; the
+    // modify tool is asked, so it runs on the general path
+    let cfg = ExecutorConfig {
+        auto_confirm_create: true,
+        check_injection: false,
+        ..quick()
+    };
+    let person = Person::answering([Answer::Yes, Answer::Yes]);
+    let (exec, sink) = executor(set, cfg, &person);
+    let status = ToolCall::new("s", "status", "{}");
+    exec.call(&status, cx()).await;
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 1, "a read is cached");
+    exec.call(&ToolCall::new("n", "note", "{}"), cx()).await;
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 2, "a create run in place empties the cache");
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 2, "and the read after it is cached again");
+    let committed = exec.call(&ToolCall::new("c", "commit", "{}"), cx()).await;
+    assert!(committed.outcome.is_success(), "{:?}", committed.outcome);
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 3, "a confirmed modify empties the cache");
+    // a change that failed may have changed part of what it touched
+    let pushed = exec.call(&ToolCall::new("p", "push", "{}"), cx()).await;
+    assert!(pushed.outcome.error().is_some());
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 4, "a failed change empties the cache too");
+    let cached: Vec<bool> = sink.records().iter().map(|r| r.cached).collect();
+    assert_eq!(
+        cached,
+        [false, true, false, false, true, false, false, false, false]
+    );
+}
+
+#[tokio::test]
+async fn a_call_refused_before_it_ran_keeps_the_cache() {
+    let mut set = ToolSet::new();
+    let read = Counter::default();
+    let commits = Counter::default();
+    echo(&mut set, def("status", Safety::ReadOnly), &read);
+    echo(&mut set, def("commit", Safety::Modify), &commits);
+    let person = Person::answering([Answer::No { reason: None }]);
+    let (exec, _) = executor(set, quick(), &person);
+    let status = ToolCall::new("s", "status", "{}");
+    exec.call(&status, cx()).await;
+    let denied = exec.call(&ToolCall::new("c", "commit", "{}"), cx()).await;
+    assert!(!denied.outcome.is_success(), "{:?}", denied.outcome);
+    assert_eq!(commits.get(), 0);
+    exec.call(&status, cx()).await;
+    assert_eq!(read.get(), 1, "nothing ran, nothing changed");
+}
+
+#[tokio::test]
 async fn cached_results_expire_after_the_ttl() {
     let mut set = ToolSet::new();
     let read = Counter::default();
