@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use tool_mcp::client::PinnedImports;
 use tool_providers::agent::Agent;
 use tool_providers::http::Provider;
 use tool_runtime::ToolSet;
@@ -212,20 +213,22 @@ pub fn configured_mcp() -> McpConfig {
 /// `toolset` with the tools of the MCP servers `mcp` names beside the app's own, pinned in
 /// `store` (the executor's), for `serve`: each imported tool is under the executor's policy
 /// like the app's (by default every call confirmed and first use gated). What was imported,
-/// refused, flagged or held is said on stderr; a server that cannot be reached exits 2.
+/// refused, flagged or held is said on stderr; a server that cannot be reached exits 2. The
+/// imported tools' pins go to [`serve`], whose approvals page shows a held tool's change and
+/// approves it.
 pub async fn with_mcp_servers(
     mut toolset: ToolSet,
     mcp: &McpConfig,
     store: Arc<dyn Store>,
-) -> ToolSet {
+) -> (ToolSet, PinnedImports) {
     let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
     let mut output = Output {
         out: &mut out,
         err: &mut err,
         json: false,
     };
-    match tool_mcp::client::import_configured(mcp, &mut toolset, store, &mut output).await {
-        Ok(()) => toolset,
+    match tool_mcp::client::import_configured_pins(mcp, &mut toolset, store, &mut output).await {
+        Ok(pins) => (toolset, pins),
         Err(exit) => std::process::exit(exit.code()),
     }
 }
@@ -238,10 +241,13 @@ pub async fn with_mcp_servers(
 /// them, on a loopback address, fresh ones are made, the agent's is printed, and so is a one-time
 /// sign-in link to the approvals page. The addresses are printed on stderr (`API:
 /// http://ADDR/api/v1/tools ...`). MCP clients are told the application's `name` and this
-/// crate's version in `serverInfo`, and `instructions` for their model.
+/// crate's version in `serverInfo`, and `instructions` for their model. `pins` are the imported
+/// tools' ([`with_mcp_servers`]): a tool whose server changed its definition shows on the
+/// approvals page with its change, held until the approver approves it.
 pub async fn serve(
     addr: SocketAddr,
     executor: Executor,
+    pins: PinnedImports,
     name: &str,
     instructions: &str,
     chat: Option<Agent>,
@@ -265,7 +271,8 @@ pub async fn serve(
     };
     let mut options = ServerOptions::new(tokens.clone())
         .mcp_server_info(name, env!("CARGO_PKG_VERSION"))
-        .mcp_instructions(instructions);
+        .mcp_instructions(instructions)
+        .held_tools(Arc::new(pins));
     if let Some(agent) = chat {
         options = options.chat(agent);
     }

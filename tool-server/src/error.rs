@@ -49,7 +49,7 @@ impl ApiError {
             "UNSUPPORTED_MEDIA_TYPE" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "NOT_ALLOWED" | "FORBIDDEN" | "HOST_NOT_ALLOWED" => StatusCode::FORBIDDEN,
             "UNAUTHORIZED" => StatusCode::UNAUTHORIZED,
-            "ALREADY_RESOLVED" => StatusCode::CONFLICT,
+            "ALREADY_RESOLVED" | "DEFINITION_CHANGED" => StatusCode::CONFLICT,
             "RATE_LIMITED" | "TOO_MANY_PENDING" | "TOO_MANY_SESSIONS" => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -147,6 +147,10 @@ mod tests {
             StatusCode::PAYLOAD_TOO_LARGE
         );
         assert_eq!(of(ErrorCode::of("ALREADY_RESOLVED")), StatusCode::CONFLICT);
+        assert_eq!(
+            of(ErrorCode::of("DEFINITION_CHANGED")),
+            StatusCode::CONFLICT
+        );
         assert_eq!(of(ErrorCode::RATE_LIMITED), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(
             of(ErrorCode::of("TOO_MANY_PENDING")),

@@ -7,12 +7,14 @@
 //! cargo run -p examples --bin catalog -- serve [--addr 127.0.0.1:8080]     # HTTP API, page, MCP
 //! cargo run -p examples --bin catalog -- tools list|schema|check|pick|call ...
 //! ```
-//! Every tool is read-only, so nothing is ever confirmed. The agent keeps its records in memory;
-//! `serve` (the JSON API, the approvals page at `/`, MCP at `/mcp`) and `tools call` keep theirs
-//! (audit records, the activity feed) in the store the executor configuration names: SQLite at
-//! `.tools/state.sqlite3` in the working directory unless `TOOLS_STORE` or a `tools.toml` says
-//! otherwise (`serve` reads neither: it uses the defaults). A subcommand is one only as the first
-//! argument.
+//! Every catalog tool is read-only, so none of them is ever confirmed. The agent keeps its
+//! records in memory; `serve` (the JSON API, the approvals page at `/`, MCP at `/mcp`) and
+//! `tools call` keep theirs (audit records, the activity feed) in the store the executor
+//! configuration names: SQLite at `.tools/state.sqlite3` in the working directory unless
+//! `TOOLS_STORE` or a `tools.toml` says otherwise. `serve` reads only the `[mcp.servers.NAME]`
+//! tables of `tools.toml` (or `TOOLS_CONFIG`): those servers' tools are served beside the
+//! catalog's, under the default policy (confirmed and gated unless trusted), and otherwise uses
+//! the defaults. A subcommand is one only as the first argument.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -68,8 +70,16 @@ async fn main() -> ExitCode {
             return cli::run_tools("catalog tools", words, catalog::toolset(), None).await;
         }
         Some(AppCommand::Serve { addr }) => {
-            let executor = Executor::builder(catalog::toolset())
-                .config(ExecutorConfig::default())
+            // the configuration's MCP servers are served beside the catalog's tools, under the
+            // same policy and store
+            let config = ExecutorConfig::default();
+            let store = config.store.open().unwrap_or_else(|e| fail(e));
+            let (toolset, pins) =
+                cli::with_mcp_servers(catalog::toolset(), &cli::configured_mcp(), store.clone())
+                    .await;
+            let executor = Executor::builder(toolset)
+                .config(config)
+                .store(store)
                 .confirmation(Deferred)
                 .build()
                 .unwrap_or_else(|e| fail(e));
@@ -84,6 +94,7 @@ async fn main() -> ExitCode {
             cli::serve(
                 addr,
                 executor,
+                pins,
                 "tool-catalog",
                 "A catalog of read-only tools (conversions, look-ups and the like); none changes anything.",
                 agent,

@@ -33,6 +33,7 @@ use examples::events::print_event;
 use examples::graph::tools::BatchTool;
 use examples::graph::{self, GraphDb, Services, Summarizer};
 use examples::setup::{self, ModelChoice};
+use tool_mcp::client::PinnedImports;
 use tool_providers::agent::{Agent, RunState, RunStatus};
 use tool_runtime::display::{change_lines, visible};
 use tool_runtime::executor::{ActivityQuery, Executor, ExecutorConfig};
@@ -175,11 +176,11 @@ async fn main() -> ExitCode {
     // MCP, is asked about in-band). The operator's configuration applies: `tools.toml` or
     // `TOOLS_CONFIG`, then `TOOLS_*` variables (e.g. `TOOLS_CONFIRMATION_TIMEOUT_MS`).
     let config = ExecutorConfig::load(None).unwrap_or_else(|e| fail(e));
-    let executor = if matches!(args.command, Some(AppCommand::Serve { .. })) {
+    let (executor, pins) = if matches!(args.command, Some(AppCommand::Serve { .. })) {
         // `serve` serves the configuration's MCP servers beside the graph's tools, under the
         // same policy and store
         let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
-        let toolset = cli::with_mcp_servers(
+        let (toolset, pins) = cli::with_mcp_servers(
             graph::toolset(db.clone(), services.clone()),
             &config.mcp,
             store.clone(),
@@ -188,11 +189,14 @@ async fn main() -> ExitCode {
         let builder = tool_runtime::executor::Executor::builder(toolset)
             .config(graph::with_search_limit(config))
             .confirmation(tool_runtime::executor::Deferred);
-        graph::configure(builder, db, services, store)
+        let executor = graph::configure(builder, db, services, store)
             .build()
-            .unwrap_or_else(|e| fail(e))
+            .unwrap_or_else(|e| fail(e));
+        (executor, Some(pins))
     } else {
-        graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e))
+        let executor =
+            graph::executor_with(db, services, &store_path, config).unwrap_or_else(|e| fail(e));
+        (executor, None)
     };
 
     if let Some(AppCommand::Serve { addr }) = &args.command {
@@ -200,9 +204,11 @@ async fn main() -> ExitCode {
             let config = setup::agent_config(graph::SYSTEM, None, choice.local);
             Agent::new(choice.model, executor.clone(), config)
         });
+        let pins = pins.unwrap_or_else(|| PinnedImports::new(executor.store().clone()));
         cli::serve(
             *addr,
             executor,
+            pins,
             "knowledge-graph",
             "A research knowledge graph. Changes wait for a person's approval on the approvals \
              page; a pending call has not run, so tell the user and do not retry it.",

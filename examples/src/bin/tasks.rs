@@ -94,7 +94,7 @@ async fn main() -> ExitCode {
             // Every confirmation waits for the page; the configuration's MCP servers are
             // served beside the app's tools, under the same policy and store.
             let store = examples::open_store(&store_path).unwrap_or_else(|e| fail(e));
-            let toolset = cli::with_mcp_servers(
+            let (toolset, pins) = cli::with_mcp_servers(
                 tasks::toolset(db.clone()),
                 &cli::configured_mcp(),
                 store.clone(),
@@ -113,6 +113,7 @@ async fn main() -> ExitCode {
             cli::serve(
                 addr,
                 executor,
+                pins,
                 "task-manager",
                 "A task manager. Updates and deletions wait for a person's approval on the approvals page; a pending call has not run, so tell the user and do not retry it.",
                 agent,

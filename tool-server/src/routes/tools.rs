@@ -169,6 +169,9 @@ pub(crate) async fn check(
         (status = 401, description = "No or an unknown token", body = ErrorBody),
         (status = 403, description = "The policy does not allow this tool", body = ErrorBody),
         (status = 404, description = "No such tool; `details.suggestions` has the nearest names", body = ErrorBody),
+        (status = 409, description = "An imported tool whose server now serves another \
+          definition than the one a person approved (`DEFINITION_CHANGED`): held until the \
+          change is approved", body = ErrorBody),
         (status = 413, description = "The body or the arguments are too large", body = ErrorBody),
         (status = 422, description = "Invalid arguments: `violations` has each one's pointer", body = ErrorBody),
         (status = 429, description = "Rate limited, or too many operations wait for a person \
@@ -239,6 +242,8 @@ fn before_running(code: &ErrorCode) -> bool {
         ErrorCode::NOT_ALLOWED,
         ErrorCode::RATE_LIMITED,
         ErrorCode::of("TOO_MANY_PENDING"),
+        // an imported tool whose server changed its definition, held until a person approves
+        ErrorCode::of("DEFINITION_CHANGED"),
     ]
     .contains(code)
 }

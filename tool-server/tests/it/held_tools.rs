@@ -145,13 +145,14 @@ async fn the_approver_lists_a_held_tools_change_and_approves_exactly_what_was_sh
     );
 
     // the held tool's call is refused before the policy: nothing parked, nothing sent
-    let (_, call) = s
+    let (status, call) = s
         .send(
             Some(json!({"arguments": {"text": "two"}})),
             "/api/v1/tools/rug__echo/call",
             AGENT,
         )
         .await;
+    assert_eq!(status, 409, "a conflict with the pinned definition: {call}");
     assert_eq!(call["error"]["code"], "DEFINITION_CHANGED", "{call}");
     let (_, pending) = s.send(None, "/api/v1/pending", APPROVER).await;
     assert_eq!(pending["total"], 0, "{pending}");
