@@ -746,3 +746,61 @@ fn a_preview_stored_as_plain_json_still_loads_and_renders() {
     );
     assert!(s.list_unreadable().unwrap().is_empty());
 }
+
+/// The records in the database file alone (its write-ahead log left out): what a checkpoint
+/// copied there. Read from a copy, retried while a checkpoint is writing the file.
+fn checkpointed(db: &std::path::Path) -> usize {
+    let copy = tempfile::tempdir().unwrap();
+    for _ in 0..20 {
+        let to = copy.path().join(format!("{}.sqlite3", rand_suffix()));
+        std::fs::copy(db, &to).unwrap();
+        if let Ok(n) = SqliteStore::open(&to)
+            .and_then(|s| s.query_audit(&ActivityQuery::default()))
+            .map(|r| r.len())
+        {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no consistent copy of {}", db.display());
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+/// Polls `f` for up to 5 s until it answers `want`; the last answer.
+fn within_seconds(want: usize, f: impl Fn() -> usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let got = f();
+        if got == want || std::time::Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sqlite_commits_reach_the_file_by_a_checkpoint_of_its_own_and_the_last_ones_when_it_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.sqlite3");
+    let store = SqliteStore::open(&db).unwrap();
+    // far below the 1,000 pages at which a commit would checkpoint the log itself
+    for i in 0..50 {
+        store
+            .append_audit(&record(i, "a", Initiator::Model, None, "k"))
+            .unwrap();
+    }
+    assert_eq!(within_seconds(50, || checkpointed(&db)), 50);
+    for i in 50..55 {
+        store
+            .append_audit(&record(i, "a", Initiator::Model, None, "k"))
+            .unwrap();
+    }
+    drop(store);
+    assert_eq!(within_seconds(55, || checkpointed(&db)), 55);
+}

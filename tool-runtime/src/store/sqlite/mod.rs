@@ -24,12 +24,15 @@ pub struct SqliteStore {
     /// The file it was opened on, and which file that was, to refuse writes once it is deleted or
     /// replaced (`None` in memory).
     file: Option<(PathBuf, FileId)>,
+    /// Checkpoints the write-ahead log off the writers' path (`None` in memory).
+    _checkpointer: Option<checkpoint::Checkpointer>,
 }
 
 /// Which file a path names (device and inode on Unix), to notice it deleted or replaced.
 type FileId = (u64, u64);
 
 mod audit;
+mod checkpoint;
 mod mcp_sessions;
 mod migrate;
 mod pins;
@@ -169,6 +172,10 @@ impl SqliteStore {
             message: format!("cannot open {}: {}", path.display(), e.message),
             ..e
         })?;
+        if file_id(path).is_some() {
+            let checkpointer = checkpoint::Checkpointer::start(path, &store.conn());
+            store._checkpointer = checkpointer;
+        }
         // a path that names no file (a `file:` URI) is not watched
         store.file = file_id(path).map(|id| {
             (
@@ -213,6 +220,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             backlog: AuditBacklog::default(),
             file: None,
+            _checkpointer: None,
         })
     }
 

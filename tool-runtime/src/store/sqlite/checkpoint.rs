@@ -1,0 +1,53 @@
+//! Checkpoints of the write-ahead log on a thread of their own.
+//!
+//! SQLite copies the log back into the file (a checkpoint, with its fsyncs) on the commit that
+//! takes the log past 1,000 pages: in the middle of whichever call's audit record that was, a
+//! few milliseconds every few hundred calls. The store turns that off on its connection and
+//! checkpoints from this thread instead, on its own connection, a few times a second: a call's
+//! commit only appends to the log. A passive checkpoint waits for nobody and blocks nobody; with
+//! nothing new in the log it does nothing.
+
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+/// How often the log is copied back: at a few hundred commits a second, the log stays within
+/// what one automatic checkpoint would have let it reach.
+const EVERY: Duration = Duration::from_millis(200);
+
+/// The checkpointing thread of one store; it ends when this is dropped (with the store).
+#[derive(Debug)]
+pub(super) struct Checkpointer {
+    _alive: Sender<()>,
+}
+
+impl Checkpointer {
+    /// Starts checkpointing the file at `path`, whose writing connection `writer` stops
+    /// checkpointing on commit. `None` (and the automatic checkpoints kept) when no second
+    /// connection or thread can be had: the store then works as SQLite does by default.
+    pub(super) fn start(path: &Path, writer: &Connection) -> Option<Checkpointer> {
+        let conn = Connection::open(path).ok()?;
+        // a checkpoint that finds the file locked tries again at the next turn
+        conn.busy_timeout(Duration::ZERO).ok()?;
+        let (alive, stopped) = mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("sqlite-checkpoint".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
+                    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    {
+                        tracing::debug!(error = %e, "a checkpoint of the SQLite log was put off");
+                    }
+                }
+                // the store is gone: what its last commits left in the log goes into the file
+                let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            })
+            .ok()?;
+        writer
+            .execute_batch("PRAGMA wal_autocheckpoint=0")
+            .ok()
+            .map(|()| Checkpointer { _alive: alive })
+    }
+}
