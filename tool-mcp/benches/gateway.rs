@@ -8,6 +8,8 @@
 //!   (SQLite) as it does for every call. Both executors' result caches are off, so every call
 //!   reaches the server. The difference is what the gateway adds. `gateway/through_memory_store`
 //!   is the same gateway with its store in memory: what recording each call in SQLite costs.
+//!   `gateway/interleaved` times each call alone, the three in turn, and prints their p50, p90
+//!   and p99 and what the gateway adds at p50.
 //! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
 //!   (names, categories, the injection check, each input schema compiled as its validator),
 //!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
@@ -21,7 +23,7 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use serde_json::json;
@@ -144,7 +146,59 @@ fn gateway(c: &mut Criterion) {
     group.bench_function("through_memory_store", |b| {
         b.iter(|| run(&in_memory, "gw__up__echo"))
     });
+    // Each call timed alone, the three interleaved so that the machine's load falls on all of
+    // them alike: the percentiles of a call (criterion's figures above are means of batches,
+    // which a rare slow call moves). Criterion times the gateway's calls; all are kept.
+    let per_call = std::cell::RefCell::new([Vec::new(), Vec::new(), Vec::new()]);
+    group.bench_function("interleaved", |b| {
+        b.iter_custom(|iters| {
+            let mut kept = per_call.borrow_mut();
+            let mut through_total = Duration::ZERO;
+            for _ in 0..iters {
+                for (i, (exec, tool)) in [
+                    (&direct, "up__echo"),
+                    (&through, "gw__up__echo"),
+                    (&in_memory, "gw__up__echo"),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let started = Instant::now();
+                    run(exec, tool);
+                    let took = started.elapsed();
+                    kept[i].push(took);
+                    if i == 1 {
+                        through_total += took;
+                    }
+                }
+            }
+            through_total
+        })
+    });
     group.finish();
+    let mut kept = per_call.into_inner();
+    if !kept[0].is_empty() {
+        for times in &mut kept {
+            times.sort_unstable();
+        }
+        let at = |times: &[Duration], q: f64| {
+            times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6
+        };
+        let direct_p50 = at(&kept[0], 0.5);
+        println!("gateway/interleaved: {} calls of each, one at a time", kept[0].len());
+        for (name, times) in ["direct", "through", "through_memory_store"]
+            .into_iter()
+            .zip(&kept)
+        {
+            println!(
+                "  {name:<21} p50 {:>7.1} µs  p90 {:>7.1} µs  p99 {:>7.1} µs  added at p50: {:+.1} µs",
+                at(times, 0.5),
+                at(times, 0.9),
+                at(times, 0.99),
+                at(times, 0.5) - direct_p50,
+            );
+        }
+    }
 }
 
 fn path(p: &Path) -> String {
