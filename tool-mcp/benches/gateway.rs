@@ -185,7 +185,10 @@ fn gateway(c: &mut Criterion) {
             times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6
         };
         let direct_p50 = at(&kept[0], 0.5);
-        println!("gateway/interleaved: {} calls of each, one at a time", kept[0].len());
+        println!(
+            "gateway/interleaved: {} calls of each, one at a time",
+            kept[0].len()
+        );
         for (name, times) in ["direct", "through", "through_memory_store"]
             .into_iter()
             .zip(&kept)

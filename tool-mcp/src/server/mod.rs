@@ -73,6 +73,7 @@ mod host;
 mod not_run;
 mod progress;
 mod rounds;
+mod stdio;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -321,9 +322,11 @@ impl McpServer {
     }
 
     /// Serves on stdin/stdout until the client disconnects (how MCP hosts start local servers),
-    /// through [`McpServer::serve_io`].
+    /// through [`McpServer::serve_io`]. Pipes (what a host gives the server it starts) are read
+    /// and written by the runtime's reactor, without a thread of the blocking pool per message.
     pub async fn serve_stdio(self) -> Result<(), McpServerError> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        let (input, output) = stdio::streams();
+        self.serve_io(input, output).await
     }
 
     /// Serves newline-delimited JSON-RPC read from `reader` and written to `writer` (stdio, a
