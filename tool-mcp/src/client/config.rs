@@ -8,6 +8,7 @@ use serde::Deserialize;
 use tool_runtime::definition::Safety;
 
 use super::ClientError;
+use super::oauth::OAuthConfig;
 
 /// One MCP server: how to reach it and how its tools are imported.
 ///
@@ -30,6 +31,9 @@ pub struct ServerConfig {
     pub url: Option<String>,
     /// Headers sent with every HTTP request (`${NAME}` values read from the environment).
     pub headers: BTreeMap<String, String>,
+    /// OAuth 2.1 authorization of an HTTP server that asks for it (a `401` with a
+    /// `WWW-Authenticate` challenge): without it, such a server cannot be connected.
+    pub oauth: Option<OAuthConfig>,
     /// Desktop hosts' marker of the transport (`stdio`, `http`, `streamable-http`); read and
     /// checked against `command`/`url`.
     #[serde(rename = "type")]
@@ -115,6 +119,11 @@ impl ServerConfig {
             }
             _ => return Err(wrong("give `command` (stdio) or `url` (streamable HTTP)")),
         };
+        if self.oauth.is_some() && matches!(transport, Transport::Stdio(_)) {
+            return Err(wrong(
+                "`oauth` authorizes a server reached over HTTP (`url`), not a `command`",
+            ));
+        }
         match (self.kind.as_deref(), &transport) {
             (None | Some("stdio"), Transport::Stdio(_))
             | (None | Some("http" | "streamable-http" | "streamableHttp"), Transport::Http(_)) => {
