@@ -156,7 +156,8 @@ impl Authorization {
                     client_id: client_id.clone(),
                     client_secret: client_secret.clone(),
                     scopes: self.scopes_for(www_authenticate),
-                    resource: None,
+                    // the token is for this server alone (RFC 8707)
+                    resource: Some(self.url.clone()),
                 })
                 .await?;
         } else {
