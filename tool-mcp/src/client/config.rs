@@ -331,6 +331,49 @@ mod tests {
     }
 
     #[test]
+    fn oauth_is_read_from_both_files_and_only_for_http() {
+        let servers = read_servers_json(
+            r#"{"mcpServers": {"saas": {"url": "https://mcp.example.com/mcp", "oauth": {
+                "clientId": "${SAAS_ID}", "clientSecret": "${SAAS_SECRET}",
+                "scopes": ["read", "write"], "redirectPort": 8765}}}}"#,
+        )
+        .unwrap();
+        let oauth = servers["saas"].oauth.as_ref().unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("${SAAS_ID}"));
+        assert_eq!(oauth.scopes, ["read", "write"]);
+        assert_eq!(oauth.redirect_port, Some(8765));
+        assert_eq!(oauth.grant, crate::client::Grant::AuthorizationCode);
+        // its secret is never shown, even in a debug print of the configuration
+        let secret = OAuthConfig {
+            client_secret: Some("literal-secret".into()),
+            ..OAuthConfig::default()
+        };
+        assert!(!format!("{secret:?}").contains("literal-secret"));
+        let config: tool_runtime::executor::ExecutorConfig = toml::from_str(
+            "[mcp.servers.saas]\nurl = \"https://mcp.example.com/mcp\"\n\
+             [mcp.servers.saas.oauth]\ngrant = \"client_credentials\"\n\
+             clientId = \"machine\"\nclientSecret = \"${SAAS_SECRET}\"\n",
+        )
+        .unwrap();
+        let servers = read_servers_config(&config.mcp).unwrap();
+        let oauth = servers["saas"].oauth.as_ref().unwrap();
+        assert_eq!(oauth.grant, crate::client::Grant::ClientCredentials);
+        for (text, says) in [
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "oauth": {}}}}"#,
+                "over HTTP",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h", "oauth": {"scope": "x"}}}}"#,
+                "scope",
+            ),
+        ] {
+            let e = read_servers_json(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+
+    #[test]
     fn secrets_come_from_the_environment() {
         assert_eq!(resolve("s", "plain").unwrap(), "plain");
         let e = resolve("s", "${TOOL_MCP_SURELY_UNSET}").unwrap_err();

@@ -489,11 +489,17 @@ async fn start(
                     message: why,
                 },
                 None if auth.is_none() && e.to_string().contains("Auth required") => {
+                    let sent =
+                        (config.headers.keys()).any(|k| k.eq_ignore_ascii_case("authorization"));
+                    let message = if sent {
+                        "the server refused the credentials of the `headers` entry"
+                    } else {
+                        "the server asks for authorization: give the server an `oauth` entry \
+                         (or a token in `headers`)"
+                    };
                     ClientError::Unauthorized {
                         server: name.to_owned(),
-                        message: "the server asks for OAuth authorization: give the server an \
-                                  `oauth` entry"
-                            .to_owned(),
+                        message: message.to_owned(),
                     }
                 }
                 None => connect_error(e.to_string()),
@@ -501,7 +507,7 @@ async fn start(
         }
         #[cfg(not(feature = "client-http"))]
         Transport::Http(_) => {
-            let () = auth;
+            let _ = auth;
             return Err(ClientError::Config {
                 server: name.to_owned(),
                 message: "this build has no HTTP client: enable tool-mcp's `client-http` \

@@ -138,3 +138,35 @@ async fn follow(authorize: &str) -> Result<String, AuthError> {
             ))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_code_comes_back_on_the_loopback_redirect() {
+        let redirect = Redirect::bind(None).await.unwrap();
+        let uri = redirect.uri();
+        assert!(uri.starts_with("http://127.0.0.1:") && uri.ends_with("/callback"));
+        let browser = tokio::spawn({
+            let uri = uri.clone();
+            async move {
+                let client = reqwest::Client::new();
+                let base = uri.trim_end_matches("/callback");
+                // the browser's other requests are answered, and waited past
+                let other = client.get(format!("{base}/favicon.ico")).send().await;
+                assert_eq!(other.unwrap().status(), 404);
+                let answer = client
+                    .get(format!("{uri}?code=abc&state=xyz"))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(answer.status(), 200);
+                answer.text().await.unwrap()
+            }
+        });
+        let back = redirect.accept().await.unwrap();
+        assert_eq!(back, format!("{uri}?code=abc&state=xyz"));
+        assert!(browser.await.unwrap().contains("close this page"));
+    }
+}

@@ -106,9 +106,14 @@ pub enum Consent {
 /// connection and every reconnection.
 #[cfg(feature = "client-http")]
 pub(crate) type Auth = Option<std::sync::Arc<flow::Authorization>>;
-/// A server's authorization: none in a build without the HTTP client.
+/// A server's authorization: never one in a build without the HTTP client.
 #[cfg(not(feature = "client-http"))]
-pub(crate) type Auth = ();
+pub(crate) type Auth = Option<NoAuth>;
+
+/// No authorization: a build without the HTTP client has none to hold.
+#[cfg(not(feature = "client-http"))]
+#[derive(Clone)]
+pub(crate) enum NoAuth {}
 
 /// The authorization `config` asks for, with no token yet.
 pub(crate) async fn authorization(
@@ -122,8 +127,7 @@ pub(crate) async fn authorization(
         return Ok(Some(Authorization::new(name, url, oauth).await?));
     }
     let _ = (name, config);
-    #[allow(clippy::let_unit_value, clippy::unused_unit)]
-    Ok(Default::default())
+    Ok(None)
 }
 
 /// Why the server refuses this client, when its authorization could not win its acceptance.
@@ -131,8 +135,8 @@ pub(crate) fn refused(auth: &Auth) -> Option<String> {
     #[cfg(feature = "client-http")]
     return auth.as_ref().and_then(|a| a.refused());
     #[cfg(not(feature = "client-http"))]
-    {
-        let () = auth;
-        None
+    match auth {
+        Some(never) => match *never {},
+        None => None,
     }
 }
