@@ -8,10 +8,16 @@
 //! Nobody sits at the suite's client: the operator of this program is taken to approve every
 //! call of the scenario's server ([`ApproveAll`]) and to accept every question as the form
 //! shows it, pre-filled with its defaults.
+//!
+//! The authorization scenarios (`auth/*`) put the server behind OAuth: it is imported with an
+//! `oauth` entry, the client identified by the suite's client ID metadata document, or by the
+//! pre-registered client the suite names in `MCP_CONFORMANCE_CONTEXT`, and every tool it lists
+//! is called. The suite's authorization server grants at once, so its redirect is read without
+//! a browser ([`Consent::FollowRedirect`]) where a person would open the URL.
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_mcp::client::{McpClient, ServerConfig};
+use tool_mcp::client::{Consent, Grant, McpClient, OAuthConfig, ServerConfig};
 use tool_runtime::executor::{ApproveAll, Outcome};
 use tool_runtime::host::{CallHost, Form, Host, Reply};
 use tool_runtime::{CallContext, Executor, ToolCall, ToolError, ToolSet};
@@ -30,6 +36,33 @@ fn call_of(scenario: &str) -> Option<(&'static str, Value)> {
     })
 }
 
+/// The client ID metadata document the suite's authorization servers know (SEP-991).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// How an authorization scenario's server is imported: OAuth, with the client the suite's
+/// context names (`client_id`, `client_secret`) or its metadata document, and the client
+/// credentials grant where the scenario is about it.
+fn oauth_of(scenario: &str) -> OAuthConfig {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    OAuthConfig {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+        client_name: Some("tool-mcp conformance client".to_owned()),
+        grant: if scenario.starts_with("auth/client-credentials") {
+            Grant::ClientCredentials
+        } else {
+            Grant::AuthorizationCode
+        },
+        consent: Consent::FollowRedirect,
+        ..OAuthConfig::default()
+    }
+}
+
 /// The person at the suite's client: accepts every form as shown, so every field keeps the
 /// default the form gives it.
 struct AcceptsAsShown;
@@ -44,7 +77,12 @@ impl CallHost for AcceptsAsShown {
 /// calls the scenario's tool. What happened is printed to standard output, one JSON line per
 /// step; an error is what the suite should see as a failed client.
 pub async fn run(scenario: &str, url: &str) -> Result<(), String> {
-    let client = McpClient::connect(SERVER, ServerConfig::http(url))
+    let mut config = ServerConfig::http(url);
+    let authorized = scenario.starts_with("auth/");
+    if authorized {
+        config.oauth = Some(oauth_of(scenario));
+    }
+    let client = McpClient::connect(SERVER, config)
         .await
         .map_err(|e| e.to_string())?;
     let mut set = ToolSet::new();
@@ -53,27 +91,37 @@ pub async fn run(scenario: &str, url: &str) -> Result<(), String> {
         "{}",
         json!({"imported": imported.registered, "refused": imported.refused.len()})
     );
-    let Some((tool, arguments)) = call_of(scenario) else {
+    let calls: Vec<(String, Value)> = match call_of(scenario) {
+        Some((tool, arguments)) => vec![(tool.to_owned(), arguments)],
+        None if authorized => (client.tools().iter())
+            .map(|t| (t.name.to_string(), json!({})))
+            .collect(),
+        None => Vec::new(),
+    };
+    if calls.is_empty() {
         client.close();
         return Ok(());
-    };
+    }
     let executor = Executor::builder(set)
         .confirmation(ApproveAll)
         .build()
         .map_err(|e| e.to_string())?;
-    let name = format!("{SERVER}__{tool}");
-    let cx = CallContext {
-        host: Some(Host::new(AcceptsAsShown)),
-        ..CallContext::new("conformance-1")
-    };
-    let call = ToolCall::new("conformance-1", name.as_str(), arguments);
-    let outcome = executor.call(&call, cx).await.outcome;
-    client.close();
-    match outcome {
-        Outcome::Success { value, .. } => {
-            println!("{}", json!({"call": name, "result": value}));
-            Ok(())
+    let mut failed = None;
+    for (n, (tool, arguments)) in calls.into_iter().enumerate() {
+        let name = format!("{SERVER}__{tool}");
+        let id = format!("conformance-{}", n + 1);
+        let cx = CallContext {
+            host: Some(Host::new(AcceptsAsShown)),
+            ..CallContext::new(id.as_str())
+        };
+        let call = ToolCall::new(id.as_str(), name.as_str(), arguments);
+        match executor.call(&call, cx).await.outcome {
+            Outcome::Success { value, .. } => {
+                println!("{}", json!({"call": name, "result": value}));
+            }
+            other => failed = Some(format!("{name}: {other:?}")),
         }
-        other => Err(format!("{name}: {other:?}")),
     }
+    client.close();
+    failed.map_or(Ok(()), Err)
 }

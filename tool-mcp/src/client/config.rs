@@ -8,6 +8,7 @@ use serde::Deserialize;
 use tool_runtime::definition::Safety;
 
 use super::ClientError;
+use super::oauth::OAuthConfig;
 
 /// One MCP server: how to reach it and how its tools are imported.
 ///
@@ -30,6 +31,9 @@ pub struct ServerConfig {
     pub url: Option<String>,
     /// Headers sent with every HTTP request (`${NAME}` values read from the environment).
     pub headers: BTreeMap<String, String>,
+    /// OAuth 2.1 authorization of an HTTP server that asks for it (a `401` with a
+    /// `WWW-Authenticate` challenge): without it, such a server cannot be connected.
+    pub oauth: Option<OAuthConfig>,
     /// Desktop hosts' marker of the transport (`stdio`, `http`, `streamable-http`); read and
     /// checked against `command`/`url`.
     #[serde(rename = "type")]
@@ -115,6 +119,11 @@ impl ServerConfig {
             }
             _ => return Err(wrong("give `command` (stdio) or `url` (streamable HTTP)")),
         };
+        if self.oauth.is_some() && matches!(transport, Transport::Stdio(_)) {
+            return Err(wrong(
+                "`oauth` authorizes a server reached over HTTP (`url`), not a `command`",
+            ));
+        }
         match (self.kind.as_deref(), &transport) {
             (None | Some("stdio"), Transport::Stdio(_))
             | (None | Some("http" | "streamable-http" | "streamableHttp"), Transport::Http(_)) => {
@@ -319,6 +328,49 @@ mod tests {
             toml::from_str("[mcp.servers.fs]\ncommand = \"x\"\ntrsut = \"annotations\"\n").unwrap();
         let e = read_servers_config(&wrong.mcp).unwrap_err().to_string();
         assert!(e.contains("trsut") && e.contains("[mcp.servers.fs]"), "{e}");
+    }
+
+    #[test]
+    fn oauth_is_read_from_both_files_and_only_for_http() {
+        let servers = read_servers_json(
+            r#"{"mcpServers": {"saas": {"url": "https://mcp.example.com/mcp", "oauth": {
+                "clientId": "${SAAS_ID}", "clientSecret": "${SAAS_SECRET}",
+                "scopes": ["read", "write"], "redirectPort": 8765}}}}"#,
+        )
+        .unwrap();
+        let oauth = servers["saas"].oauth.as_ref().unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("${SAAS_ID}"));
+        assert_eq!(oauth.scopes, ["read", "write"]);
+        assert_eq!(oauth.redirect_port, Some(8765));
+        assert_eq!(oauth.grant, crate::client::Grant::AuthorizationCode);
+        // its secret is never shown, even in a debug print of the configuration
+        let secret = OAuthConfig {
+            client_secret: Some("literal-secret".into()),
+            ..OAuthConfig::default()
+        };
+        assert!(!format!("{secret:?}").contains("literal-secret"));
+        let config: tool_runtime::executor::ExecutorConfig = toml::from_str(
+            "[mcp.servers.saas]\nurl = \"https://mcp.example.com/mcp\"\n\
+             [mcp.servers.saas.oauth]\ngrant = \"client_credentials\"\n\
+             clientId = \"machine\"\nclientSecret = \"${SAAS_SECRET}\"\n",
+        )
+        .unwrap();
+        let servers = read_servers_config(&config.mcp).unwrap();
+        let oauth = servers["saas"].oauth.as_ref().unwrap();
+        assert_eq!(oauth.grant, crate::client::Grant::ClientCredentials);
+        for (text, says) in [
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "oauth": {}}}}"#,
+                "over HTTP",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h", "oauth": {"scope": "x"}}}}"#,
+                "scope",
+            ),
+        ] {
+            let e = read_servers_json(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

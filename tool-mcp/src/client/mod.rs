@@ -49,6 +49,7 @@ mod config;
 mod conn;
 mod held;
 mod import;
+mod oauth;
 mod pin;
 mod relay;
 mod result;
@@ -72,6 +73,7 @@ pub use cli::{McpConfigOption, PinCommands, import_configured, import_configured
 pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
 pub use held::{Approval, PinnedImports};
 pub use import::{Flagged, Imported, Refused};
+pub use oauth::{Consent, Grant, OAuthConfig};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 
 use config::Transport;
@@ -96,6 +98,16 @@ pub enum ClientError {
         /// Why.
         message: String,
     },
+    /// The server refused this client: it asks for an authorization that is not configured
+    /// (`oauth`), or the one configured did not win its acceptance. The message names the
+    /// server's refusal, never a token or a secret.
+    #[error("MCP server {server:?} refused the authorization: {message}")]
+    Unauthorized {
+        /// The server's name.
+        server: String,
+        /// Why.
+        message: String,
+    },
     /// The server did not list its tools.
     #[error("MCP server {server:?} did not list its tools: {message}")]
     List {
@@ -114,6 +126,7 @@ pub struct McpClient {
     conn: Arc<conn::Conn>,
     live: Arc<watch::Live>,
     relay: Arc<relay::Relay>,
+    auth: oauth::Auth,
     tools: Vec<Tool>,
 }
 
@@ -137,7 +150,8 @@ impl McpClient {
             live: live.clone(),
             relay: relay.clone(),
         };
-        let service = start(name, &config, watcher.clone()).await?;
+        let auth = oauth::authorization(name, &config).await?;
+        let service = start(name, &config, watcher.clone(), &auth).await?;
         let tools = service
             .list_all_tools()
             .await
@@ -147,11 +161,11 @@ impl McpClient {
             })?;
         live.listed(&tools);
         let conn = Arc::new(conn::Conn::default());
-        let again = (name.to_owned(), config.clone(), watcher);
+        let again = (name.to_owned(), config.clone(), watcher, auth.clone());
         conn::supervise(name.into(), &conn, service, move || {
-            let (name, config, watcher) = again.clone();
+            let (name, config, watcher, auth) = again.clone();
             async move {
-                let service = start(&name, &config, watcher.clone())
+                let service = start(&name, &config, watcher.clone(), &auth)
                     .await
                     .map_err(|e| e.to_string())?;
                 // listed again: what changed meanwhile is judged as a list change is
@@ -166,6 +180,7 @@ impl McpClient {
             conn,
             live,
             relay,
+            auth,
             tools,
         })
     }
@@ -362,12 +377,12 @@ impl McpClient {
     ) -> DynHandler {
         // each tool holds the connection: it lasts while the client or any imported tool does
         let (conn, live) = (self.conn.clone(), self.live.clone());
-        let relay = self.relay.clone();
+        let (relay, auth) = (self.relay.clone(), self.auth.clone());
         let server: Arc<str> = self.name.as_str().into();
         Arc::new(move |arguments: Value, cx: tool_runtime::CallContext| {
             let (conn, server, tool) = (conn.clone(), server.clone(), tool.clone());
             let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
-            let relay = relay.clone();
+            let (relay, auth) = (relay.clone(), auth.clone());
             Box::pin(async move {
                 live.check(&server, &tool)?;
                 if let Some(guard) = &guard {
@@ -388,7 +403,10 @@ impl McpClient {
                 };
                 match relay.call(&peer, &server, params, &cx).await {
                     Ok(answer) => result::value_of(&server, answer, output.as_deref()),
-                    Err(e) => Err(result::error_of(&server, &tool, e)),
+                    Err(e) => Err(match oauth::refused(&auth) {
+                        Some(why) => result::unauthorized(&server, &tool, &why),
+                        None => result::error_of(&server, &tool, e),
+                    }),
                 }
             })
         })
@@ -407,6 +425,7 @@ async fn start(
     name: &str,
     config: &ServerConfig,
     watcher: watch::Watcher,
+    auth: &oauth::Auth,
 ) -> Result<RunningService<RoleClient, watch::Watcher>, ClientError> {
     let connect_error = |message: String| ClientError::Connect {
         server: name.to_owned(),
@@ -452,14 +471,43 @@ async fn start(
             }
             let transport_config =
                 StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-            let transport = StreamableHttpClientTransport::from_config(transport_config);
-            watcher
-                .serve(transport)
-                .await
-                .map_err(|e| connect_error(e.to_string()))?
+            let served = match auth {
+                Some(auth) => {
+                    let client = oauth::OAuthHttp(auth.clone());
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client, transport_config);
+                    watcher.serve(transport).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(transport_config);
+                    watcher.serve(transport).await
+                }
+            };
+            served.map_err(|e| match oauth::refused(auth) {
+                Some(why) => ClientError::Unauthorized {
+                    server: name.to_owned(),
+                    message: why,
+                },
+                None if auth.is_none() && e.to_string().contains("Auth required") => {
+                    let sent =
+                        (config.headers.keys()).any(|k| k.eq_ignore_ascii_case("authorization"));
+                    let message = if sent {
+                        "the server refused the credentials of the `headers` entry"
+                    } else {
+                        "the server asks for authorization: give the server an `oauth` entry \
+                         (or a token in `headers`)"
+                    };
+                    ClientError::Unauthorized {
+                        server: name.to_owned(),
+                        message: message.to_owned(),
+                    }
+                }
+                None => connect_error(e.to_string()),
+            })?
         }
         #[cfg(not(feature = "client-http"))]
         Transport::Http(_) => {
+            let _ = auth;
             return Err(ClientError::Config {
                 server: name.to_owned(),
                 message: "this build has no HTTP client: enable tool-mcp's `client-http` \

@@ -108,6 +108,18 @@ pub(crate) fn error_of(server: &str, tool: &str, error: ServiceError) -> ToolErr
         .with_detail("tool", tool.to_owned())
 }
 
+/// A call the server refused because this client's authorization could not win its acceptance
+/// (`why` names the refusal, never a token): not retryable until a person sees to it.
+pub(crate) fn unauthorized(server: &str, tool: &str, why: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::of("UNAUTHORIZED"),
+        format!("the MCP server {server} refused this client's authorization: {why}"),
+    )
+    .retryable(false)
+    .with_detail("server", server.to_owned())
+    .with_detail("tool", tool.to_owned())
+}
+
 /// A call not sent because there is no connection: the server is being started or reached
 /// again (retryable), or the client was closed (`closed`, not retryable).
 pub(crate) fn not_connected(server: &str, tool: &str, closed: bool) -> ToolError {

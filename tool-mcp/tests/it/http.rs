@@ -133,13 +133,15 @@ async fn a_servers_tools_are_imported_and_called_over_streamable_http() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_refuses_the_token_is_a_connection_error() {
+async fn a_server_that_refuses_the_token_is_an_authorization_error() {
     let url = upstream().await;
     let e = McpClient::connect("notes", with_token(&url, "not-a-token-of-this-server"))
         .await
         .unwrap_err();
-    assert!(matches!(e, ClientError::Connect { .. }), "{e}");
+    assert!(matches!(e, ClientError::Unauthorized { .. }), "{e}");
     assert!(e.to_string().contains("notes"), "{e}");
+    assert!(e.to_string().contains("`headers`"), "{e}");
+    assert!(!e.to_string().contains("not-a-token"), "{e}");
 }
 
 /// The upstream server on its own runtime, on `addr` (port 0: any), stopped with every

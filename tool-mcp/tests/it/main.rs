@@ -8,6 +8,7 @@ mod git;
 mod http;
 mod list_changes;
 mod memory;
+mod oauth;
 mod paging;
 mod pinning;
 mod restart;
