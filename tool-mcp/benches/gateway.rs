@@ -9,7 +9,8 @@
 //!   reaches the server. The difference is what the gateway adds. `gateway/through_memory_store`
 //!   is the same gateway with its store in memory: what recording each call in SQLite costs.
 //!   `gateway/interleaved` times each call alone, the three in turn, and prints their p50, p90
-//!   and p99 and what the gateway adds at p50.
+//!   and p99 and what the gateway adds at p50. `TOOL_MCP_BENCH_RUNTIME=current_thread` runs the
+//!   gateway on tokio's current-thread runtime (default: the multi-thread one).
 //! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
 //!   (names, categories, the injection check, each input schema compiled as its validator),
 //!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
@@ -52,7 +53,13 @@ fn main() {
 
 /// `tools gateway --stdio --config CONFIG`, as a host starts it.
 fn serve_gateway(config: &str) -> i32 {
-    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    let rt = match std::env::var("TOOL_MCP_BENCH_RUNTIME").as_deref() {
+        Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime"),
+        _ => tokio::runtime::Runtime::new().expect("a runtime"),
+    };
     rt.block_on(async {
         let cli = Cli::new(ToolSet::new()).with(GatewayCommand::new());
         let (mut out, mut err) = (std::io::sink(), std::io::stderr());
@@ -112,6 +119,9 @@ fn gateway(c: &mut Criterion) {
         let exe = std::env::current_exe().expect("this benchmark");
         let mut through = ServerConfig::stdio(exe.display().to_string(), Vec::<String>::new());
         through.env.insert(GATEWAY.into(), path(&config_path));
+        if let Ok(runtime) = std::env::var("TOOL_MCP_BENCH_RUNTIME") {
+            through.env.insert("TOOL_MCP_BENCH_RUNTIME".into(), runtime);
+        }
         read_only(through, "up__echo")
     };
     let sqlite = format!(
