@@ -89,18 +89,28 @@ impl Tool for Add {
 }
 
 /// An in-memory sink that keeps the last 1,024 records. It does what `MemoryAuditSink` does per
-/// record (clone it under a mutex and keep it), but bounded, so that millions of iterations do
-/// not measure memory growth.
+/// record (keeps the shared record under a mutex, a copy only of a record it is lent), but
+/// bounded, so that millions of iterations do not measure memory growth.
 #[derive(Default)]
-struct Ring(Mutex<VecDeque<AuditRecord>>);
+struct Ring(Mutex<VecDeque<Arc<AuditRecord>>>);
 
-impl AuditSink for Ring {
-    fn record(&self, record: &AuditRecord) {
+impl Ring {
+    fn keep(&self, record: Arc<AuditRecord>) {
         let mut q = self.0.lock().unwrap();
         if q.len() == 1024 {
             q.pop_front();
         }
-        q.push_back(record.clone());
+        q.push_back(record);
+    }
+}
+
+impl AuditSink for Ring {
+    fn record(&self, record: &AuditRecord) {
+        self.keep(Arc::new(record.clone()));
+    }
+
+    fn record_shared(&self, record: &Arc<AuditRecord>) {
+        self.keep(record.clone());
     }
 }
 

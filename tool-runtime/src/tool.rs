@@ -322,10 +322,18 @@ impl CallContext {
     /// A context with the given call id and empty state; correlation id equals the call id.
     pub fn new(call_id: impl Into<SharedId>) -> Self {
         let call_id = call_id.into();
+        // every context made without state shares one empty set: no allocation per call
+        static EMPTY: std::sync::OnceLock<Arc<Extensions>> = std::sync::OnceLock::new();
         CallContext {
             correlation_id: call_id.clone(),
             call_id,
-            ..Default::default()
+            session: None,
+            initiator: Initiator::default(),
+            credential: None,
+            state: EMPTY.get_or_init(Arc::default).clone(),
+            progress: None,
+            host: None,
+            record_start: false,
         }
     }
 }

@@ -13,7 +13,9 @@
 //! `IN_FLIGHT` requests in flight for throughput. Every sample is the time of one whole
 //! request (building it, sending it, reading the whole response) or of one `Executor::call`.
 //!
-//! `cargo bench -p tool-server --bench http_call`
+//! `cargo bench -p tool-server --bench http_call`; `HTTP_CALL_TOOL=async cargo bench -p tool-server
+//! --bench http_call` for the tool as an `async fn` (the default is a sync fn, whose body runs on
+//! tokio's blocking pool).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,9 +49,20 @@ const ROUNDS: usize = 20;
 const IN_FLIGHT: usize = 16;
 const CONCURRENT: usize = 32_000;
 
-/// Reads one note. Trivially cheap on purpose: the bench measures what is around the tool.
+/// Reads one note. Trivially cheap on purpose: the bench measures what is around the tool. A sync
+/// function, so its body runs on tokio's blocking pool (a hop to another thread and back).
 #[tool(read_only)]
 pub fn read_note(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    Ok(format!("the note {id}"))
+}
+
+/// The same tool as an `async fn` (`HTTP_CALL_TOOL=async`): its body runs in place, on the
+/// thread that polls the call, as the bare handler does.
+#[tool(read_only, name = "read_note")]
+pub async fn read_note_async(
     /// The note's id.
     id: String,
 ) -> Result<String, ToolError> {
@@ -230,7 +243,13 @@ async fn serve(app: axum::Router) -> String {
 }
 
 async fn bench() {
-    let set = tool_runtime::toolset![read_note].expect("the tool registers");
+    // `HTTP_CALL_TOOL=async` measures the tool as an `async fn`; the default, a sync fn
+    let body_async = std::env::var("HTTP_CALL_TOOL").is_ok_and(|v| v == "async");
+    let set = match body_async {
+        true => tool_runtime::toolset![read_note_async],
+        false => tool_runtime::toolset![read_note],
+    }
+    .expect("the tool registers");
     let config = ExecutorConfig {
         // every call runs the tool: the same arguments would otherwise be answered from the cache
         cache: CacheConfig {
@@ -289,6 +308,13 @@ async fn bench() {
         REQUEST_BODY.len(),
         String::from_utf8_lossy(&answer),
         answer.len()
+    );
+    println!(
+        "tool: {} (HTTP_CALL_TOOL=sync|async)",
+        match body_async {
+            true => "async fn, its body polled in place",
+            false => "sync fn, its body on tokio's blocking pool",
+        }
     );
     println!(
         "executor: MemoryStore with audit records to the store, result cache off; tokio \

@@ -2,7 +2,7 @@
 //! query over the stored records.
 
 use std::borrow::Cow;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
@@ -22,12 +22,19 @@ pub const REDACTED: &str = "[REDACTED]";
 pub trait AuditSink: Send + Sync {
     /// Takes one record.
     fn record(&self, record: &AuditRecord);
+
+    /// Takes one record that every sink and the store share: a sink that keeps records keeps
+    /// this one by its reference count instead of copying it. The executor calls this; by
+    /// default it hands the record to [`AuditSink::record`].
+    fn record_shared(&self, record: &Arc<AuditRecord>) {
+        self.record(record);
+    }
 }
 
 /// An audit sink that keeps records in memory (tests, benchmarks, short-lived tools).
 #[derive(Debug, Default)]
 pub struct MemoryAuditSink {
-    records: Mutex<Vec<AuditRecord>>,
+    records: Mutex<Vec<Arc<AuditRecord>>>,
 }
 
 impl MemoryAuditSink {
@@ -38,7 +45,8 @@ impl MemoryAuditSink {
 
     /// A copy of every record so far.
     pub fn records(&self) -> Vec<AuditRecord> {
-        self.records.lock().expect("audit sink poisoned").clone()
+        let records = self.records.lock().expect("audit sink poisoned");
+        records.iter().map(|r| AuditRecord::clone(r)).collect()
     }
 
     /// How many records were received.
@@ -54,6 +62,13 @@ impl MemoryAuditSink {
 
 impl AuditSink for MemoryAuditSink {
     fn record(&self, record: &AuditRecord) {
+        self.records
+            .lock()
+            .expect("audit sink poisoned")
+            .push(Arc::new(record.clone()));
+    }
+
+    fn record_shared(&self, record: &Arc<AuditRecord>) {
         self.records
             .lock()
             .expect("audit sink poisoned")
@@ -652,7 +667,12 @@ impl Secrets {
             Outcome::Success {
                 value: Value::Number(n),
                 ..
-            } => n.to_string(),
+            } => match (n.as_i64(), n.as_u64()) {
+                // an integer's own `to_string` writes its digits without a formatter
+                (Some(i), _) => i.to_string(),
+                (None, Some(u)) => u.to_string(),
+                _ => n.to_string(),
+            },
             Outcome::Success {
                 value: v @ (Value::Bool(_) | Value::Null),
                 ..

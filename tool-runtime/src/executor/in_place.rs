@@ -34,7 +34,7 @@ use super::run::{on_own_task, panicked};
 pub(super) enum InPlace {
     /// Finished and recorded; the record is returned when it still goes to a store that blocks
     /// ([`Executor::write_record`]).
-    Done(Execution, Option<Box<AuditRecord>>),
+    Done(Execution, Option<Arc<AuditRecord>>),
     /// The body waits, or its first attempt is tried again: [`Executor::resume`] goes on.
     Later(Box<Later>),
 }
@@ -241,7 +241,7 @@ impl Executor {
         cx: &CallContext,
         trail: Trail,
         result: Result<Value, ToolError>,
-    ) -> (Execution, Option<Box<AuditRecord>>) {
+    ) -> (Execution, Option<Arc<AuditRecord>>) {
         let def = entry.definition();
         self.note_ran(def, trail.attempts);
         let (outcome, full) = match result {

@@ -1,6 +1,7 @@
 //! The audit trail of one call: what happened on the way to its outcome ([`Trail`]), and the one
 //! record written from it to every sink, to the store and onto the call's span.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -149,12 +150,10 @@ impl Executor {
         category: Safety,
         exec: &mut Execution,
         trail: Trail,
-    ) -> Option<Box<AuditRecord>> {
+    ) -> Option<Arc<AuditRecord>> {
         let record = self.audit(cx, tool, category, exec, trail, None)?;
         if self.inner.store.blocks() {
-            // boxed: the common path returns a small value, and a store that blocks costs more
-            // than the box
-            return Some(Box::new(record));
+            return Some(record);
         }
         let written = self.store_now("append_audit", |store| store.append_audit(&record));
         self.note_written(cx, tool, exec, written);
@@ -167,7 +166,7 @@ impl Executor {
         &self,
         cx: &CallContext,
         mut exec: Execution,
-        record: Box<AuditRecord>,
+        record: Arc<AuditRecord>,
     ) -> Execution {
         let tool = record.tool.clone();
         let written = self
@@ -203,7 +202,7 @@ impl Executor {
         exec: &mut Execution,
         trail: Trail,
         cancelled_by: Option<String>,
-    ) -> Option<AuditRecord> {
+    ) -> Option<Arc<AuditRecord>> {
         debug_assert!(
             !trail.arguments_of_call,
             "the record's arguments were not settled"
@@ -243,7 +242,8 @@ impl Executor {
             cached = trail.cached,
             "tool call finished"
         );
-        if !cfg.log_tool_calls {
+        // nobody takes a record: none is made
+        if !cfg.log_tool_calls || (self.inner.sinks.is_empty() && !self.inner.store_audit) {
             return None;
         }
         let result_summary = match cfg.audit_mode {
@@ -281,8 +281,10 @@ impl Executor {
             undo_id: exec.undo_id().map(str::to_owned),
             seq: None,
         };
+        // one record shared by every sink and the store: a sink that keeps it keeps a reference
+        let record = Arc::new(record);
         for sink in &self.inner.sinks {
-            sink.record(&record);
+            sink.record_shared(&record);
         }
         self.inner.store_audit.then_some(record)
     }

@@ -98,10 +98,15 @@ impl CallRequest {
     fn into_call(self, name: String) -> (ToolCall, Option<String>) {
         let arguments = match self.arguments {
             None => Arguments::Text("{}".to_owned()),
-            Some(raw) => match serde_json::from_str::<String>(raw.get()) {
-                // a JSON string holds the arguments' text, as providers send it
-                Ok(text) => Arguments::Text(text),
-                Err(_) => Arguments::Text(raw.get().to_owned()),
+            // a JSON string holds the arguments' text, as providers send it; anything else is
+            // the arguments themselves (not parsed as a string first: a failed parse costs an
+            // error's allocation on every call)
+            Some(raw) => match raw.get().starts_with('"') {
+                true => match serde_json::from_str::<String>(raw.get()) {
+                    Ok(text) => Arguments::Text(text),
+                    Err(_) => Arguments::Text(raw.get().to_owned()),
+                },
+                false => Arguments::Text(raw.get().to_owned()),
             },
         };
         (ToolCall::new(new_call_id(), name, arguments), self.session)
