@@ -9,6 +9,7 @@
 
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -17,10 +18,22 @@ use rusqlite::Connection;
 /// what one automatic checkpoint would have let it reach.
 const EVERY: Duration = Duration::from_millis(200);
 
-/// The checkpointing thread of one store; it ends when this is dropped (with the store).
+/// The checkpointing thread of one store. Dropped with the store, it checkpoints what is left
+/// and closes its connection before the drop returns, as closing SQLite's last connection does:
+/// once a store is dropped, nothing of it touches the file any more.
 #[derive(Debug)]
 pub(super) struct Checkpointer {
-    _alive: Sender<()>,
+    alive: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        drop(self.alive.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Checkpointer {
@@ -32,7 +45,7 @@ impl Checkpointer {
         // a checkpoint that finds the file locked tries again at the next turn
         conn.busy_timeout(Duration::ZERO).ok()?;
         let (alive, stopped) = mpsc::channel::<()>();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("sqlite-checkpoint".into())
             .spawn(move || {
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(EVERY) {
@@ -45,9 +58,12 @@ impl Checkpointer {
                 let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
             })
             .ok()?;
-        writer
-            .execute_batch("PRAGMA wal_autocheckpoint=0")
-            .ok()
-            .map(|()| Checkpointer { _alive: alive })
+        let checkpointer = Checkpointer {
+            alive: Some(alive),
+            thread: Some(thread),
+        };
+        // without it, dropping `checkpointer` stops the thread and commits checkpoint as usual
+        writer.execute_batch("PRAGMA wal_autocheckpoint=0").ok()?;
+        Some(checkpointer)
     }
 }
