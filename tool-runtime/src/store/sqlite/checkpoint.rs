@@ -7,6 +7,7 @@
 //! commit only appends to the log. A passive checkpoint waits for nobody and blocks nobody; with
 //! nothing new in the log it does nothing.
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -24,13 +25,15 @@ const EVERY: Duration = Duration::from_millis(200);
 #[derive(Debug)]
 pub(super) struct Checkpointer {
     alive: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// Only joined on drop, so a panic elsewhere leaves nothing of it half-observed: the store
+    /// stays `UnwindSafe`, as it was before it had a thread.
+    thread: Option<AssertUnwindSafe<JoinHandle<()>>>,
 }
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
         drop(self.alive.take());
-        if let Some(thread) = self.thread.take() {
+        if let Some(AssertUnwindSafe(thread)) = self.thread.take() {
             let _ = thread.join();
         }
     }
@@ -60,7 +63,7 @@ impl Checkpointer {
             .ok()?;
         let checkpointer = Checkpointer {
             alive: Some(alive),
-            thread: Some(thread),
+            thread: Some(AssertUnwindSafe(thread)),
         };
         // without it, dropping `checkpointer` stops the thread and commits checkpoint as usual
         writer.execute_batch("PRAGMA wal_autocheckpoint=0").ok()?;
