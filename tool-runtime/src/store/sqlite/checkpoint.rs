@@ -26,7 +26,7 @@ const EVERY: Duration = Duration::from_millis(200);
 pub(super) struct Checkpointer {
     alive: Option<Sender<()>>,
     /// Only joined on drop, so a panic elsewhere leaves nothing of it half-observed: the store
-    /// stays `UnwindSafe`, as it was before it had a thread.
+    /// is `UnwindSafe`.
     thread: Option<AssertUnwindSafe<JoinHandle<()>>>,
 }
 
