@@ -269,6 +269,8 @@ pub async fn serve(
             std::process::exit(2)
         }
     };
+    // the tools the imported servers add while this serves are served too
+    pins.follow(&executor);
     let mut options = ServerOptions::new(tokens.clone())
         .mcp_server_info(name, env!("CARGO_PKG_VERSION"))
         .mcp_instructions(instructions)

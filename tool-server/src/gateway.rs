@@ -149,6 +149,7 @@ impl GatewayCommand {
             .confirmation(Deferred)
             .build()
             .map_err(|e| usage(output, e.to_string()))?;
+        pins.follow(&executor);
         Ok((executor, pins))
     }
 

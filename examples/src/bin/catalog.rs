@@ -114,7 +114,7 @@ async fn main() -> ExitCode {
     let executor = catalog::executor(Arc::new(ApproveAll), ExecutorConfig::default())
         .unwrap_or_else(|e| fail(e));
     let total = executor.toolset().len();
-    let picked = catalog::narrow(executor.toolset(), &q, max)
+    let picked = catalog::narrow(&executor.toolset(), &q, max)
         .await
         .unwrap_or_else(|e| fail(e));
     eprintln!(

@@ -312,3 +312,69 @@ fn an_upstream_servers_question_is_put_to_the_person_behind_the_gateway() {
     );
     assert!(results(&lines)[0].to_string().contains("op-"), "{lines:#?}");
 }
+
+#[test]
+fn a_tool_the_upstream_server_adds_reaches_the_host_through_the_gateway_under_its_policy() {
+    let Some((tmp, python)) = fixture() else {
+        return;
+    };
+    let dir = tmp.path();
+    // a server of the Python SDK whose `add` adds the tool `shout` and says so
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tool-mcp/tests/servers/list_changes.py"
+    );
+    let log = dir.join("calls.log");
+    let config = format!(
+        "[mcp.servers.lc]\ncommand = {python:?}\nargs = [{script:?}, {:?}]\n",
+        log.display().to_string()
+    );
+    std::fs::write(dir.join("lc.toml"), config).unwrap();
+    let exe = env!("CARGO_BIN_EXE_tools");
+    let config = dir.join("lc.toml").display().to_string();
+    let store = dir.join("state.sqlite3");
+    // the host's person accepts every confirmation; bad arguments to the new tool never leave
+    let lines = client_answering(
+        &python,
+        "accept",
+        &["--stdio", exe, "gateway", "--stdio", "--config", &config],
+        &[
+            "list",
+            "lc__add={}",
+            "changed:20",
+            "list",
+            r#"lc__shout={"text": 7}"#,
+            r#"lc__shout={"text": "hi"}"#,
+        ],
+        &[
+            ("TOOLS_STORE", &store),
+            ("TOOLS_MCP_HOST_CONFIRMS", Path::new("1")),
+        ],
+    );
+    let lists: Vec<Vec<&str>> = (lines.iter())
+        .filter_map(|l| l["tools"].as_array())
+        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
+        .collect();
+    let [before, after] = &lists[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(!before.contains(&"lc__shout"), "{before:?}");
+    assert!(after.contains(&"lc__shout"), "{after:?}");
+    assert!(
+        lines.iter().any(|l| l["list_changed"] == true),
+        "the host was told: {lines:#?}"
+    );
+    let [added, bad, shouted] = results(&lines)[..] else {
+        panic!("{lines:#?}");
+    };
+    assert!(added.to_string().contains("added"), "{added}");
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(bad.to_string().contains("INVALID_ARGUMENTS"), "{bad}");
+    assert!(shouted.to_string().contains("HI"), "{shouted}");
+    // the new tool asked the person like the first ones
+    let forms: Vec<&str> = (lines.iter())
+        .filter_map(|l| l["elicitation"].as_str())
+        .collect();
+    assert!(forms.iter().any(|f| f.contains("lc__shout")), "{forms:?}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "shout:hi\n");
+}

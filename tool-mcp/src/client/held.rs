@@ -61,6 +61,15 @@ impl PinnedImports {
         self.servers.push(client.live.clone());
     }
 
+    /// Registers the tools these servers add later in `executor`, as
+    /// [`McpClient::follow`](super::McpClient::follow) does for one server: call it once the
+    /// executor over the imported tools is built.
+    pub fn follow(&self, executor: &tool_runtime::Executor) {
+        for live in &self.servers {
+            live.follow(executor.downgrade());
+        }
+    }
+
     /// The held tools, by name: those whose server serves another definition than the one
     /// pinned in the store, each with what changed.
     pub fn held(&self) -> Result<Vec<Held>, StoreError> {

@@ -36,8 +36,10 @@
 //!   approved definition, until a person approves the change ([`approve_change`]);
 //! - the server's `notifications/tools/list_changed` has its tools listed again: a tool it no
 //!   longer lists is refused (`NOT_FOUND`, never sent), a pinned one that changed is held, one
-//!   changed before anything was pinned is refused as stale, and a new one is announced in the
-//!   log and registered by the next import.
+//!   changed before anything was pinned is refused as stale, and a new one is registered in the
+//!   executor the client follows ([`McpClient::follow`], [`PinnedImports::follow`]) as the first
+//!   ones were: the same configuration, checks, pins and policy (without an executor to follow,
+//!   it is announced in the log and registered by the next import).
 //!
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
@@ -62,10 +64,10 @@ use rmcp::RoleClient;
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{RunningService, ServiceExt};
 use serde_json::Value;
-use tool_runtime::ToolSet;
 use tool_runtime::store::{Store, ToolPin};
 use tool_runtime::toolset::{CallCheck, DynHandler};
 use tool_runtime::validate::Validator;
+use tool_runtime::{Executor, ToolSet};
 
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
@@ -170,7 +172,7 @@ impl McpClient {
                     .map_err(|e| e.to_string())?;
                 // listed again: what changed meanwhile is judged as a list change is
                 let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
-                watcher.live.relisted(&watcher.server, tools);
+                watcher.relisted(tools).await;
                 Ok(service)
             }
         });
@@ -213,15 +215,98 @@ impl McpClient {
     }
 
     fn import_with(&self, set: &mut ToolSet, store: Option<Arc<dyn Store>>) -> Imported {
+        self.live.follow_from(watch::Follow::new(
+            &self.name,
+            &self.config,
+            &self.conn,
+            &self.relay,
+            &self.auth,
+            store.clone(),
+        ));
+        self.parts().import(&self.tools, set, store)
+    }
+
+    /// Registers the tools the server adds later (announced with
+    /// `notifications/tools/list_changed`) in `executor`'s tool set, with
+    /// [`Executor::update_tools`], as this client imported its first tools (the same
+    /// configuration, and pinned in the same store when they were). Without it they are
+    /// registered by the next import. The executor is not kept alive by this client.
+    pub fn follow(&self, executor: &Executor) {
+        self.live.follow(executor.downgrade());
+    }
+
+    /// What registering this client's tools needs of it.
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            name: &self.name,
+            config: &self.config,
+            conn: &self.conn,
+            live: &self.live,
+            relay: &self.relay,
+            auth: &self.auth,
+        }
+    }
+    /// The tools imported with pins ([`McpClient::import_pinned`]) that are held now: changed
+    /// since a person approved them, at import or by a later `notifications/tools/list_changed`.
+    pub fn held(&self) -> Vec<Held> {
+        self.live.held()
+    }
+
+    /// The definitions the server serves for the tools the configuration admits, as they
+    /// would be pinned.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn served_pins(&self) -> Vec<ToolPin> {
         let prefix = self.config.prefix(&self.name);
-        let service = self.config.described(&self.name);
+        (self.tools.iter().filter(|t| self.config.admits(&t.name)))
+            .map(|tool| {
+                let definition = pin::pinned_form(tool);
+                ToolPin {
+                    tool: format!("{prefix}__{}", tool.name),
+                    server: self.name.clone(),
+                    hash: pin::hash_of(&definition),
+                    definition,
+                    pinned_ms: 0,
+                }
+            })
+            .collect()
+    }
+
+    /// Stops the connection now and for good (and a stdio server's process), for the client and
+    /// every tool imported from it: their calls answer `UNAVAILABLE` from then on, and the
+    /// server is not started again.
+    pub fn close(&self) {
+        self.conn.close();
+    }
+}
+
+/// What registering a server's tools needs of its client: borrowed from an [`McpClient`] at
+/// import, or from what [`McpClient::follow`] keeps for the tools the server adds later.
+pub(crate) struct Parts<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) config: &'a ServerConfig,
+    pub(crate) conn: &'a Arc<conn::Conn>,
+    pub(crate) live: &'a Arc<watch::Live>,
+    pub(crate) relay: &'a Arc<relay::Relay>,
+    pub(crate) auth: &'a oauth::Auth,
+}
+
+impl Parts<'_> {
+    /// Registers those of `tools` the configuration admits in `set`, as the module docs say.
+    pub(crate) fn import(
+        &self,
+        tools: &[Tool],
+        set: &mut ToolSet,
+        store: Option<Arc<dyn Store>>,
+    ) -> Imported {
+        let prefix = self.config.prefix(self.name);
+        let service = self.config.described(self.name);
         let mut imported = Imported::default();
         let pins: std::collections::HashMap<String, ToolPin> = match store.as_deref() {
             None => Default::default(),
             Some(store) => match store.list_pins() {
                 Ok(pins) => pins.into_iter().map(|p| (p.tool.clone(), p)).collect(),
                 Err(e) => {
-                    for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
+                    for tool in tools.iter().filter(|t| self.config.admits(&t.name)) {
                         imported.refused.push(Refused {
                             tool: tool.name.to_string(),
                             reason: format!("its pin could not be read: {e}"),
@@ -231,7 +316,7 @@ impl McpClient {
                 }
             },
         };
-        for tool in self.tools.iter().filter(|t| self.config.admits(&t.name)) {
+        for tool in tools.iter().filter(|t| self.config.admits(&t.name)) {
             let refuse = |reason: String| Refused {
                 tool: tool.name.to_string(),
                 reason,
@@ -264,7 +349,7 @@ impl McpClient {
                 let pinned = pins.get(&registered).cloned();
                 Arc::new(pin::Guard::new(
                     store.clone(),
-                    &self.name,
+                    self.name,
                     &registered,
                     form,
                     hash,
@@ -277,19 +362,15 @@ impl McpClient {
                 .as_ref()
                 .and_then(|h| serde_json::from_value(h.pinned.definition.clone()).ok());
             let shown = approved.as_ref().unwrap_or(tool);
-            let def = match import::definition(
-                prefix,
-                &service,
-                shown,
-                &self.config,
-                &mut imported.notes,
-            ) {
-                Ok(def) => def,
-                Err(reason) => {
-                    imported.refused.push(refuse(reason));
-                    continue;
-                }
-            };
+            let def =
+                match import::definition(prefix, &service, shown, self.config, &mut imported.notes)
+                {
+                    Ok(def) => def,
+                    Err(reason) => {
+                        imported.refused.push(refuse(reason));
+                        continue;
+                    }
+                };
             if set.get(&registered).is_some() {
                 imported.refused.push(refuse(format!(
                     "{registered} is already registered (another server or the application's \
@@ -325,36 +406,11 @@ impl McpClient {
         imported
     }
 
-    /// The tools imported with pins ([`McpClient::import_pinned`]) that are held now: changed
-    /// since a person approved them, at import or by a later `notifications/tools/list_changed`.
-    pub fn held(&self) -> Vec<Held> {
-        self.live.held()
-    }
-
-    /// The definitions the server serves for the tools the configuration admits, as they
-    /// would be pinned.
-    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
-    pub(crate) fn served_pins(&self) -> Vec<ToolPin> {
-        let prefix = self.config.prefix(&self.name);
-        (self.tools.iter().filter(|t| self.config.admits(&t.name)))
-            .map(|tool| {
-                let definition = pin::pinned_form(tool);
-                ToolPin {
-                    tool: format!("{prefix}__{}", tool.name),
-                    server: self.name.clone(),
-                    hash: pin::hash_of(&definition),
-                    definition,
-                    pinned_ms: 0,
-                }
-            })
-            .collect()
-    }
-
     /// The check an imported tool's calls pass before the policy: a tool its server no longer
     /// lists, or (pinned) that is held or stale, is refused before anyone is asked to confirm it.
     fn check(&self, tool: String, guard: Option<Arc<pin::Guard>>) -> CallCheck {
         let live = self.live.clone();
-        let server: Arc<str> = self.name.as_str().into();
+        let server: Arc<str> = self.name.into();
         Arc::new(move || {
             let (live, server, tool, guard) =
                 (live.clone(), server.clone(), tool.clone(), guard.clone());
@@ -378,7 +434,7 @@ impl McpClient {
         // each tool holds the connection: it lasts while the client or any imported tool does
         let (conn, live) = (self.conn.clone(), self.live.clone());
         let (relay, auth) = (self.relay.clone(), self.auth.clone());
-        let server: Arc<str> = self.name.as_str().into();
+        let server: Arc<str> = self.name.into();
         Arc::new(move |arguments: Value, cx: tool_runtime::CallContext| {
             let (conn, server, tool) = (conn.clone(), server.clone(), tool.clone());
             let (output, guard, live) = (output.clone(), guard.clone(), live.clone());
@@ -410,13 +466,6 @@ impl McpClient {
                 }
             })
         })
-    }
-
-    /// Stops the connection now and for good (and a stdio server's process), for the client and
-    /// every tool imported from it: their calls answer `UNAVAILABLE` from then on, and the
-    /// server is not started again.
-    pub fn close(&self) {
-        self.conn.close();
     }
 }
 

@@ -1,11 +1,12 @@
 //! `notifications/tools/list_changed`: the server's tools listed again, and each imported tool
 //! told what its server serves now. A tool the server no longer lists is refused (its calls are
 //! never sent); one whose definition changed is held against its pin (or refused as stale when
-//! nothing was pinned yet); a new tool is announced in the log, and registered by the next
-//! import, since the tool set an executor runs is fixed when it is built.
+//! nothing was pinned yet); a new tool is registered in the executor the client follows
+//! ([`McpClient::follow`](super::McpClient::follow)) as the first ones were, or, when it follows
+//! none, announced in the log and registered by the next import.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
@@ -14,10 +15,47 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
+use tool_runtime::executor::WeakExecutor;
 use tool_runtime::progress::Progress;
+use tool_runtime::store::Store;
 use tool_runtime::{ErrorCode, ToolError};
 
 use super::pin::{self, Guard};
+use super::{ServerConfig, conn::Conn, oauth, relay::Relay};
+
+/// What registering the tools a server adds later needs: what its first tools were imported
+/// with, and the executor to register them in. Nothing here keeps the connection or the
+/// executor alive, as both hold the [`Live`] that holds this.
+pub(crate) struct Follow {
+    name: String,
+    config: ServerConfig,
+    conn: Weak<Conn>,
+    relay: Arc<Relay>,
+    auth: oauth::Auth,
+    store: Option<Arc<dyn Store>>,
+    executor: Option<WeakExecutor>,
+}
+
+impl Follow {
+    pub(crate) fn new(
+        name: &str,
+        config: &ServerConfig,
+        conn: &Arc<Conn>,
+        relay: &Arc<Relay>,
+        auth: &oauth::Auth,
+        store: Option<Arc<dyn Store>>,
+    ) -> Self {
+        Follow {
+            name: name.to_owned(),
+            config: config.clone(),
+            conn: Arc::downgrade(conn),
+            relay: relay.clone(),
+            auth: auth.clone(),
+            store,
+            executor: None,
+        }
+    }
+}
 
 /// What the server lists now, and the guards of the imported tools it concerns.
 #[derive(Default)]
@@ -31,6 +69,8 @@ struct LiveState {
     listed: Option<HashMap<String, Tool>>,
     /// The guards of pinned imports, by the server's names.
     guards: HashMap<String, Vec<Arc<Guard>>>,
+    /// How the tools the server adds are registered, once its first tools were imported.
+    follow: Option<Follow>,
 }
 
 impl Live {
@@ -42,6 +82,23 @@ impl Live {
     pub(crate) fn listed(&self, tools: &[Tool]) {
         let map = tools.iter().map(|t| (t.name.to_string(), t.clone()));
         self.state().listed.get_or_insert_with(|| map.collect());
+    }
+
+    /// Keeps how the client's tools were imported, for the tools the server adds later.
+    pub(crate) fn follow_from(&self, mut follow: Follow) {
+        let mut state = self.state();
+        follow.executor = state.follow.take().and_then(|f| f.executor);
+        state.follow = Some(follow);
+    }
+
+    /// Registers the tools the server adds later in `executor`.
+    pub(crate) fn follow(&self, executor: WeakExecutor) {
+        match &mut self.state().follow {
+            Some(follow) => follow.executor = Some(executor),
+            None => tracing::warn!(
+                "an MCP client follows an executor before any of its tools was imported:                  nothing is registered"
+            ),
+        }
     }
 
     /// Tells `guard` of the server's later listings of `tool`.
@@ -87,17 +144,15 @@ impl Live {
         }
     }
 
-    /// The server's tools listed again.
-    pub(crate) fn relisted(&self, server: &str, tools: Vec<Tool>) {
+    /// The server's tools listed again; answers those it did not list before.
+    pub(crate) fn relisted(&self, server: &str, tools: Vec<Tool>) -> Vec<Tool> {
         let mut state = self.state();
         let before = state.listed.take().unwrap_or_default();
+        let mut added = Vec::new();
         for tool in &tools {
             let name = tool.name.as_ref();
             if !before.contains_key(name) {
-                tracing::warn!(
-                    server = %server, tool = %name,
-                    "the MCP server offers a new tool; it is registered by the next import"
-                );
+                added.push(tool.clone());
             }
             if let Some(guards) = state.guards.get(name) {
                 let form = pin::pinned_form(tool);
@@ -116,6 +171,91 @@ impl Live {
             }
         }
         state.listed = Some(tools.into_iter().map(|t| (t.name.to_string(), t)).collect());
+        added
+    }
+
+    /// Registers `added`, the tools the server lists that it did not list before, in the
+    /// executor the client follows, as its first tools were imported; on the blocking pool, as
+    /// pins are read from the store.
+    pub(crate) async fn register(self: &Arc<Self>, server: &str, added: Vec<Tool>) {
+        if added.is_empty() {
+            return;
+        }
+        let target = self.state().follow.as_ref().and_then(|f| {
+            let executor = f.executor.as_ref()?.upgrade()?;
+            let conn = f.conn.upgrade()?;
+            Some((executor, conn))
+        });
+        let Some((executor, conn)) = target else {
+            for tool in &added {
+                tracing::warn!(
+                    server = %server, tool = %tool.name,
+                    "the MCP server offers a new tool; it is registered by the next import"
+                );
+            }
+            return;
+        };
+        let live = self.clone();
+        let registered = tokio::task::spawn_blocking(move || {
+            let state = live.state();
+            let f = state.follow.as_ref()?;
+            let (name, config, relay, auth) = (
+                f.name.clone(),
+                f.config.clone(),
+                f.relay.clone(),
+                f.auth.clone(),
+            );
+            let store = f.store.clone();
+            drop(state);
+            let parts = super::Parts {
+                name: &name,
+                config: &config,
+                conn: &conn,
+                live: &live,
+                relay: &relay,
+                auth: &auth,
+            };
+            let imported = executor.update_tools(|set| parts.import(&added, set, store));
+            Some((name, imported))
+        })
+        .await;
+        match registered {
+            Ok(Some((name, Ok(imported)))) => {
+                for tool in &imported.registered {
+                    tracing::info!(server = %name, tool = %tool, "a tool the MCP server added is registered");
+                }
+                for refused in &imported.refused {
+                    tracing::warn!(
+                        server = %name, tool = %refused.tool,
+                        "a tool the MCP server added is not registered: {}", refused.reason
+                    );
+                }
+                for flagged in &imported.flagged {
+                    let s = &flagged.suspicion;
+                    tracing::warn!(
+                        server = %name, tool = %flagged.tool, at = %s.pointer,
+                        "a tool the MCP server added reads like {}: {:?}", s.kind, s.phrase
+                    );
+                }
+            }
+            Ok(Some((name, Err(e)))) => tracing::warn!(
+                server = %name,
+                "the tools the MCP server added are not registered: {e}"
+            ),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(
+                server = %server,
+                "the tools the MCP server added are not registered: {e}"
+            ),
+        }
+    }
+}
+
+impl Watcher {
+    /// The server's tools listed again: each imported tool told, the new ones registered.
+    pub(crate) async fn relisted(&self, tools: Vec<Tool>) {
+        let added = self.live.relisted(&self.server, tools);
+        self.live.register(&self.server, added).await;
     }
 }
 
@@ -163,7 +303,7 @@ impl ClientHandler for Watcher {
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         match context.peer.list_all_tools().await {
-            Ok(tools) => self.live.relisted(&self.server, tools),
+            Ok(tools) => self.relisted(tools).await,
             Err(e) => tracing::warn!(
                 server = %self.server,
                 "the MCP server changed its tools but did not list them: {e}"

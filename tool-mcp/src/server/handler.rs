@@ -35,6 +35,7 @@ impl ServerHandler for McpServer {
         let config = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_logging()
                 .build(),
         )
@@ -66,13 +67,13 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let mut result = ListToolsResult::with_all_items(self.tools.to_vec());
+        let mut result = ListToolsResult::with_all_items(self.listed.tools().to_vec());
         if context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
         {
-            // The list is made once, when the server is, and is the same for every caller; it
-            // is answered behind the caller's credential, so only the caller's client keeps it.
+            // The list is the same for every caller until the tools change; it is answered
+            // behind the caller's credential, so only the caller's client keeps it.
             result.ttl_ms = Some(TOOLS_LIST_TTL_MS);
             result.cache_scope = Some(CacheScope::Private);
         }
@@ -149,7 +150,7 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.listed.tools().iter().find(|t| t.name == name).cloned()
     }
 
     // Everything but tools is the application's (`McpServer::with_app`).
@@ -248,6 +249,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, cx: Notification) {
+        self.listed.notify(cx.peer.clone());
         self.app.on_initialized(cx).await
     }
 

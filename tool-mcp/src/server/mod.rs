@@ -2,7 +2,9 @@
 //!
 //! [`McpServer`] is an rmcp [`ServerHandler`]: `tools/list` answers with the MCP codec's
 //! declarations (the canonical schema as `inputSchema`, `outputSchema` when object-rooted, the
-//! safety category as annotations), built once and cached; `tools/call` goes through
+//! safety category as annotations), made once per version of the executor's tool set and
+//! cached (a client that holds a connection is sent `notifications/tools/list_changed` when
+//! [`Executor::update_tools`] changes the set); `tools/call` goes through
 //! [`Executor::call`], so an MCP client gets exactly the policy a model in the agent loop gets:
 //! hydration against the canonical schema, confirmation, first-time gates, rate limits, the
 //! cache and one audit record per call.
@@ -70,6 +72,7 @@ mod door;
 mod elicit;
 mod handler;
 mod host;
+mod listed;
 mod not_run;
 mod progress;
 mod rounds;
@@ -94,7 +97,7 @@ pub use door::{DEFAULT_MAX_REQUEST_BYTES, malformed};
 pub use elicit::EDITED_ARGUMENTS_FIELD;
 
 use tool_providers::codec::mcp::Mcp;
-use tool_providers::codec::{Codec, CodecError, ToolOutcome, ToolResult};
+use tool_providers::codec::{Codec, ToolOutcome, ToolResult};
 
 /// Errors of building or running the MCP server.
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +147,8 @@ pub struct HostGrant;
 #[derive(Clone)]
 pub struct McpServer {
     executor: Executor,
-    tools: Arc<Vec<Tool>>,
+    /// The `tools/list` entries, made again when the executor's tools change.
+    listed: Arc<listed::Listed>,
     info: Implementation,
     instructions: Option<String>,
     /// One MCP connection is one session for the first-time gates; several connections to the
@@ -166,7 +170,7 @@ pub struct McpServer {
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", &self.tools.len())
+            .field("tools", &self.listed.tools().len())
             .field("info", &self.info)
             .field("app", &self.app.name())
             .finish_non_exhaustive()
@@ -175,9 +179,10 @@ impl std::fmt::Debug for McpServer {
 
 static SESSIONS: AtomicU64 = AtomicU64::new(1);
 
-/// How long a client of MCP 2026-07-28 may keep `tools/list` (its `ttlMs`): the tools do not
-/// change while the server runs, and a minute bounds how long a client keeps a list from before
-/// a restart with other tools.
+/// How long a client of MCP 2026-07-28 may keep `tools/list` (its `ttlMs`): such a client holds
+/// no connection to be told of a change (`notifications/tools/list_changed` reaches the clients
+/// of earlier revisions), so a minute bounds how long it keeps a list from before tools were
+/// added or a restart with other tools.
 const TOOLS_LIST_TTL_MS: u64 = 60_000;
 
 impl McpServer {
@@ -193,26 +198,10 @@ impl McpServer {
     /// Serves every tool of `executor`'s tool set; fails on a definition without a valid MCP
     /// declaration.
     pub fn try_new(executor: Executor) -> Result<Self, McpServerError> {
-        let tools = executor
-            .toolset()
-            .definitions()
-            .map(|def| {
-                let fail = |reason: String| McpServerError::Declaration {
-                    name: def.name.to_string(),
-                    reason,
-                };
-                let mut declaration = Mcp
-                    .declare(def)
-                    .map_err(|e: CodecError| fail(e.to_string()))?;
-                if let Some(own) = declaration.get("outputSchema") {
-                    declaration["outputSchema"] = not_run::declared(own);
-                }
-                serde_json::from_value::<Tool>(declaration).map_err(|e| fail(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let listed = Arc::new(listed::Listed::new(&executor)?);
         Ok(McpServer {
             executor,
-            tools: Arc::new(tools),
+            listed,
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             session: format!("mcp-{}", SESSIONS.fetch_add(1, Ordering::Relaxed)).into(),
@@ -296,9 +285,9 @@ impl McpServer {
         self
     }
 
-    /// The `tools/list` entries.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    /// The `tools/list` entries: the executor's tools as they are now.
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        self.listed.tools()
     }
 
     /// The same server for another connection: it shares the executor and the declarations and

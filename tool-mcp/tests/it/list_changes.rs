@@ -1,7 +1,9 @@
 //! `notifications/tools/list_changed` from a real server (the Python MCP SDK,
 //! `tests/servers/list_changes.py`) that changes its tool while the client runs: a pinned tool
 //! whose description changed is held at once, in the same process, until a person approves the
-//! change; a tool the server removed is refused without being sent.
+//! change; a tool the server removed is refused without being sent; a tool the server added is
+//! registered in the executor the client follows, under the same policy, and the executor's own
+//! MCP clients are told.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -57,7 +59,7 @@ async fn a_tool_changed_while_connected_is_held_and_a_removed_one_refused() {
     let imported = client.import_pinned(&mut set, store.clone());
     assert_eq!(
         imported.registered,
-        ["lc__echo", "lc__change"],
+        ["lc__echo", "lc__change", "lc__add"],
         "{imported:?}"
     );
     let exec = Executor::builder(set)
@@ -106,5 +108,114 @@ async fn a_tool_changed_while_connected_is_held_and_a_removed_one_refused() {
     };
     assert_eq!(code, Some(ErrorCode::NOT_FOUND));
     assert_eq!(arrived(), "one\nthree\n");
+    client.close();
+}
+
+/// Counts the `notifications/tools/list_changed` an MCP client of the executor is sent.
+#[derive(Clone, Default)]
+struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl rmcp::ClientHandler for Counting {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_while_connected_is_registered_under_the_policy_and_served() {
+    use rmcp::ServiceExt;
+    use tool_mcp::server::McpServer;
+    use tool_runtime::executor::{Deferred, MemoryAuditSink};
+
+    let dir = tempfile::tempdir().unwrap();
+    let Some(config) = server(dir.path()) else {
+        return;
+    };
+    let log = dir.path().join("calls.log");
+    let arrived = || std::fs::read_to_string(&log).unwrap_or_default();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let client = McpClient::connect("lc", config).await.unwrap();
+    let mut set = ToolSet::new();
+    client.import_pinned(&mut set, store.clone());
+    let audit = Arc::new(MemoryAuditSink::new());
+    // every imported tool needs a person: parked, so that nothing runs unseen
+    let exec = Executor::builder(set)
+        .store(store.clone())
+        .confirmation(Deferred)
+        .audit_sink(audit.clone())
+        .build()
+        .unwrap();
+    client.follow(&exec);
+    let mut changed = exec.tools_changed();
+
+    // an MCP client of this executor, to be told of the new tool
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let served = McpServer::new(exec.clone());
+    assert!(!served.tools().iter().any(|t| t.name == "lc__shout"));
+    tokio::spawn(async move { served.serve_on(server_io).await });
+    let told = Counting::default();
+    let downstream = told.clone().serve(client_io).await.unwrap();
+
+    // `add` is itself an imported tool: a person approves it, then the server adds `shout`
+    let parked = call(&exec, "a1", "lc__add", json!({})).await;
+    let Outcome::Pending { operation_id, .. } = parked else {
+        panic!("{parked:?}")
+    };
+    let added = exec.approve(&operation_id).await.unwrap();
+    assert!(added.outcome.error().is_none(), "{added:?}");
+    tokio::time::timeout(Duration::from_secs(20), changed.changed())
+        .await
+        .expect("the new tool was registered")
+        .unwrap();
+    let tools = exec.toolset();
+    let shout = tools
+        .get("lc__shout")
+        .expect("registered under the server's prefix");
+    assert_eq!(shout.description, "Shouts the text back.");
+    assert!(
+        !shout.safety.is_read_only(),
+        "a third party's new tool is not trusted either: {:?}",
+        shout.safety
+    );
+
+    // under the same policy: bad arguments never leave, a good call waits for a person
+    let bad = call(&exec, "s1", "lc__shout", json!({"text": 7})).await;
+    assert_eq!(
+        bad.error().map(|e| e.code.clone()),
+        Some(ErrorCode::INVALID_ARGUMENTS),
+        "{bad:?}"
+    );
+    let parked = call(&exec, "s2", "lc__shout", json!({"text": "hi"})).await;
+    let Outcome::Pending { operation_id, .. } = parked else {
+        panic!("{parked:?}")
+    };
+    assert!(
+        !arrived().contains("shout:"),
+        "nothing ran before the approval"
+    );
+    let shouted = exec.approve(&operation_id).await.unwrap();
+    assert_eq!(
+        shouted.value(),
+        Some(&json!({"result": "HI"})),
+        "{shouted:?}"
+    );
+    assert_eq!(arrived().matches("shout:hi").count(), 1);
+    assert!(
+        audit.records().iter().any(|r| r.tool == "lc__shout"),
+        "the new tool's calls are audited"
+    );
+
+    // the executor's own MCP client is told, and lists the new tool
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while told.0.load(std::sync::atomic::Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(told.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    let listed = downstream.list_all_tools().await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "lc__shout"), "{listed:?}");
+    downstream.cancel().await.unwrap();
     client.close();
 }

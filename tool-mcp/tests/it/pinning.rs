@@ -122,7 +122,8 @@ async fn a_changed_description_is_held_until_a_person_approves_it_across_restart
         held.changes
     );
     // the model is shown the definition a person approved, not the new text
-    let shown = exec.toolset().get("rug__echo").unwrap();
+    let tools = exec.toolset();
+    let shown = tools.get("rug__echo").unwrap();
     assert_eq!(shown.description, HONEST);
     let refused = echo(&exec, "c2", "two").await;
     let error = refused.error().expect("refused");

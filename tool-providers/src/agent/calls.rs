@@ -44,9 +44,9 @@ impl Agent {
                 tool: call.name.clone(),
                 arguments: arguments_value(call),
             });
-            let err = match hydrate_call(toolset, call) {
+            let err = match hydrate_call(&toolset, call) {
                 Ok(_) => {
-                    batch.push(executable(toolset, call));
+                    batch.push(executable(&toolset, call));
                     continue;
                 }
                 Err(err) => err,
@@ -55,7 +55,7 @@ impl Agent {
                 && repair::repairable(&err)
                 && let Some(fixed) = self.repair(p, call, &err).await
             {
-                batch.push(executable(toolset, &fixed));
+                batch.push(executable(&toolset, &fixed));
                 continue;
             }
             let failures = p.failures.entry(call.name.clone()).or_insert(0);

@@ -311,7 +311,7 @@ impl Agent {
         let catalog = config
             .selection
             .as_ref()
-            .map(|_| Catalog::from_toolset(executor.toolset()));
+            .map(|_| Catalog::from_toolset(&executor.toolset()));
         Agent {
             model,
             executor,
@@ -666,10 +666,12 @@ impl Agent {
             };
             // Picked again before every request, from the index built with the agent.
             let chosen = self.declarations(p, &choice).await?;
+            // the set as it is for this turn: tools added meanwhile are offered from the next
+            let toolset = self.executor.toolset();
             let tools: Vec<&ToolDefinition> = if self.catalog.is_some() {
                 chosen.iter().map(|d| d.as_ref()).collect()
             } else {
-                self.executor.toolset().definitions().collect()
+                toolset.definitions().collect()
             };
             let tool_config = ToolConfig {
                 choice,

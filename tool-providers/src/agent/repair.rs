@@ -78,7 +78,8 @@ impl Agent {
         call: &ToolCall,
         error: &ToolError,
     ) -> Option<ToolCall> {
-        let def = self.executor.toolset().get(&call.name)?;
+        let tools = self.executor.toolset();
+        let def = tools.get(&call.name)?;
         let sent = match &call.arguments {
             tool_runtime::hydrate::Arguments::Text(t) => t.clone(),
             tool_runtime::hydrate::Arguments::Json(Value::String(t)) => t.clone(),
@@ -127,7 +128,7 @@ impl Agent {
                     Ok(text) => {
                         record.repaired = Some(as_value(&text));
                         let fixed = ToolCall::new(call.id.clone(), call.name.clone(), text);
-                        match hydrate_call(self.executor.toolset(), &fixed) {
+                        match hydrate_call(&self.executor.toolset(), &fixed) {
                             Ok(_) => {
                                 record.fixed = true;
                                 Some(fixed)

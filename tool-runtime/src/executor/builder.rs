@@ -239,29 +239,7 @@ impl ExecutorBuilder {
 
     /// Builds the executor.
     pub fn build(self) -> Result<Executor, BuildError> {
-        self.toolset.check_state()?;
-        for (what, names) in [
-            ("an undo planner", self.undo.keys().collect::<Vec<_>>()),
-            ("a previewer", self.previews.keys().collect()),
-        ] {
-            if let Some(n) = names.into_iter().find(|n| self.toolset.get(n).is_none()) {
-                return Err(BuildError::UnknownTool {
-                    what,
-                    tool: n.clone(),
-                });
-            }
-        }
-        // the confirmation says "this action can be undone" from the planner's presence; a
-        // reversible flag without a planner is a promise nobody could keep
-        if let Some(def) = self
-            .toolset
-            .definitions()
-            .find(|d| d.reversible && !self.undo.contains_key(d.name.as_ref()))
-        {
-            return Err(BuildError::NoUndo {
-                tool: def.name.to_string(),
-            });
-        }
+        check_tools(&self.toolset, &self.undo, &self.previews)?;
         let confirmer: Arc<dyn ConfirmationHandler> =
             match (self.config.confirmation, self.confirmer) {
                 // the operator's switch wins over the program's handler
@@ -277,7 +255,9 @@ impl ExecutorBuilder {
         Ok(Executor {
             confirmer,
             inner: Arc::new(Inner {
-                toolset: self.toolset,
+                toolset: arc_swap::ArcSwap::from_pointee(self.toolset),
+                updating: Mutex::new(()),
+                generation: tokio::sync::watch::Sender::new(0),
                 config: self.config,
                 store,
                 sinks: self.sinks,
@@ -290,6 +270,38 @@ impl ExecutorBuilder {
             }),
         })
     }
+}
+
+/// What an executor's tools must satisfy, at build and at each [`Executor::update_tools`]: the
+/// state their handlers read, and every undo planner and previewer naming a registered tool.
+pub(crate) fn check_tools(
+    toolset: &ToolSet,
+    undo: &HashMap<String, UndoPlanner>,
+    previews: &HashMap<String, Previewer>,
+) -> Result<(), BuildError> {
+    toolset.check_state()?;
+    for (what, names) in [
+        ("an undo planner", undo.keys().collect::<Vec<_>>()),
+        ("a previewer", previews.keys().collect()),
+    ] {
+        if let Some(n) = names.into_iter().find(|n| toolset.get(n).is_none()) {
+            return Err(BuildError::UnknownTool {
+                what,
+                tool: n.clone(),
+            });
+        }
+    }
+    // the confirmation says "this action can be undone" from the planner's presence; a
+    // reversible flag without a planner is a promise nobody could keep
+    if let Some(def) = toolset
+        .definitions()
+        .find(|d| d.reversible && !undo.contains_key(d.name.as_ref()))
+    {
+        return Err(BuildError::NoUndo {
+            tool: def.name.to_string(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

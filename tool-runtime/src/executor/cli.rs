@@ -294,7 +294,8 @@ async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>
     // a validation message quotes the offending value: on a terminal (and in its scrollback),
     // a secret stays hidden
     if let Outcome::Error { error } = &mut exec.outcome {
-        let mut secrets = Secrets::new(executor.toolset().get(name));
+        let tools = executor.toolset();
+        let mut secrets = Secrets::new(tools.get(name));
         if let Ok(arguments) = serde_json::from_str::<serde_json::Value>(args) {
             secrets.add_arguments(&arguments);
         }
@@ -336,10 +337,11 @@ fn pending(executor: &Executor, output: &mut Output<'_>) -> Exit {
     if waiting.is_empty() && in_doubt.is_empty() {
         let _ = writeln!(output.out, "no pending operations");
     }
+    let tools = executor.toolset();
     for op in waiting {
         // what a person reads: secrets redacted, control characters shown, never obeyed; the
         // arguments as the preview lists them (without those the model left unset)
-        let def = executor.toolset().get(&op.tool);
+        let def = tools.get(&op.tool);
         let arguments = match def {
             Some(def) => super::audit::redact(&op.preview.arguments, def),
             None => super::audit::redact_with_keys(&op.preview.arguments),

@@ -102,7 +102,8 @@ impl Executor {
                         def.name.to_string(),
                         Arguments::Json(arguments.clone()),
                     );
-                    match self.inner.toolset.hydrate(&call) {
+                    let hydrated = self.inner.toolset.load().hydrate(&call);
+                    match hydrated {
                         Ok(edited) => {
                             trail.decision = Decision::Edited;
                             (trail.by, trail.via) = (route.decider, route.via);

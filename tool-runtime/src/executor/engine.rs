@@ -26,12 +26,14 @@ impl Executor {
     /// Hydrates `call` against the toolset and runs it. A call that does not hydrate (unknown
     /// tool, invalid arguments) ends as an error outcome, recorded like any other.
     pub async fn call(&self, call: &ToolCall, cx: CallContext) -> Execution {
-        match self.inner.toolset.hydrate(call) {
+        let hydrated = self.inner.toolset.load().hydrate(call);
+        match hydrated {
             Ok(instance) => self.run(instance, cx).await,
             Err(error) => {
                 let started = Instant::now();
                 let cx = self.context(&call.id, cx);
-                let def = self.inner.toolset.get(&call.name);
+                let tools = self.toolset();
+                let def = tools.get(&call.name);
                 let mut trail = Trail::new(started);
                 trail.decision = Decision::Refused;
                 trail.secrets = audit::Secrets::new(def);
@@ -153,7 +155,7 @@ impl Executor {
         if cx.correlation_id.is_empty() {
             cx.correlation_id = cx.call_id.clone();
         }
-        cx.state = self.inner.toolset.state().clone();
+        cx.state = self.inner.toolset.load().state().clone();
         if cx.host.is_none() {
             cx.host = self.confirmer.host();
         }
@@ -201,7 +203,7 @@ impl Executor {
         let in_place = !needs_gate(def.safety)
             && (def.safety.is_read_only() || !cfg.check_injection)
             && matches!(policy::requirement(def, cfg, true), Requirement::RunNow)
-            && self.inner.toolset.check_of(&def.name).is_none()
+            && self.inner.toolset.load().check_of(&def.name).is_none()
             && self.runs_in_place(&instance, cx);
         if !in_place {
             return Started::Rest(Box::pin(self.run_general(instance, cx)));
@@ -244,7 +246,8 @@ impl Executor {
         // the paths most calls do not take are boxed: every call's future stays small, and it is
         // moved (copied) a few times on its way to being polled
         // a tool's own check (`ToolSet::set_check`) refuses before anyone is asked or gated
-        let refused = match self.inner.toolset.check_of(&def.name) {
+        let check = self.inner.toolset.load().check_of(&def.name).cloned();
+        let refused = match check {
             Some(check) => check().await.err(),
             None => None,
         };

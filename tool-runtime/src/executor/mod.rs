@@ -115,8 +115,36 @@ pub struct Executor {
     confirmer: Arc<dyn ConfirmationHandler>,
 }
 
+/// An [`Executor`] that is not kept alive by this handle ([`Executor::downgrade`]).
+#[derive(Clone)]
+pub struct WeakExecutor {
+    inner: std::sync::Weak<Inner>,
+    confirmer: Arc<dyn ConfirmationHandler>,
+}
+
+impl std::fmt::Debug for WeakExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakExecutor").finish_non_exhaustive()
+    }
+}
+
+impl WeakExecutor {
+    /// The executor, while any other handle of it is alive.
+    pub fn upgrade(&self) -> Option<Executor> {
+        Some(Executor {
+            inner: self.inner.upgrade()?,
+            confirmer: self.confirmer.clone(),
+        })
+    }
+}
+
 struct Inner {
-    toolset: ToolSet,
+    /// Replaced whole by [`Executor::update_tools`]; a call keeps the set it started with.
+    toolset: arc_swap::ArcSwap<ToolSet>,
+    /// Serialises [`Executor::update_tools`], so that no update is lost to a concurrent one.
+    updating: Mutex<()>,
+    /// The tool set's generation, raised by each update, for the surfaces that list the tools.
+    generation: tokio::sync::watch::Sender<u64>,
     config: ExecutorConfig,
     store: Arc<dyn Store>,
     sinks: Vec<Arc<dyn AuditSink>>,
@@ -133,7 +161,7 @@ struct Inner {
 impl std::fmt::Debug for Executor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Executor")
-            .field("toolset", &self.inner.toolset)
+            .field("toolset", &self.inner.toolset.load())
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
@@ -160,9 +188,49 @@ impl Executor {
         }
     }
 
-    /// The tools this executor runs.
-    pub fn toolset(&self) -> &ToolSet {
-        &self.inner.toolset
+    /// The tools this executor runs: the set as it is now. A later [`Executor::update_tools`]
+    /// does not change the returned set, only what the next call of this method returns.
+    pub fn toolset(&self) -> Arc<ToolSet> {
+        self.inner.toolset.load_full()
+    }
+
+    /// Changes the tools this executor runs, for every handle of it: `change` gets a copy of the
+    /// current set (registering or removing tools), and the result replaces it if it passes the
+    /// checks [`ExecutorBuilder::build`] makes (state, undo planners of reversible tools).
+    /// Calls already started keep the set they started with; the next calls, listings and
+    /// [`Executor::tools_changed`] see the new one. For tools that appear while the process
+    /// runs, such as those an MCP server adds and announces with `tools/list_changed`.
+    ///
+    /// When the checks fail nothing changes and the error says why.
+    pub fn update_tools<R>(&self, change: impl FnOnce(&mut ToolSet) -> R) -> Result<R, BuildError> {
+        let _one_at_a_time = self
+            .inner
+            .updating
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut set = ToolSet::clone(&self.inner.toolset.load());
+        let out = change(&mut set);
+        builder::check_tools(&set, &self.inner.undo, &self.inner.previews)?;
+        self.inner.toolset.store(Arc::new(set));
+        self.inner.generation.send_modify(|g| *g += 1);
+        Ok(out)
+    }
+
+    /// A handle that does not keep the executor alive: for what the executor's own tools hold
+    /// (an imported MCP server that registers the tools it adds later), which would otherwise
+    /// keep each other alive for good.
+    pub fn downgrade(&self) -> WeakExecutor {
+        WeakExecutor {
+            inner: Arc::downgrade(&self.inner),
+            confirmer: self.confirmer.clone(),
+        }
+    }
+
+    /// A receiver that is told each time [`Executor::update_tools`] changes the tools: a surface
+    /// that lists them (an MCP server's `tools/list_changed`, a page) waits on it. Its value is
+    /// the number of updates so far.
+    pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.generation.subscribe()
     }
 
     /// The configuration.

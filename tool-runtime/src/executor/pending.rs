@@ -105,7 +105,8 @@ impl Executor {
             audit_failure: None,
             undo: None,
         };
-        let def = self.inner.toolset.get(&op.tool);
+        let tools = self.toolset();
+        let def = tools.get(&op.tool);
         let category = def.map(|d| d.safety).unwrap_or(op.preview.category);
         let mut trail = Trail::new_for(started, &op);
         trail.decision = match &op.state {
@@ -227,7 +228,7 @@ impl Executor {
             return Err(err);
         }
         let arguments = edited.clone().unwrap_or_else(|| op.arguments.clone());
-        let instance = self.inner.toolset.hydrate(&ToolCall::new(
+        let instance = self.inner.toolset.load().hydrate(&ToolCall::new(
             op.call_id.clone(),
             op.tool.clone(),
             Arguments::Json(arguments),
@@ -334,16 +335,15 @@ impl Executor {
                 by: route.decider,
             },
         );
-        let category = self
-            .inner
-            .toolset
+        let tools = self.toolset();
+        let category = tools
             .get(&op.tool)
             .map(|d| d.safety)
             .unwrap_or(op.preview.category);
         let mut trail = Trail::new_for(started, &op);
         (trail.by, trail.via) = (route.decider, route.via.clone());
         trail.decision = Decision::Denied;
-        if let Some(def) = self.inner.toolset.get(&op.tool) {
+        if let Some(def) = tools.get(&op.tool) {
             trail.note_arguments(self.keeps_arguments(), &op.arguments, def);
         }
         let span = span(&op.tool, &cx);
@@ -396,7 +396,8 @@ impl Executor {
         if self.inner.config.keep_decided_arguments {
             return None;
         }
-        let def = self.inner.toolset.get(&op.tool);
+        let tools = self.toolset();
+        let def = tools.get(&op.tool);
         let mut secrets = audit::Secrets::new(def);
         secrets.add_arguments(&op.arguments);
         if let PendingState::Approved {

@@ -170,11 +170,12 @@ impl Executor {
                 "retrying a retryable failure"
             );
             tokio::time::sleep(delay).await;
-            let instance = match self.inner.toolset.hydrate(&ToolCall::new(
+            let hydrated = self.inner.toolset.load().hydrate(&ToolCall::new(
                 cx.call_id.clone(),
                 def.name.to_string(),
                 Arguments::Json(arguments.cloned().unwrap_or_default()),
-            )) {
+            ));
+            let instance = match hydrated {
                 Ok(i) => i,
                 Err(e) => return (Err(e), attempts),
             };

@@ -89,13 +89,12 @@ impl Executor {
             let mut trail = Trail::new(started);
             trail.decision = Decision::Undo;
             trail.by = Decider::User;
-            let category = self
-                .inner
-                .toolset
+            let tools = self.toolset();
+            let category = tools
                 .get(&inverse.tool)
                 .map(|d| d.safety)
                 .unwrap_or_default();
-            if let Some(def) = self.inner.toolset.get(&inverse.tool) {
+            if let Some(def) = tools.get(&inverse.tool) {
                 trail.note_arguments(self.keeps_arguments(), &inverse.arguments, def);
             }
             if let Some(err) = policy::refusal(&inverse.tool, &self.inner.config) {
@@ -129,7 +128,7 @@ impl Executor {
                 inverse.tool.clone(),
                 Arguments::Json(inverse.arguments.clone()),
             );
-            let instance = match self.inner.toolset.hydrate(&call) {
+            let instance = match tools.hydrate(&call) {
                 Ok(i) => i,
                 Err(error) => {
                     self.release_undo(&entry.id).await;

@@ -25,6 +25,7 @@ mod executor_redis;
 mod executor_running;
 mod executor_store;
 mod executor_sync_timeout;
+mod executor_tools_update;
 mod executor_typed_hooks;
 mod executor_undo_chain;
 mod faults_redis;

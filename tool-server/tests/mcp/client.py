@@ -9,7 +9,9 @@ usage: client.py (--http URL --token TOKEN [--header NAME:VALUE]... | --stdio CO
 too). Each prints the protocol version it ended up with ({"protocol": VERSION}).
 
 Each CALL is NAME=JSON (a tool and its arguments), `cancel:SECONDS:NAME=JSON` (the client
-gives the call up after that long), or `list` (the tools). MODE is how the
+gives the call up after that long), `list` (the tools), or `changed:SECONDS` (waits that long at
+most for `notifications/tools/list_changed`, and prints whether it came; `--mode session`
+only). MODE is how the
 client's user answers a confirmation: `none` (the client does not declare elicitation),
 `accept`, `edit:JSON` (accept with edited arguments), `fill:JSON` (accept, answering each field
 the form asks for that JSON has a value for), `decline`, `cancel`, or `silent:SECONDS` (answer
@@ -32,6 +34,15 @@ from mcp.client.streamable_http import streamable_http_client
 
 def emit(obj):
     print(json.dumps(obj), flush=True)
+
+
+# set when the server sends notifications/tools/list_changed (session mode)
+tools_changed = anyio.Event()
+
+
+async def on_message(message):
+    if isinstance(message, types.ToolListChangedNotification):
+        tools_changed.set()
 
 
 def elicitation_callback(mode):
@@ -65,6 +76,11 @@ async def run_steps(client, calls):
             emit({"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True)
                             for t in tools.tools]})
             continue
+        if step.startswith("changed:"):
+            with anyio.move_on_after(float(step[8:])):
+                await tools_changed.wait()
+            emit({"list_changed": tools_changed.is_set()})
+            continue
         give_up_after = None
         if step.startswith("cancel:"):
             _, seconds, step = step.split(":", 2)
@@ -90,7 +106,7 @@ async def session_steps(read, write, answer, calls):
     kwargs = {}
     if answer != "none":
         kwargs["elicitation_callback"] = elicitation_callback(answer)
-    async with ClientSession(read, write, **kwargs) as session:
+    async with ClientSession(read, write, message_handler=on_message, **kwargs) as session:
         init = await session.initialize()
         emit({"protocol": init.protocol_version})
         await run_steps(session, calls)
