@@ -407,6 +407,8 @@ impl Entry {
 
     /// The fast path: typed arguments straight from what was sent, checked by the plan. `None`
     /// when it does not apply or refuses; the slow path then decides and explains.
+    // inlined into `hydrate`, which every call goes through
+    #[inline]
     pub(crate) fn fast(
         &self,
         arguments: &Arguments,

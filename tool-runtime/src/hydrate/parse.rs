@@ -139,6 +139,7 @@ pub fn check_limits(text: &str, limits: &Limits) -> Result<(), ToolError> {
 }
 
 /// The byte limit alone.
+#[inline]
 pub(crate) fn check_size(text: &str, limits: &Limits) -> Result<(), ToolError> {
     if text.len() > limits.max_bytes {
         return Err(too_large(text.len(), limits));

@@ -49,7 +49,8 @@ pub(super) fn admits(t: TypeSet, s: Scalar<'_>) -> bool {
 /// limit, and a float with an integer (either way round) without rounding the integer to a
 /// float first (`2^64` as a float is above `u64::MAX`, which is the same float). Two floats are
 /// compared as floats; an incomparable pair (NaN) counts as below.
-#[inline]
+// inlined into each check, where the kind of the value is known and prunes the other arms
+#[inline(always)]
 pub(super) fn compare_limit(value: Scalar<'_>, limit: Limit) -> Ordering {
     match (value, limit.exact) {
         (Scalar::I(i), Some(l)) => i128::from(i).cmp(&l),
@@ -87,6 +88,7 @@ pub(super) fn compare(value: Scalar<'_>, limit: &Number) -> Ordering {
     compare_limit(value, Limit::of(limit))
 }
 
+#[inline]
 pub(super) fn scalar_eq(s: Scalar<'_>, v: &Value) -> bool {
     match (s, v) {
         (Scalar::Null, Value::Null) => true,

@@ -20,7 +20,9 @@ pub trait Leaf: Sized {
 }
 
 impl Leaf for String {
-    #[inline]
+    // inlined into the field's read (and the element loop of a vector), as serde's derive
+    // inlines its fields' reads: a string is the commonest field
+    #[inline(always)]
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
         let s = String::deserialize(de)?;
         place.check(Scalar::Str(&s))?;
