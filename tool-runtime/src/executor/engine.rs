@@ -173,7 +173,7 @@ impl Executor {
 
     /// A tool's value as the outcome the model gets (fitted to `max_result_chars`), and the
     /// whole value when fitting cut it.
-    pub(super) fn success(&self, value: Value) -> (Outcome, Option<Value>) {
+    pub(super) fn success(&self, value: Value) -> (Outcome, Option<Box<Value>>) {
         let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
         let truncated = full.is_some();
         (
@@ -181,7 +181,7 @@ impl Executor {
                 value: for_model,
                 truncated,
             },
-            full,
+            full.map(Box::new),
         )
     }
 
@@ -279,7 +279,7 @@ impl Executor {
                 unfinished.decision = Decision::Refused;
                 let exec = Execution::new(
                     cx.call_id.clone(),
-                    def.name.to_string(),
+                    def.name.clone(),
                     Outcome::error_from(error),
                 );
                 Box::pin(self.record_owned(cx, &def.name, def.safety, exec, trail)).await
@@ -329,7 +329,7 @@ impl Executor {
                             panic_text(&*payload)
                         )),
                     };
-                    undo = Some(journaled.unwrap_or_else(|why| {
+                    undo = Some(Box::new(journaled.unwrap_or_else(|why| {
                         tracing::error!(
                             tool = %def.name,
                             call_id = %cx.call_id,
@@ -338,7 +338,7 @@ impl Executor {
                         Undo::Unavailable {
                             reason: format!("call {} cannot be undone: {why}", cx.call_id),
                         }
-                    }));
+                    })));
                 }
                 self.success(value)
             }
@@ -346,7 +346,7 @@ impl Executor {
         };
         let mut exec = Execution {
             call_id: cx.call_id.clone(),
-            tool: def.name.to_string(),
+            tool: def.name.clone(),
             outcome,
             full,
             audit_failure: None,
