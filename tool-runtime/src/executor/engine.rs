@@ -204,7 +204,9 @@ impl Executor {
             && self.inner.toolset.check_of(&def.name).is_none()
             && self.runs_in_place(&instance, &cx);
         if !in_place {
-            return Started::Rest(Box::pin(async move { self.run_general(instance, &cx).await }));
+            return Started::Rest(Box::pin(
+                async move { self.run_general(instance, &cx).await },
+            ));
         }
         let started = Instant::now();
         let entry = instance.entry.clone();
