@@ -374,6 +374,8 @@ struct Run<'a> {
     state: RunState<'a>,
 }
 
+// `Start` is every call's: boxing it would cost every call an allocation
+#[allow(clippy::large_enum_variant)]
 enum RunState<'a> {
     /// Not polled yet (`None` once the call finished in its first poll).
     Start(Option<(ToolInstance, CallContext)>),
