@@ -1,5 +1,5 @@
 //! Executor overhead for a trivial read-only tool: policy, the audit record to an in-memory sink,
-//! the timeout wrapper (the body on its own task) — against calling the function directly; and
+//! the body under its timeout with panics caught — against calling the function directly; and
 //! 1,000 concurrent calls through one executor against 1,000 concurrent direct calls, with every
 //! measured iteration checked to leave exactly 1,000 distinct audit records.
 //!

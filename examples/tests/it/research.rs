@@ -110,7 +110,7 @@ pub(crate) fn value(outcome: Outcome) -> Value {
 
 pub(crate) fn error(outcome: Outcome) -> tool_runtime::ToolError {
     match outcome {
-        Outcome::Error { error } => error,
+        Outcome::Error { error } => *error,
         other => panic!("expected an error: {other:?}"),
     }
 }

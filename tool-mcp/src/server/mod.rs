@@ -376,7 +376,7 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
     let not_run = not_run::structured(outcome);
     let outcome = match outcome {
         Outcome::Success { value, .. } => ToolOutcome::Success(value.clone()),
-        Outcome::Error { error } => ToolOutcome::Error(error.clone()),
+        Outcome::Error { error } => ToolOutcome::Error((**error).clone()),
         Outcome::Denied { reason, .. } => ToolOutcome::Denied {
             reason: Some(reason.clone()),
         },
@@ -415,7 +415,12 @@ fn result_of(call: &ToolCall, outcome: &Outcome) -> CallToolResult {
 
 /// A `CallToolResult` for an error of this adapter's own, in the shape of the executor's.
 fn error_result(call: &ToolCall, error: ToolError) -> CallToolResult {
-    result_of(call, &Outcome::Error { error })
+    result_of(
+        call,
+        &Outcome::Error {
+            error: Box::new(error),
+        },
+    )
 }
 
 impl McpServer {

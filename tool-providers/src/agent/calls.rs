@@ -196,7 +196,7 @@ impl Agent {
 pub(super) fn to_tool_outcome(outcome: &Outcome) -> Option<ToolOutcome> {
     Some(match outcome {
         Outcome::Success { value, .. } => ToolOutcome::Success(value.clone()),
-        Outcome::Error { error } => ToolOutcome::Error(error.clone()),
+        Outcome::Error { error } => ToolOutcome::Error((**error).clone()),
         Outcome::Denied { reason, .. } => ToolOutcome::Denied {
             reason: Some(reason.clone()),
         },

@@ -630,7 +630,7 @@ impl Secrets {
                 truncated: *truncated,
             },
             Outcome::Error { error } => Outcome::Error {
-                error: self.scrub_error(error),
+                error: Box::new(self.scrub_error(error)),
             },
             Outcome::Denied { reason, by } => Outcome::Denied {
                 reason: self.scrub_text(reason),

@@ -299,7 +299,7 @@ async fn call(executor: &Executor, matches: &ArgMatches, output: &mut Output<'_>
         if let Ok(arguments) = serde_json::from_str::<serde_json::Value>(args) {
             secrets.add_arguments(&arguments);
         }
-        *error = secrets.scrub_error(error);
+        **error = secrets.scrub_error(error);
     }
     print_execution(&exec, executor, output)
 }
@@ -405,7 +405,7 @@ fn print_execution(exec: &Execution, executor: &Executor, output: &mut Output<'_
         };
         let _ = writeln!(output.err, "{level}: {}", visible(failure));
     }
-    if let Some(Undo::Unavailable { reason }) = &exec.undo {
+    if let Some(Undo::Unavailable { reason }) = exec.undo.as_deref() {
         let _ = writeln!(output.err, "warning: {}", visible(reason));
     }
     let exit = print_outcome(exec, output);

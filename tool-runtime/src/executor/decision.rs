@@ -167,7 +167,7 @@ impl Executor {
             };
             let mut exec = Execution {
                 call_id: cx.call_id.clone(),
-                tool: def.name.to_string(),
+                tool: def.name.clone(),
                 outcome,
                 full: None,
                 audit_failure: None,
@@ -192,7 +192,7 @@ impl Executor {
         trail.by = Decider::Policy;
         let mut exec = Execution::new(
             cx.call_id.clone(),
-            def.name.to_string(),
+            def.name.clone(),
             Outcome::error_from(error),
         );
         self.record(cx, &def.name, def.safety, &mut exec, trail)
@@ -258,7 +258,7 @@ impl Executor {
                 trail.operation_id = Some(operation_id.clone());
                 Outcome::Pending {
                     operation_id,
-                    preview,
+                    preview: Box::new(preview),
                 }
             }
             Ok(Err((which, limit, waiting, whose))) => {

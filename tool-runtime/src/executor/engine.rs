@@ -66,10 +66,21 @@ impl Executor {
     /// Runs a hydrated instance under the policy. The instance's call id is the call's id; the
     /// rest of the context (correlation id, session, initiator) comes from `cx`, and the tools'
     /// state from the toolset.
-    pub async fn run(&self, instance: ToolInstance, cx: CallContext) -> Execution {
-        let cx = self.context(instance.call_id(), cx);
-        let span = span(instance.name(), &cx);
-        self.run_inner(instance, &cx).instrument(span).await
+    ///
+    /// Like an `async fn`, the future does nothing until it is polled. The common path runs
+    /// within its first poll and holds no nested future (see `in_place`): until then the future
+    /// is the instance, the context and the call's span, and after it a boxed future that owns
+    /// the context, so that moving it (which a runtime's `block_on` or `spawn` does) costs little.
+    pub fn run(
+        &self,
+        instance: ToolInstance,
+        cx: CallContext,
+    ) -> impl Future<Output = Execution> + Send + '_ {
+        Run {
+            executor: self,
+            span: tracing::Span::none(),
+            state: RunState::Start(Some((instance, cx))),
+        }
     }
 
     /// Runs the calls of one model turn concurrently (at most `max_concurrency` at a time) and
@@ -162,20 +173,9 @@ impl Executor {
         cx
     }
 
-    /// The call itself. The common path runs within the first poll and holds no nested future
-    /// (see `in_place`): the call's future is the instance and two references until then, and a
-    /// boxed future after, so that moving it costs little.
-    fn run_inner<'a>(&'a self, instance: ToolInstance, cx: &'a CallContext) -> RunInner<'a> {
-        RunInner {
-            executor: self,
-            cx,
-            state: RunState::Start(Some(instance)),
-        }
-    }
-
     /// A tool's value as the outcome the model gets (fitted to `max_result_chars`), and the
     /// whole value when fitting cut it.
-    pub(super) fn success(&self, value: Value) -> (Outcome, Option<Value>) {
+    pub(super) fn success(&self, value: Value) -> (Outcome, Option<Box<Value>>) {
         let (for_model, full) = fit_owned(value, self.inner.config.max_result_chars);
         let truncated = full.is_some();
         (
@@ -183,7 +183,7 @@ impl Executor {
                 value: for_model,
                 truncated,
             },
-            full,
+            full.map(Box::new),
         )
     }
 
@@ -193,7 +193,7 @@ impl Executor {
     fn start_in_place<'a>(
         &'a self,
         instance: ToolInstance,
-        cx: &'a CallContext,
+        cx: CallContext,
         task: &mut std::task::Context<'_>,
     ) -> Started<'a> {
         let def = instance.definition();
@@ -204,14 +204,16 @@ impl Executor {
             && (def.safety.is_read_only() || !cfg.check_injection)
             && matches!(policy::requirement(def, cfg, true), Requirement::RunNow)
             && self.inner.toolset.load().check_of(&def.name).is_none()
-            && self.runs_in_place(&instance, cx);
+            && self.runs_in_place(&instance, &cx);
         if !in_place {
-            return Started::Rest(Box::pin(self.run_general(instance, cx)));
+            return Started::Rest(Box::pin(
+                async move { self.run_general(instance, &cx).await },
+            ));
         }
         let started = Instant::now();
         let entry = instance.entry.clone();
         let def = entry.definition();
-        let mut unfinished = Unfinished::arm(self, cx, &def.name, def.safety, started);
+        let mut unfinished = Unfinished::arm(self, &cx, &def.name, def.safety, started);
         let mut trail = Trail::new(started);
         trail.note_call_arguments(
             self.keeps_arguments(),
@@ -220,22 +222,25 @@ impl Executor {
             entry.key_plan(),
         );
         trail.repairs = instance.repairs().to_vec();
-        let ran = self.run_in_place(instance, cx, trail, task);
+        let ran = self.run_in_place(instance, &cx, trail, task);
         // what goes on later arms its own record of a call cut off: it is polled at once, in
         // this same poll, so no cancellation falls between the two
         unfinished.disarm();
+        drop(unfinished);
         match ran {
             InPlace::Done(exec, None) => Started::Done(exec),
             // the record is made and handed to the sinks: only the store's copy is left, and a
             // store call runs to its end even if its caller stops waiting
-            InPlace::Done(exec, Some(record)) => {
-                Started::Rest(Box::pin(self.write_record(cx, exec, record)))
+            InPlace::Done(exec, Some(record)) => Started::Rest(Box::pin(async move {
+                self.write_record(&cx, exec, record).await
+            })),
+            InPlace::Later(later) => {
+                Started::Rest(Box::pin(async move { self.resume(later, &cx).await }))
             }
-            InPlace::Later(later) => Started::Rest(Box::pin(self.resume(later, cx))),
         }
     }
 
-    /// [`Executor::run_inner`] for every call: the first-time gate, the injection check, the
+    /// [`Executor::run`] for every call: the first-time gate, the injection check, the
     /// policy and a person's answer, then the run.
     async fn run_general(&self, instance: ToolInstance, cx: &CallContext) -> Execution {
         let started = Instant::now();
@@ -282,7 +287,7 @@ impl Executor {
                 unfinished.decision = Decision::Refused;
                 let exec = Execution::new(
                     cx.call_id.clone(),
-                    def.name.to_string(),
+                    def.name.clone(),
                     Outcome::error_from(error),
                 );
                 Box::pin(self.record_owned(cx, &def.name, def.safety, exec, trail)).await
@@ -332,7 +337,7 @@ impl Executor {
                             panic_text(&*payload)
                         )),
                     };
-                    undo = Some(journaled.unwrap_or_else(|why| {
+                    undo = Some(Box::new(journaled.unwrap_or_else(|why| {
                         tracing::error!(
                             tool = %def.name,
                             call_id = %cx.call_id,
@@ -341,7 +346,7 @@ impl Executor {
                         Undo::Unavailable {
                             reason: format!("call {} cannot be undone: {why}", cx.call_id),
                         }
-                    }));
+                    })));
                 }
                 self.success(value)
             }
@@ -349,7 +354,7 @@ impl Executor {
         };
         let mut exec = Execution {
             call_id: cx.call_id.clone(),
-            tool: def.name.to_string(),
+            tool: def.name.clone(),
             outcome,
             full,
             audit_failure: None,
@@ -361,37 +366,57 @@ impl Executor {
     }
 }
 
-/// The future of [`Executor::run_inner`].
-struct RunInner<'a> {
+/// The future of [`Executor::run`]: what `Instrumented` does for an `async fn` (the call's span
+/// entered on every poll and while what is left of the call is dropped), written by hand so
+/// that the future holds no more than the call's instance and context before its first poll.
+struct Run<'a> {
     executor: &'a Executor,
-    cx: &'a CallContext,
+    /// The call's `execute_tool` span, made at the first poll (as an `async fn` would, so that
+    /// its parent is the span current where the call is polled).
+    span: tracing::Span,
     state: RunState<'a>,
 }
 
+// `Start` is every call's: boxing it would cost every call an allocation
+#[allow(clippy::large_enum_variant)]
 enum RunState<'a> {
     /// Not polled yet (`None` once the call finished in its first poll).
-    Start(Option<ToolInstance>),
-    /// What is left after the first poll.
+    Start(Option<(ToolInstance, CallContext)>),
+    /// What is left after the first poll: a future that owns the call's context.
     Rest(futures::future::BoxFuture<'a, Execution>),
 }
 
-impl std::future::Future for RunInner<'_> {
+impl std::future::Future for Run<'_> {
     type Output = Execution;
 
     fn poll(self: std::pin::Pin<&mut Self>, task: &mut std::task::Context<'_>) -> Poll<Execution> {
         let this = self.get_mut();
-        loop {
-            match &mut this.state {
-                RunState::Start(instance) => {
-                    let instance = instance.take().expect("polled after it finished");
-                    match this.executor.start_in_place(instance, this.cx, task) {
-                        Started::Done(exec) => return Poll::Ready(exec),
-                        // polled at once, in this same poll (see `start_in_place`)
-                        Started::Rest(rest) => this.state = RunState::Rest(rest),
-                    }
-                }
-                RunState::Rest(rest) => return rest.as_mut().poll(task),
+        if let RunState::Start(start) = &mut this.state {
+            let (instance, cx) = start.take().expect("polled after it finished");
+            let cx = this.executor.context(instance.call_id(), cx);
+            this.span = span(instance.name(), &cx);
+            let in_span = this.span.enter();
+            match this.executor.start_in_place(instance, cx, task) {
+                Started::Done(exec) => return Poll::Ready(exec),
+                // polled at once, in this same poll (see `start_in_place`)
+                Started::Rest(rest) => this.state = RunState::Rest(rest),
             }
+            drop(in_span);
+        }
+        let RunState::Rest(rest) = &mut this.state else {
+            unreachable!("polled after it finished")
+        };
+        let _in_span = this.span.enter();
+        rest.as_mut().poll(task)
+    }
+}
+
+impl Drop for Run<'_> {
+    fn drop(&mut self) {
+        if matches!(self.state, RunState::Rest(_)) {
+            // what a call cut off records (see `Unfinished`) belongs to its span
+            let _in_span = self.span.enter();
+            self.state = RunState::Start(None);
         }
     }
 }

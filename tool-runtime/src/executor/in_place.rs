@@ -250,7 +250,7 @@ impl Executor {
         };
         let mut exec = Execution {
             call_id: cx.call_id.clone(),
-            tool: def.name.to_string(),
+            tool: def.name.clone(),
             outcome,
             full,
             audit_failure: None,

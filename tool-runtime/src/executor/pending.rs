@@ -99,7 +99,7 @@ impl Executor {
         let cx = self.context(&op.call_id, operation_context(&op));
         let mut exec = Execution {
             call_id: op.call_id.clone(),
-            tool: op.tool.clone(),
+            tool: op.tool.clone().into(),
             outcome,
             full: None,
             audit_failure: None,

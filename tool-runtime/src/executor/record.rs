@@ -210,7 +210,7 @@ impl Executor {
         // an error can quote the arguments (a validation message, a tool that prints its
         // input): secret values are hidden in what the caller gets too, not only in the record
         if let Outcome::Error { error } = &mut exec.outcome {
-            *error = trail.secrets.scrub_error(error);
+            **error = trail.secrets.scrub_error(error);
         }
         let cfg = &self.inner.config;
         let status = match cancelled_by {
@@ -260,7 +260,7 @@ impl Executor {
             correlation_id: cx.correlation_id.clone(),
             call_id: cx.call_id.clone(),
             session: cx.session.clone(),
-            tool: tool.to_owned(),
+            tool: exec.tool.clone(),
             category,
             initiator: cx.initiator,
             decision: trail.decision,
@@ -366,7 +366,7 @@ impl<'a> Unfinished<'a> {
         (trail.decision, trail.by) = (self.decision, self.by);
         let mut exec = Execution::new(
             cx.call_id.clone(),
-            self.tool,
+            self.tool.to_owned(),
             Outcome::error_from(crate::error::ToolError::new(
                 crate::error::ErrorCode::INTERNAL,
                 format!("cancelled by {who}"),

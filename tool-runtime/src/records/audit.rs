@@ -1,5 +1,6 @@
 //! One call as the audit trail keeps it, and the queries the activity feed answers.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -23,8 +24,8 @@ pub struct AuditRecord {
     /// The session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// The tool.
-    pub tool: String,
+    /// The tool: its definition's name, shared rather than copied when the name is static.
+    pub tool: Cow<'static, str>,
     /// Its safety category.
     pub category: Safety,
     /// Who started the call.

@@ -1,5 +1,7 @@
 //! What a call ends as: the value sent back to the model, and the record of who decided.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -26,8 +28,9 @@ pub enum Outcome {
     },
     /// The call failed (policy refusal, invalid arguments, timeout, the tool's own failure).
     Error {
-        /// The structured error.
-        error: ToolError,
+        /// The structured error. Boxed: an outcome is moved by value through every layer of a
+        /// call, and the common outcome, a success, should not move the size of an error.
+        error: Box<ToolError>,
     },
     /// A person (or the confirmation timeout) said no.
     Denied {
@@ -40,8 +43,8 @@ pub enum Outcome {
     Pending {
         /// The pending operation's id.
         operation_id: String,
-        /// What will happen if it is approved.
-        preview: Preview,
+        /// What will happen if it is approved. Boxed, as [`Outcome::Error`]'s error is.
+        preview: Box<Preview>,
     },
 }
 
@@ -75,7 +78,9 @@ impl Outcome {
     }
 
     pub(crate) fn error_from(error: ToolError) -> Self {
-        Outcome::Error { error }
+        Outcome::Error {
+            error: Box::new(error),
+        }
     }
 }
 
@@ -189,17 +194,21 @@ pub struct FirstUse {
 }
 
 /// The result of running one call through the executor.
+///
+/// An execution is returned by value through the executor's layers, so what most calls leave
+/// empty is boxed ([`Execution::full`], [`Execution::undo`], and the error and preview inside
+/// [`Outcome`]): the execution of a call that succeeded moves in few bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Execution {
     /// The call id.
     pub call_id: SharedId,
-    /// The tool.
-    pub tool: String,
+    /// The tool: its definition's name, shared rather than copied when the name is static.
+    pub tool: Cow<'static, str>,
     /// What goes back to the model.
     pub outcome: Outcome,
     /// The full result when the outcome's value was truncated for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub full: Option<Value>,
+    pub full: Option<Box<Value>>,
     /// Why the call's audit record could not be written (the store failed), when it could not.
     /// The outcome is still what happened: a tool that ran has run. With
     /// [`ExecutorConfig::audit_required`](crate::executor::ExecutorConfig::audit_required) (the default)
@@ -210,7 +219,7 @@ pub struct Execution {
     /// cannot be undone after all (the confirmation said it could be, so the person must learn
     /// that it cannot). `None` for every other call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undo: Option<Undo>,
+    pub undo: Option<Box<Undo>>,
 }
 
 /// Whether a call that succeeded can be undone.
@@ -235,7 +244,11 @@ pub enum Undo {
 impl Execution {
     /// The execution of `call_id` with `outcome`, nothing truncated, its record not yet written,
     /// nothing to undo.
-    pub(crate) fn new(call_id: SharedId, tool: impl Into<String>, outcome: Outcome) -> Self {
+    pub(crate) fn new(
+        call_id: SharedId,
+        tool: impl Into<Cow<'static, str>>,
+        outcome: Outcome,
+    ) -> Self {
         Execution {
             call_id,
             tool: tool.into(),
@@ -249,7 +262,7 @@ impl Execution {
     /// The id that [`crate::executor::Executor::undo`] takes to revert this call, if it was
     /// journaled.
     pub fn undo_id(&self) -> Option<&str> {
-        match &self.undo {
+        match self.undo.as_deref() {
             Some(Undo::Journaled { id }) => Some(id),
             _ => None,
         }
@@ -257,7 +270,7 @@ impl Execution {
 
     /// The complete result value, untruncated, if the call succeeded.
     pub fn value(&self) -> Option<&Value> {
-        match (&self.full, &self.outcome) {
+        match (self.full.as_deref(), &self.outcome) {
             (Some(full), _) => Some(full),
             (None, Outcome::Success { value, .. }) => Some(value),
             _ => None,

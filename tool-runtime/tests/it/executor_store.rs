@@ -181,7 +181,10 @@ fn in_doubt_operations_are_settled_once(b: &Backend) {
     s.put_pending(&op("op-1", 1)).unwrap();
     s.put_pending(&op("op-2", 2)).unwrap();
     let interrupted = Outcome::Error {
-        error: ToolError::new(tool_runtime::ErrorCode::of("INTERRUPTED"), "stopped"),
+        error: Box::new(ToolError::new(
+            tool_runtime::ErrorCode::of("INTERRUPTED"),
+            "stopped",
+        )),
     };
     // a pending operation cannot be settled: it was never approved
     assert_eq!(
@@ -345,7 +348,7 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
         correlation_id: corr.into(),
         call_id: format!("c{i}").into(),
         session: session.map(Into::into),
-        tool: tool.into(),
+        tool: tool.to_owned().into(),
         category: Safety::ReadOnly,
         initiator: who,
         decision: Decision::Allowed,

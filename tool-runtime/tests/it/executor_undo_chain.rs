@@ -511,7 +511,7 @@ async fn a_call_whose_undo_cannot_be_journaled_says_it_cannot_be_undone() {
         .await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
     assert_eq!(notes.0.lock().unwrap().len(), 1);
-    let Some(Undo::Unavailable { reason: why }) = r.undo else {
+    let Some(Undo::Unavailable { reason: why }) = r.undo.as_deref() else {
         panic!("the lost undo is reported: {:?}", r.undo)
     };
     assert!(why.contains("c1") && why.contains("disk is full"), "{why}");
@@ -527,7 +527,7 @@ async fn a_call_whose_undo_cannot_be_journaled_says_it_cannot_be_undone() {
         )
         .await;
     assert!(
-        matches!(r.undo, Some(Undo::Journaled { .. })),
+        matches!(r.undo.as_deref(), Some(Undo::Journaled { .. })),
         "{:?}",
         r.undo
     );

@@ -57,11 +57,11 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
 pub(crate) fn execution_json(exec: &Execution) -> Value {
     let mut out = Map::new();
     out.insert("call_id".into(), Value::from(exec.call_id.as_str()));
-    out.insert("tool".into(), Value::from(exec.tool.as_str()));
+    out.insert("tool".into(), Value::from(exec.tool.as_ref()));
     if let Value::Object(outcome) = exec.outcome.to_json() {
         out.extend(outcome);
     }
-    if let Some(full) = &exec.full {
+    if let Some(full) = exec.full.as_deref() {
         out.insert("full".into(), full.clone());
     }
     if let Some(undo) = &exec.undo {

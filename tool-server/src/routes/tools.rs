@@ -229,7 +229,7 @@ pub(crate) fn answer(
             Ok((StatusCode::ACCEPTED, Json(execution_json(exec))).into_response())
         }
         Outcome::Error { error } if before_running(&error.code) => {
-            Err(ApiError::new(error.clone()))
+            Err(ApiError::new((**error).clone()))
         }
         _ => Ok(Json(execution_json(exec)).into_response()),
     }
