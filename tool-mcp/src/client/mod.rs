@@ -35,7 +35,8 @@
 //!   calls refused with [`DEFINITION_CHANGED`] before anything is sent and the model shown the
 //!   approved definition, until a person approves the change ([`approve_change`]);
 //! - the server's `notifications/tools/list_changed` has its tools listed again: a tool it no
-//!   longer lists is refused (`NOT_FOUND`, never sent), a pinned one that changed is held, one
+//!   longer lists is refused (`NOT_FOUND`, never sent) and, in an executor the client follows,
+//!   taken out of the tool set, a pinned one that changed is held, one
 //!   changed before anything was pinned is refused as stale, and a new one is registered in the
 //!   executor the client follows ([`McpClient::follow`], [`PinnedImports::follow`]) as the first
 //!   ones were: the same configuration, checks, pins and policy (without an executor to follow,

@@ -1,6 +1,6 @@
 //! `notifications/tools/list_changed`: the server's tools listed again, and each imported tool
 //! told what its server serves now. A tool the server no longer lists is refused (its calls are
-//! never sent); one whose definition changed is held against its pin (or refused as stale when
+//! never sent), and taken out of the executor the client follows; one whose definition changed is held against its pin (or refused as stale when
 //! nothing was pinned yet); a new tool is registered in the executor the client follows
 //! ([`McpClient::follow`](super::McpClient::follow)) as the first ones were, or, when it follows
 //! none, announced in the log and registered by the next import.
@@ -144,8 +144,9 @@ impl Live {
         }
     }
 
-    /// The server's tools listed again; answers those it did not list before.
-    pub(crate) fn relisted(&self, server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+    /// The server's tools listed again; answers those it did not list before, and the names of
+    /// those it no longer lists.
+    pub(crate) fn relisted(&self, server: &str, tools: Vec<Tool>) -> (Vec<Tool>, Vec<String>) {
         let mut state = self.state();
         let before = state.listed.take().unwrap_or_default();
         let mut added = Vec::new();
@@ -162,23 +163,31 @@ impl Live {
                 }
             }
         }
+        let mut removed = Vec::new();
         for name in before.keys() {
             if !tools.iter().any(|t| t.name.as_ref() == name.as_str()) {
                 tracing::warn!(
                     server = %server, tool = %name,
                     "the MCP server no longer offers this tool; its calls are refused"
                 );
+                removed.push(name.clone());
             }
         }
         state.listed = Some(tools.into_iter().map(|t| (t.name.to_string(), t)).collect());
-        added
+        (added, removed)
     }
 
     /// Registers `added`, the tools the server lists that it did not list before, in the
-    /// executor the client follows, as its first tools were imported; on the blocking pool, as
-    /// pins are read from the store.
-    pub(crate) async fn register(self: &Arc<Self>, server: &str, added: Vec<Tool>) {
-        if added.is_empty() {
+    /// executor the client follows, as its first tools were imported, and takes out the tools
+    /// it no longer lists (`removed`), so that neither the model nor a client is offered them;
+    /// on the blocking pool, as pins are read from the store.
+    pub(crate) async fn register(
+        self: &Arc<Self>,
+        server: &str,
+        added: Vec<Tool>,
+        removed: Vec<String>,
+    ) {
+        if added.is_empty() && removed.is_empty() {
             return;
         }
         let target = self.state().follow.as_ref().and_then(|f| {
@@ -215,7 +224,13 @@ impl Live {
                 relay: &relay,
                 auth: &auth,
             };
-            let imported = executor.update_tools(|set| parts.import(&added, set, store));
+            let prefix = config.prefix(&name);
+            let imported = executor.update_tools(|set| {
+                for tool in &removed {
+                    set.remove(&format!("{prefix}__{tool}"));
+                }
+                parts.import(&added, set, store)
+            });
             Some((name, imported))
         })
         .await;
@@ -254,8 +269,8 @@ impl Live {
 impl Watcher {
     /// The server's tools listed again: each imported tool told, the new ones registered.
     pub(crate) async fn relisted(&self, tools: Vec<Tool>) {
-        let added = self.live.relisted(&self.server, tools);
-        self.live.register(&self.server, added).await;
+        let (added, removed) = self.live.relisted(&self.server, tools);
+        self.live.register(&self.server, added, removed).await;
     }
 }
 

@@ -216,6 +216,29 @@ async fn a_tool_added_while_connected_is_registered_under_the_policy_and_served(
     assert!(told.0.load(std::sync::atomic::Ordering::SeqCst) >= 1);
     let listed = downstream.list_all_tools().await.unwrap();
     assert!(listed.iter().any(|t| t.name == "lc__shout"), "{listed:?}");
+
+    // a tool the server removes is taken out: offered to nobody, refused before anything leaves
+    let parked = call(&exec, "r1", "lc__change", json!({"description": ""})).await;
+    let Outcome::Pending { operation_id, .. } = parked else {
+        panic!("{parked:?}")
+    };
+    let removed = exec.approve(&operation_id).await.unwrap();
+    assert!(removed.outcome.error().is_none(), "{removed:?}");
+    tokio::time::timeout(Duration::from_secs(20), changed.changed())
+        .await
+        .expect("the removed tool was taken out")
+        .unwrap();
+    assert!(exec.toolset().get("lc__echo").is_none());
+    assert!(exec.toolset().get("lc__shout").is_some());
+    let listed = downstream.list_all_tools().await.unwrap();
+    assert!(!listed.iter().any(|t| t.name == "lc__echo"), "{listed:?}");
+    let gone = call(&exec, "r2", "lc__echo", json!({"text": "gone"})).await;
+    assert_eq!(
+        gone.error().map(|e| e.code.clone()),
+        Some(ErrorCode::UNKNOWN_TOOL),
+        "{gone:?}"
+    );
+    assert!(!arrived().contains("gone"));
     downstream.cancel().await.unwrap();
     client.close();
 }
