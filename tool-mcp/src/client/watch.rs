@@ -190,12 +190,19 @@ impl Live {
         if added.is_empty() && removed.is_empty() {
             return;
         }
+        // what the import needs, taken while the state is locked once; none of it is kept
         let target = self.state().follow.as_ref().and_then(|f| {
-            let executor = f.executor.as_ref()?.upgrade()?;
-            let conn = f.conn.upgrade()?;
-            Some((executor, conn))
+            Some((
+                f.executor.as_ref()?.upgrade()?,
+                f.conn.upgrade()?,
+                f.name.clone(),
+                f.config.clone(),
+                f.relay.clone(),
+                f.auth.clone(),
+                f.store.clone(),
+            ))
         });
-        let Some((executor, conn)) = target else {
+        let Some((executor, conn, name, config, relay, auth, store)) = target else {
             for tool in &added {
                 tracing::warn!(
                     server = %server, tool = %tool.name,
@@ -206,16 +213,6 @@ impl Live {
         };
         let live = self.clone();
         let registered = tokio::task::spawn_blocking(move || {
-            let state = live.state();
-            let f = state.follow.as_ref()?;
-            let (name, config, relay, auth) = (
-                f.name.clone(),
-                f.config.clone(),
-                f.relay.clone(),
-                f.auth.clone(),
-            );
-            let store = f.store.clone();
-            drop(state);
             let parts = super::Parts {
                 name: &name,
                 config: &config,
@@ -231,11 +228,11 @@ impl Live {
                 }
                 parts.import(&added, set, store)
             });
-            Some((name, imported))
+            (name, imported)
         })
         .await;
         match registered {
-            Ok(Some((name, Ok(imported)))) => {
+            Ok((name, Ok(imported))) => {
                 for tool in &imported.registered {
                     tracing::info!(server = %name, tool = %tool, "a tool the MCP server added is registered");
                 }
@@ -253,11 +250,10 @@ impl Live {
                     );
                 }
             }
-            Ok(Some((name, Err(e)))) => tracing::warn!(
+            Ok((name, Err(e))) => tracing::warn!(
                 server = %name,
                 "the tools the MCP server added are not registered: {e}"
             ),
-            Ok(None) => {}
             Err(e) => tracing::warn!(
                 server = %server,
                 "the tools the MCP server added are not registered: {e}"

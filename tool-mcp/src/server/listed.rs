@@ -19,6 +19,8 @@ const CLOSED_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 /// The declarations of one version of the tool set, shared by every session of a server.
 pub(crate) struct Listed {
     executor: Executor,
+    /// The tool set's generation, read on every listing without subscribing again.
+    generation: tokio::sync::watch::Receiver<u64>,
     /// The tool set's generation the declarations were made for, and the declarations.
     made: Mutex<(u64, Arc<Vec<Tool>>)>,
 }
@@ -26,12 +28,14 @@ pub(crate) struct Listed {
 impl Listed {
     /// Declares every tool of `executor`; a definition without a valid MCP declaration fails.
     pub(crate) fn new(executor: &Executor) -> Result<Self, McpServerError> {
-        let generation = *executor.tools_changed().borrow();
+        let changed = executor.tools_changed();
+        let generation = *changed.borrow();
         let tools = (executor.toolset().definitions())
             .map(declare)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Listed {
             executor: executor.clone(),
+            generation: changed,
             made: Mutex::new((generation, Arc::new(tools))),
         })
     }
@@ -39,7 +43,7 @@ impl Listed {
     /// The declarations of the tool set as it is now. After an update, a tool that cannot be
     /// declared is left out with a warning, as the server cannot refuse to start any more.
     pub(crate) fn tools(&self) -> Arc<Vec<Tool>> {
-        let generation = *self.executor.tools_changed().borrow();
+        let generation = *self.generation.borrow();
         let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
         if made.0 != generation {
             let tools = (self.executor.toolset().definitions())

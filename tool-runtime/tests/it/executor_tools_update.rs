@@ -26,6 +26,15 @@ fn echo() -> DynHandler {
     Arc::new(|args: Value, _cx| async move { Ok(json!({"echo": args})) }.boxed())
 }
 
+/// An executor with no tools yet, every confirmation approved.
+fn empty_executor() -> Executor {
+    Executor::builder(ToolSet::new())
+        .store(Arc::new(MemoryStore::new()))
+        .confirmation(ApproveAll)
+        .build()
+        .unwrap()
+}
+
 async fn call(exec: &Executor, id: &str, tool: &str, args: Value) -> Outcome {
     exec.call(&ToolCall::new(id, tool, args), CallContext::new(id))
         .await
@@ -34,11 +43,7 @@ async fn call(exec: &Executor, id: &str, tool: &str, args: Value) -> Outcome {
 
 #[tokio::test]
 async fn a_tool_added_at_run_time_runs_on_every_handle_and_is_announced() {
-    let exec = Executor::builder(ToolSet::new())
-        .store(Arc::new(MemoryStore::new()))
-        .confirmation(ApproveAll)
-        .build()
-        .unwrap();
+    let exec = empty_executor();
     let other_handle = exec.with_confirmation(Arc::new(ApproveAll));
     let before = exec.toolset();
     let mut changed = exec.tools_changed();
@@ -80,11 +85,7 @@ async fn a_tool_added_at_run_time_runs_on_every_handle_and_is_announced() {
 
 #[tokio::test]
 async fn an_update_the_builder_would_refuse_changes_nothing() {
-    let exec = Executor::builder(ToolSet::new())
-        .store(Arc::new(MemoryStore::new()))
-        .confirmation(ApproveAll)
-        .build()
-        .unwrap();
+    let exec = empty_executor();
     let changed = exec.tools_changed();
     // reversible without an undo planner: a promise nobody could keep
     let mut reversible = tool("delete", Safety::Modify);
