@@ -25,6 +25,7 @@ use crate::records::{AuditRecord, Execution, Outcome};
 use crate::tool::CallContext;
 
 use super::Executor;
+use super::cache::Lookup;
 use super::record::{Trail, Unfinished};
 use super::run::{on_own_task, panicked};
 
@@ -70,6 +71,7 @@ impl Executor {
             && (cfg.rate_limits.tools.is_empty() && cfg.rate_limits.categories.is_empty()
                 || super::limit::windows(def, &cfg.rate_limits).is_empty())
             && !(cx.record_start && !(def.safety.is_read_only() || def.idempotent))
+            && !self.cache_waits(def, instance.arguments())
     }
 
     /// Runs a call that [`Executor::runs_in_place`] admitted, within the poll that `task` belongs
@@ -84,18 +86,15 @@ impl Executor {
         let cfg = &self.inner.config;
         let entry = instance.entry.clone();
         let def = entry.definition();
-        let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
-            .then(|| self.inner.cache.key(&def.name, instance.arguments()));
-        let ttl = Duration::from_millis(cfg.cache.ttl_ms);
-        if let Some(v) = cache_key
-            .as_ref()
-            .and_then(|k| self.inner.cache.get(k, ttl))
-        {
-            trail.cached = true;
-            trail.settle(instance.take_made_arguments());
-            let (exec, record) = self.conclude(&entry, cx, trail, Ok(v));
-            return InPlace::Done(exec, record);
-        }
+        let cache_key = match self.look_up_now(def, instance.arguments()) {
+            Lookup::Hit(v) => {
+                trail.cached = true;
+                trail.settle(instance.take_made_arguments());
+                let (exec, record) = self.conclude(&entry, cx, trail, Ok(v));
+                return InPlace::Done(exec, record);
+            }
+            lookup => lookup.into_key(),
+        };
         let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
         let may_retry = self.may_retry(def);
         // read again only by a retry; then handed to the record, which may keep them
@@ -150,10 +149,8 @@ impl Executor {
             );
         }
         drop(running);
-        if let (Ok(v), Some(k)) = (&first, cache_key) {
-            self.inner
-                .cache
-                .put(k, v.clone(), ttl, cfg.cache.max_entries);
+        if let Ok(v) = &first {
+            self.keep(cache_key, v);
         }
         trail.attempts = 1;
         trail.settle(arguments);
@@ -216,12 +213,8 @@ impl Executor {
             }
         };
         drop(_running);
-        let cfg = &self.inner.config;
-        if let (Ok(v), Some(k)) = (&result, cache_key) {
-            let ttl = Duration::from_millis(cfg.cache.ttl_ms);
-            self.inner
-                .cache
-                .put(k, v.clone(), ttl, cfg.cache.max_entries);
+        if let Ok(v) = &result {
+            self.keep(cache_key, v);
         }
         trail.attempts = attempts;
         trail.settle(arguments);

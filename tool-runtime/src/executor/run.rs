@@ -16,6 +16,7 @@ use crate::hydrate::{Arguments, ToolCall, ToolInstance};
 use crate::tool::CallContext;
 
 use super::Executor;
+use super::cache::Lookup;
 use super::config::{RateLimitConfig, RetryConfig};
 
 /// What running the body produced.
@@ -48,20 +49,17 @@ impl Executor {
                 arguments: instance.take_made_arguments(),
             };
         }
-        let cache_key = (def.safety.is_read_only() && cfg.cache.enabled)
-            .then(|| self.inner.cache.key(&def.name, instance.arguments()));
-        let ttl = Duration::from_millis(cfg.cache.ttl_ms);
-        if let Some(v) = cache_key
-            .as_ref()
-            .and_then(|k| self.inner.cache.get(k, ttl))
-        {
-            return Ran {
-                result: Ok(v),
-                attempts: 0,
-                cached: true,
-                arguments: instance.take_made_arguments(),
-            };
-        }
+        let cache_key = match self.look_up(def, instance.arguments()).await {
+            Lookup::Hit(v) => {
+                return Ran {
+                    result: Ok(v),
+                    attempts: 0,
+                    cached: true,
+                    arguments: instance.take_made_arguments(),
+                };
+            }
+            lookup => lookup.into_key(),
+        };
         let limited = !super::limit::windows(def, &cfg.rate_limits).is_empty();
         if let Err(error) = match limited {
             true => Box::pin(self.acquire_rate(def, &cfg.rate_limits)).await,
@@ -102,10 +100,8 @@ impl Executor {
             false => (first, 1),
             true => Box::pin(self.retried(def, cx, timeout, arguments.as_ref(), first)).await,
         };
-        if let (Ok(v), Some(k)) = (&result, cache_key) {
-            self.inner
-                .cache
-                .put(k, v.clone(), ttl, cfg.cache.max_entries);
+        if let Ok(v) = &result {
+            self.keep(cache_key, v);
         }
         self.note_ran(def, attempts);
         Ran {

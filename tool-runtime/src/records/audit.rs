@@ -94,6 +94,21 @@ pub struct AuditRecord {
     pub seq: Option<u64>,
 }
 
+impl AuditRecord {
+    /// Whether the call may have changed something: a tool that is not read-only whose body ran
+    /// (however it ended), or was cut off when it may have been running. What a cache of
+    /// read-only results must not outlive ([`Store::changes`](crate::store::Store::changes)).
+    pub fn is_change(&self) -> bool {
+        !self.category.is_read_only()
+            && (self.attempts > 0
+                || (self.status == Status::Cancelled
+                    && matches!(
+                        self.decision,
+                        Decision::Allowed | Decision::Confirmed | Decision::Edited | Decision::Undo
+                    )))
+    }
+}
+
 /// Filters for the activity feed; every field set must match.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ActivityQuery {

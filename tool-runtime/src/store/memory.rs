@@ -34,6 +34,8 @@ struct Inner {
     pins: std::collections::BTreeMap<String, super::ToolPin>,
     journal: HashMap<String, JournalEntry>,
     audit: Vec<AuditRecord>,
+    /// How many of `audit` are changes ([`AuditRecord::is_change`]).
+    changes: u64,
     runs: HashMap<String, StoredRun>,
     starts: HashMap<String, Vec<super::CallStart>>,
 }
@@ -295,8 +297,14 @@ impl Store for MemoryStore {
     }
 
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
-        self.lock().audit.push(record.clone());
+        let mut inner = self.lock();
+        inner.changes += u64::from(record.is_change());
+        inner.audit.push(record.clone());
         Ok(())
+    }
+
+    fn changes(&self) -> Result<Option<u64>, StoreError> {
+        Ok(Some(self.lock().changes))
     }
 
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {

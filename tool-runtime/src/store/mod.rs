@@ -411,7 +411,25 @@ pub trait Store: Send + Sync + 'static {
 
     /// Appends an audit record; the store gives it the next sequence number
     /// ([`AuditRecord::seq`]) in the same write.
+    ///
+    /// A store that counts changes ([`Store::changes`]) counts the record of a call that may
+    /// have changed something ([`AuditRecord::is_change`]) in the same write.
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError>;
+
+    /// How many calls that may have changed something were recorded in this store by every
+    /// executor and process that shares it: the audit records for which
+    /// [`AuditRecord::is_change`] holds, counted as they are appended.
+    ///
+    /// Executors that share a store keep their caches of read-only results apart. Each one
+    /// compares the count with the one its cached results were made under before it answers
+    /// from its cache, so a change made through another replica (another process on the same
+    /// SQLite file or Redis server) empties every replica's cache, not only its own.
+    ///
+    /// `None` (the default) means the store does not count: each executor then empties its cache
+    /// only for the changes it ran itself.
+    fn changes(&self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
     /// The activity feed: matching records with their sequence numbers, newest first, or oldest
     /// first after a sequence number ([`ActivityQuery::after`]).
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError>;

@@ -440,3 +440,49 @@ async fn stuck_beyond_the_command_timeout() {
     .await;
     eprintln!("after the sleep the operation was {state}");
 }
+
+/// A replica whose store cannot tell whether anything changed elsewhere does not answer from its
+/// cache: with the server down, the read-only tool runs again (its result stays correct), and
+/// once the server is back, results are answered from the cache again.
+#[tokio::test]
+async fn with_the_server_down_a_replica_does_not_answer_from_its_cache() {
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let store = RedisStore::open(&server.url())
+        .unwrap()
+        .with_timeout(TIMEOUT);
+    let reads = Counter::default();
+    let mut set = ToolSet::new();
+    echo(&mut set, def("read_node", Safety::ReadOnly), &reads);
+    let exec = Executor::builder(set)
+        .config(quick())
+        .store(Arc::new(store))
+        .build()
+        .unwrap();
+    let read = |id: &'static str| {
+        let exec = exec.clone();
+        async move {
+            let e = call(&exec, "read", "read_node").await;
+            assert!(e.outcome.is_success(), "{id}: {:?}", e.outcome);
+        }
+    };
+    read("first").await;
+    read("repeat").await;
+    assert_eq!(reads.get(), 1, "the repeat is answered from the cache");
+    server.kill();
+    read("while down").await;
+    assert_eq!(
+        reads.get(),
+        2,
+        "the count of changes cannot be read: the tool runs"
+    );
+    server.run();
+    read("back").await;
+    read("back again").await;
+    assert_eq!(
+        reads.get(),
+        2,
+        "answered from the cache once the server is back"
+    );
+}

@@ -8,6 +8,7 @@ mod content;
 mod executor_support;
 
 mod agree_registration;
+mod cache_replicas;
 mod cli;
 mod crash;
 mod decided_secrets;

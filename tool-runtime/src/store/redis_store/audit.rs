@@ -8,7 +8,31 @@ use crate::store::StoreError;
 impl RedisStore {
     pub(super) fn write_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
         let (key, data) = (self.key(&["audit"]), to_json(record)?);
-        self.with(|c| redis::cmd("RPUSH").arg(&key).arg(&data).query::<()>(c))
+        if !record.is_change() {
+            return self.with(|c| redis::cmd("RPUSH").arg(&key).arg(&data).query::<()>(c));
+        }
+        // the record and its count go in one transaction: a replica that reads the count sees
+        // the change exactly when the trail has it
+        let changes = self.key(&["changes"]);
+        self.with(|c| {
+            redis::pipe()
+                .atomic()
+                .cmd("RPUSH")
+                .arg(&key)
+                .arg(&data)
+                .ignore()
+                .cmd("INCR")
+                .arg(&changes)
+                .ignore()
+                .query::<()>(c)
+        })
+    }
+
+    /// How many changes the trail has recorded ([`Store::changes`](crate::store::Store::changes)).
+    pub(super) fn change_count(&self) -> Result<u64, StoreError> {
+        let changes = self.key(&["changes"]);
+        let count: Option<u64> = self.with(|c| redis::cmd("GET").arg(&changes).query(c))?;
+        Ok(count.unwrap_or(0))
     }
 }
 

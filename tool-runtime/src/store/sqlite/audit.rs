@@ -1,7 +1,7 @@
 //! The audit trail's table: records written with their store-assigned sequence number, and the
 //! activity feed's queries over it.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{SqliteStore, err, from_json, json_err, sql_int, to_json};
 use crate::records::{ActivityQuery, AuditRecord};
@@ -12,13 +12,11 @@ impl SqliteStore {
         let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
         let data = to_json(r)?;
         let conn = self.writer()?;
-        // every call writes one: the statement is parsed once per connection, not per record
-        let mut insert = conn
-            .prepare_cached(
+        let insert = |conn: &rusqlite::Connection| {
+            // every call writes one: the statement is parsed once per connection, not per record
+            conn.prepare_cached(
                 "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(err)?;
-        insert
+            )?
             .execute(params![
                 r.timestamp_ms as i64,
                 r.tool,
@@ -27,8 +25,33 @@ impl SqliteStore {
                 r.session,
                 data
             ])
+            .map(drop)
+        };
+        if !r.is_change() {
+            return insert(&conn).map_err(err);
+        }
+        // the record and its count commit together: a replica that reads the count sees the
+        // change exactly when the trail has it
+        let tx = conn.unchecked_transaction().map_err(err)?;
+        insert(&tx).map_err(err)?;
+        // the row is made by the first change: opening a file writes nothing to it
+        tx.prepare_cached(
+            "INSERT INTO changes (id, count) VALUES (1, 1) \
+             ON CONFLICT (id) DO UPDATE SET count = count + 1",
+        )
+        .and_then(|mut bump| bump.execute([]))
+        .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// How many changes the trail has recorded ([`Store::changes`](crate::store::Store::changes)).
+    pub(super) fn change_count(&self) -> Result<u64, StoreError> {
+        let conn = self.conn();
+        let count: Option<i64> = conn
+            .prepare_cached("SELECT count FROM changes WHERE id = 1")
+            .and_then(|mut read| read.query_row([], |row| row.get(0)).optional())
             .map_err(err)?;
-        Ok(())
+        Ok(count.unwrap_or(0) as u64)
     }
 
     pub(super) fn query_written(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
