@@ -41,7 +41,7 @@ use calls::to_tool_outcome;
 use model::refuses_tools;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tool_runtime::executor::Executor;
@@ -229,8 +229,10 @@ pub struct Agent {
     executor: Executor,
     config: AgentConfig,
     events: Option<EventSink>,
-    /// The selection index, built once with the agent when `config.selection` is set.
-    catalog: Option<Catalog>,
+    /// The selection index when `config.selection` is set, with the generation of the executor's
+    /// tools it holds ([`Executor::tools_changed`]): brought in step before a pick when the tools
+    /// changed since.
+    catalog: Option<Mutex<Indexed>>,
     /// Where runs are checkpointed, when they are.
     checkpoints: Option<checkpoint::Checkpoints>,
     /// The person's side of the calls: where a tool's questions go.
@@ -246,6 +248,13 @@ impl std::fmt::Debug for Agent {
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
+}
+
+/// An agent's selection index and the generation of the executor's tools it was brought in
+/// step with.
+struct Indexed {
+    generation: u64,
+    catalog: Arc<Catalog>,
 }
 
 /// The mutable state of one run.
@@ -306,12 +315,18 @@ impl Progress {
 
 impl Agent {
     /// An agent over `model` running tools through `executor`. With `config.selection`, the
-    /// executor's tools are indexed here, once, for the pick before each request.
+    /// executor's tools are indexed here for the pick before each request; tools added to or
+    /// removed from the executor later ([`Executor::update_tools`]) are indexed or unindexed
+    /// before the next pick.
     pub fn new(model: ChatModel, executor: Executor, config: AgentConfig) -> Self {
-        let catalog = config
-            .selection
-            .as_ref()
-            .map(|_| Catalog::from_toolset(&executor.toolset()));
+        let catalog = config.selection.as_ref().map(|_| {
+            // the generation first: a change that lands meanwhile is taken in at the next pick
+            let generation = *executor.tools_changed().borrow();
+            Mutex::new(Indexed {
+                generation,
+                catalog: Arc::new(Catalog::from_toolset(&executor.toolset())),
+            })
+        });
         Agent {
             model,
             executor,
@@ -324,9 +339,18 @@ impl Agent {
         }
     }
 
-    /// The selection index (present when `config.selection` is set).
-    pub fn catalog(&self) -> Option<&Catalog> {
-        self.catalog.as_ref()
+    /// The selection index (present when `config.selection` is set), in step with the
+    /// executor's tools as they are now. The same index is answered until the tools change.
+    pub fn catalog(&self) -> Option<Arc<Catalog>> {
+        let indexed = self.catalog.as_ref()?;
+        let generation = *self.executor.tools_changed().borrow();
+        let mut indexed = indexed.lock().unwrap_or_else(PoisonError::into_inner);
+        if indexed.generation != generation {
+            // a pick still running keeps the index it started with
+            Arc::make_mut(&mut indexed.catalog).sync(&self.executor.toolset());
+            indexed.generation = generation;
+        }
+        Some(indexed.catalog.clone())
     }
 
     /// Sends events to `sink` as the run goes.
@@ -622,7 +646,7 @@ impl Agent {
         p: &Progress,
         choice: &ToolChoice,
     ) -> Result<Vec<Arc<ToolDefinition>>, AgentError> {
-        let (Some(opts), Some(catalog)) = (&self.config.selection, &self.catalog) else {
+        let (Some(opts), Some(catalog)) = (&self.config.selection, self.catalog()) else {
             return Ok(Vec::new());
         };
         let query = selection_query(p);
@@ -664,7 +688,7 @@ impl Agent {
                 (Some(first), 0) => first.clone(),
                 _ => self.config.choice.clone(),
             };
-            // Picked again before every request, from the index built with the agent.
+            // Picked again before every request, from the agent's index of the tools as they are.
             let chosen = self.declarations(p, &choice).await?;
             // the set as it is for this turn: tools added meanwhile are offered from the next
             let toolset = self.executor.toolset();

@@ -539,7 +539,7 @@ async fn pre_selection_picks_before_every_request_from_the_index_built_with_the_
     assert_eq!(queries[0], "please add 1 and 2");
     assert!(queries[1].ends_with("then I delete note 7."), "{queries:?}");
     // Every pick ran over the agent's own catalog: the index was not rebuilt per request.
-    let built = agent.catalog().expect("selection builds a catalog") as *const _ as usize;
+    let built = Arc::as_ptr(&agent.catalog().expect("selection builds a catalog")) as usize;
     assert!(
         scorer.catalogs.lock().unwrap().iter().all(|&c| c == built),
         "a pick ran over another catalog than the one built with the agent"
@@ -567,6 +567,80 @@ async fn pre_selection_picks_before_every_request_from_the_index_built_with_the_
         .filter(|e| matches!(e, AgentEvent::ToolsSelected { .. }))
         .count();
     assert_eq!(selected, 3);
+}
+
+/// A tool added to the executor while the agent lives (an MCP server's new tool, say) is in the
+/// agent's index for the next pick, and a tool taken out is no longer picked; the index is
+/// brought in step, not rebuilt, only when the tools changed.
+#[tokio::test]
+async fn pre_selection_indexes_the_tools_added_to_the_executor_before_the_next_pick() {
+    let (base, script) = serve(vec![answer("no tool for that"), answer("shouted")]).await;
+    let executor = Executor::builder(toolset(&Deleted::default()))
+        .confirmation(tool_runtime::executor::ApproveAll)
+        .build()
+        .unwrap();
+    let agent = Agent::new(
+        model(&base),
+        executor.clone(),
+        AgentConfig {
+            selection: Some(
+                tool_runtime::select::PickOptions::new()
+                    .allow_unsafe(true)
+                    .scorer(Arc::new(Recording::default())),
+            ),
+            ..Default::default()
+        },
+    );
+    let declared = |i: usize| -> Vec<String> {
+        script.requests.lock().unwrap()[i]["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = agent.catalog().unwrap();
+    assert!(
+        Arc::ptr_eq(&before, &agent.catalog().unwrap()),
+        "unchanged tools keep the index"
+    );
+    agent.run("please shout hello").await.unwrap();
+    assert_eq!(declared(0), Vec::<String>::new(), "no tool matches yet");
+
+    let mut shout = tool_runtime::definition::ToolDefinition::new(
+        "shout_text".to_owned(),
+        "Shouts the text back in capitals.".to_owned(),
+        &json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    );
+    shout.safety = tool_runtime::definition::Safety::ReadOnly;
+    executor
+        .update_tools(|set| {
+            set.register_dynamic(
+                shout,
+                Some(Arc::new(|args: Value, _| {
+                    Box::pin(async move { Ok(args) }) as futures::future::BoxFuture<'static, _>
+                })),
+            )
+            .map(|_| ())
+        })
+        .unwrap()
+        .unwrap();
+    agent.run("please shout hello").await.unwrap();
+    assert_eq!(declared(1), ["shout_text"], "the new tool is picked");
+    let after = agent.catalog().unwrap();
+    assert!(after.get("shout_text").is_some());
+    assert!(
+        before.get("shout_text").is_none(),
+        "an index taken before keeps what it had"
+    );
+
+    executor
+        .update_tools(|set| set.remove("shout_text"))
+        .unwrap();
+    assert!(agent.catalog().unwrap().get("shout_text").is_none());
+    assert!(agent.catalog().unwrap().get("add").is_some());
 }
 
 /// One response with more calls than the per-turn limit: the first `limit` run (and are

@@ -8,7 +8,7 @@ use super::index::{Bm25Config, Bm25Index, ToolId};
 use crate::definition::ToolDefinition;
 use crate::toolset::{RegistrationError, ToolSet};
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Slot {
     def: Arc<ToolDefinition>,
     /// Registration sequence number: the order the fallback and tie-breaking follow.
@@ -22,7 +22,7 @@ struct Slot {
 /// [`Catalog::sync`] brings it in step with a `ToolSet` that has changed. Names must be unique;
 /// unlike a `ToolSet`, a catalog accepts any name (BFCL's dotted names, for instance), since it
 /// only ranks definitions and never calls anything.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Catalog {
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,

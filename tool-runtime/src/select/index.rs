@@ -98,7 +98,7 @@ struct Posting {
 
 /// The inverted index behind [`Bm25Scorer`]. Owned by a [`Catalog`](super::Catalog), which keeps
 /// it in step with the tools it holds.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Bm25Index {
     config: Bm25Config,
     analyzer: Analyzer,

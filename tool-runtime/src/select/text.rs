@@ -36,6 +36,13 @@ impl Default for Analyzer {
     }
 }
 
+impl Clone for Analyzer {
+    /// Another analyzer of the same language: it keeps no state of its own.
+    fn clone(&self) -> Self {
+        Analyzer::default()
+    }
+}
+
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Analyzer(english)")
