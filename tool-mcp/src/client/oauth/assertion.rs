@@ -73,7 +73,8 @@ impl ClientKey {
         if kinds.is_empty() {
             return Err(
                 "not a private key in PEM (PKCS#8 `BEGIN PRIVATE KEY`, or PKCS#1 \
-                        `BEGIN RSA PRIVATE KEY`)"
+                        `BEGIN RSA PRIVATE KEY`; an EC key in SEC1 `BEGIN EC PRIVATE KEY` \
+                        is converted with `openssl pkcs8 -topk8 -nocrypt`)"
                     .to_owned(),
             );
         }
@@ -269,4 +270,88 @@ pub(super) fn token_response(body: &[u8]) -> Result<OAuthTokenResponse, String> 
     }
     serde_json::from_value(token)
         .map_err(|e| format!("the token endpoint's answer is not a token response: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The keys below are test fixtures made for these tests, nobody's.
+
+    use jsonwebtoken::{DecodingKey, Validation};
+
+    use super::*;
+
+    const RSA: (&str, &str) = (
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC/wj4Gkf0DJ7w1\nygghbSJ+EgA7y0s4DF1B5x6tTUhq0lNwYolHF8F/gPRihkWIhNwgOUs+RSbZCthK\nqOfTndv0SGL6IEQKCjx4pKeHIvVnApVoJQZM3t88fmrVac8dauMK5YD6l+cbTdpG\nIaxf/MmG86nWONRexrehjSaD8nKr0sIWb/b+txxu+Fy6MoF7AaxgBo4CZ0R8I4AW\nzEWwX8gBjBX1mdY1vN8gQTwxHsIFnYW08h33oyYqeOI9wPlNVaXxYlD88mo/TGWL\n1omHYZgbD4VLvpA7MOjFzZwWqRWMQ0of5eJ4LvoHeGZ1PCEzlMi/q3iswRiMit+W\nt0vA0xglAgMBAAECggEAD3p0Wz9pdtm8PXNDWL9ga2C0mB7+wVVuKaWoOkDkuYqk\npYuunQhz3ADiuRkxf6WJxygYxLv8OMTBVLVxkQlK+drl8l6sX0sYOny/8Q6HVHtG\n6BMlAQt0ZYOmx/c0eqFoFjcURCYCx5dvKP4K1eynr7b3XI1VxxivNeEY3MmzK99B\ndvafGK5vWflfXZFpIz8PQK/Ox79VOZ1uqUMxw7FcHFSx5AR92+UNwFOLe9tql0xo\n1ZOZokvpcEn2hTXqFs5NOMd45VCiMvXFCMkUUT5Ns9IBpSjvj0mD1Mp7djVXP3d6\nv5k8OcUN1AEKhv8fHFMD1KAnRB18VHi75ttSKThUOQKBgQDj48pFt4aVnjjueVdC\nvanX7SeWCgGNWsgcijuH1o7ltNbxyfe7R19WmPeRzG0l9r1Z8OVAjnDXK82WZ/yN\nRqV+hRkyTf+7MDXcpMR6iKrq2EFNoD623a8rho43ltpfHFdAEMbU/GtnmLKdyY5b\nbOLrZ8crjRHx/S/vXfHzDWPlMwKBgQDXaYVc6gHG9wpHTLk9KMQ03DhUCSLJ9TDK\nG+m8QmM8CRyYYF0BdSUG9iRpeoYhffAiYNK8Bk2Es5eDPKFSiVSwhFoSvZXjojRx\nKcA4gC8IhkedC61NydsE2qvgvVMkioDKILy56H1r3ErvrHhXXqSxtcZ/DXOzxfzw\n0oFaarldRwKBgE5AoexeoLAvrIz2zaf1SKUEols7BF1tltl1/gse+eKWvlg4agC8\n+VfbHufJspEesNZ5ib8pKkY4nFfRTT+Vyq4vNf+4GOBGJbimO3F4DHin2YS2SdKx\nPL1NbvhXrJSMPsmY+S2Zn6frHypfU6rBMQp0kEe8ITVfI16me7ZiGrNRAoGAe8R2\nSt9tK/uPHU5Y9Gny6ghKGQayxWUqpkWJc5CVYc4+btKXPZooLyrH2w75+E5a5fXJ\nvxzD92YUvOPeMQUU8uLoufHSKFtvVEHP3ubPn08/4FzwM0yymcRmkxdUqR8nRnuu\n1AZf4dRN/g2Ti2emqzCtHx0EiJtObLQWfHPrk0sCgYEAmJwl+6ISNaoIf645SL45\nt4KxHRMSIR8rsyKf8gI+vrQ42bSFEu+j6KUuiBJ8Y6sFcIgVGrTkESTDYTZUpQwY\neBOjDreo7jL8F3pURWi8+V5n5YIqjFYCKIi4BrZQK7V/OrgGputnSV8UCCSzTmyx\nOfeC55oLRycyXBMYG9XTLTs=\n-----END PRIVATE KEY-----",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAv8I+BpH9Aye8NcoIIW0i\nfhIAO8tLOAxdQecerU1IatJTcGKJRxfBf4D0YoZFiITcIDlLPkUm2QrYSqjn053b\n9Ehi+iBECgo8eKSnhyL1ZwKVaCUGTN7fPH5q1WnPHWrjCuWA+pfnG03aRiGsX/zJ\nhvOp1jjUXsa3oY0mg/Jyq9LCFm/2/rccbvhcujKBewGsYAaOAmdEfCOAFsxFsF/I\nAYwV9ZnWNbzfIEE8MR7CBZ2FtPId96MmKnjiPcD5TVWl8WJQ/PJqP0xli9aJh2GY\nGw+FS76QOzDoxc2cFqkVjENKH+XieC76B3hmdTwhM5TIv6t4rMEYjIrflrdLwNMY\nJQIDAQAB\n-----END PUBLIC KEY-----",
+    );
+    const P384: (&str, &str) = (
+        "-----BEGIN PRIVATE KEY-----\nMIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDAS48+jELaQt/nx9q8x\ng/HNF65OMEZTWY+tZRQ5yt2mwaDWZKduhdtCUa+eXZGsj7ChZANiAARrLE9/aB3u\nk35mgqqTBMVxYFvXtCnxxzYiHDnEk3UQ6YJUDREkeydDlvh/kYvCuNE6NpbNkjpK\nlnStiZgOiZctAYQb7AebJP6M+f24Yqz15cvsjPXSl1vH9wXzyR2sPso=\n-----END PRIVATE KEY-----",
+        "-----BEGIN PUBLIC KEY-----\nMHYwEAYHKoZIzj0CAQYFK4EEACIDYgAEayxPf2gd7pN+ZoKqkwTFcWBb17Qp8cc2\nIhw5xJN1EOmCVA0RJHsnQ5b4f5GLwrjROjaWzZI6SpZ0rYmYDomXLQGEG+wHmyT+\njPn9uGKs9eXL7Iz10pdbx/cF88kdrD7K\n-----END PUBLIC KEY-----",
+    );
+    const ED25519: (&str, &str) = (
+        "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIMCcp6bXngz/of4l5NrnA0YpYJT911fbHQ1+fn5mH97B\n-----END PRIVATE KEY-----",
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAuN/7aMNF1cb9TehF4EecHEVu9MMslIFjr9h/+UJzjXE=\n-----END PUBLIC KEY-----",
+    );
+    const SEC1: &str = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIJ+iDsGMtutKBAXW/U83twCClQbPswc7AAoGnNvnJtc2oAoGCCqGSM49\nAwEHoUQDQgAEoVh4EbEGt045De7EsvMXWOzKZQBbfJ1I2iDaraRbK7idBvbbsuoZ\nsBMcdPx0s7hS5TFFUQ2W9nnJky8MvBlcnw==\n-----END EC PRIVATE KEY-----";
+
+    /// The claims of `assertion`, verified with the public key `public` for `algorithm`.
+    fn verified(assertion: &str, public: &str, algorithm: Algorithm) -> serde_json::Value {
+        let key = match algorithm {
+            Algorithm::RS256 | Algorithm::PS256 => DecodingKey::from_rsa_pem(public.as_bytes()),
+            Algorithm::ES384 => DecodingKey::from_ec_pem(public.as_bytes()),
+            _ => DecodingKey::from_ed_pem(public.as_bytes()),
+        }
+        .unwrap();
+        let mut validation = Validation::new(algorithm);
+        validation.set_audience(&["https://as.example"]);
+        validation.set_issuer(&["machine"]);
+        let header = jsonwebtoken::decode_header(assertion).unwrap();
+        assert_eq!(header.typ.as_deref(), Some(TYP));
+        jsonwebtoken::decode::<serde_json::Value>(assertion, &key, &validation)
+            .unwrap()
+            .claims
+    }
+
+    #[test]
+    fn the_algorithm_is_the_one_the_key_is_for_unless_one_is_named() {
+        for ((pem, public), algorithm) in [
+            (RSA, Algorithm::RS256),
+            (P384, Algorithm::ES384),
+            (ED25519, Algorithm::EdDSA),
+        ] {
+            let key = ClientKey::read(pem, None).unwrap();
+            assert_eq!(key.algorithm, algorithm);
+            let one = key.assertion("machine", "https://as.example").unwrap();
+            let two = key.assertion("machine", "https://as.example").unwrap();
+            let (one, two) = (
+                verified(&one, public, algorithm),
+                verified(&two, public, algorithm),
+            );
+            assert_eq!(one["sub"], "machine");
+            assert_ne!(one["jti"], two["jti"], "a jti is never used twice");
+            let (iat, exp) = (one["iat"].as_u64().unwrap(), one["exp"].as_u64().unwrap());
+            assert_eq!(exp - iat, LIFETIME_SECS);
+        }
+        // a named algorithm of the key's kind, and one the key cannot sign
+        let pss = ClientKey::read(RSA.0, Some("PS256")).unwrap();
+        let signed = pss.assertion("machine", "https://as.example").unwrap();
+        verified(&signed, RSA.1, Algorithm::PS256);
+        let e = ClientKey::read(P384.0, Some("ES256")).unwrap_err();
+        assert!(e.contains("cannot sign") && e.contains("ES256"), "{e}");
+        let e = ClientKey::read(RSA.0, Some("HS256")).unwrap_err();
+        assert!(e.contains("cannot sign"), "{e}");
+        let e = ClientKey::read(RSA.0, Some("RS257")).unwrap_err();
+        assert!(e.contains("not a signing algorithm"), "{e}");
+        // the key's Debug shows its algorithm alone
+        assert_eq!(format!("{pss:?}"), "ClientKey { algorithm: PS256, .. }");
+    }
+
+    #[test]
+    fn a_sec1_key_is_refused_with_the_way_to_convert_it_and_none_of_its_bytes() {
+        let e = ClientKey::read(SEC1, None).unwrap_err();
+        assert!(e.contains("openssl pkcs8 -topk8"), "{e}");
+        for line in SEC1.lines().filter(|l| !l.starts_with("-----")) {
+            assert!(!e.contains(line), "{e}");
+        }
+    }
 }

@@ -60,10 +60,11 @@ pub struct OAuthConfig {
     /// Its secret, for a confidential client (`${NAME}` to read it from the environment). Never
     /// logged, audited or shown.
     pub client_secret: Option<String>,
-    /// Its private key, in PEM (PKCS#8, or PKCS#1 for RSA, SEC1 for EC; `${NAME}` to read it
-    /// from the environment): the client authenticates at the token endpoint with a short-lived
-    /// assertion it signs (`private_key_jwt`, RFC 7523 section 2.2) instead of a secret. Never
-    /// logged, audited or shown.
+    /// Its private key, in PEM (PKCS#8 `BEGIN PRIVATE KEY`, or PKCS#1 `BEGIN RSA PRIVATE KEY`;
+    /// an EC key in SEC1 `BEGIN EC PRIVATE KEY` is converted with `openssl pkcs8 -topk8
+    /// -nocrypt`), or `${NAME}` to read it from the environment: the client authenticates at the
+    /// token endpoint with a short-lived assertion it signs (`private_key_jwt`, RFC 7523 section
+    /// 2.2) instead of a secret. Never logged, audited or shown.
     pub client_key: Option<String>,
     /// The file holding that private key in PEM, in place of `clientKey`.
     pub client_key_file: Option<std::path::PathBuf>,
