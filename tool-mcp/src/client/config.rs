@@ -363,7 +363,7 @@ mod tests {
             "[mcp.servers.signed]\nurl = \"https://mcp.example.com/mcp\"\n\
              [mcp.servers.signed.oauth]\ngrant = \"client_credentials\"\n\
              clientId = \"machine\"\nclientKeyFile = \"/etc/tools/machine.pem\"\n\
-             clientKeyAlgorithm = \"ES256\"\n\
+             clientKeyAlgorithm = \"ES256\"\nkeepTokens = true\n\
              [mcp.servers.corp]\nurl = \"https://mcp.example.com/mcp\"\n\
              [mcp.servers.corp.oauth]\ngrant = \"enterprise_managed\"\n\
              clientId = \"corp\"\nclientSecret = \"${CORP_SECRET}\"\n\
@@ -379,6 +379,7 @@ mod tests {
             Some(std::path::Path::new("/etc/tools/machine.pem"))
         );
         assert_eq!(signed.client_key_algorithm.as_deref(), Some("ES256"));
+        assert!(signed.keep_tokens && signed.token_file.is_none());
         let corp = servers["corp"].oauth.as_ref().unwrap();
         assert_eq!(corp.grant, crate::client::Grant::EnterpriseManaged);
         let idp = corp.identity_provider.as_ref().unwrap();

@@ -8,12 +8,13 @@ use oauth2::TokenResponse;
 use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationRequest, AuthorizationSession, ClientCredentialsConfig,
-    CredentialStore, InMemoryCredentialStore, OAuthTokenResponse, StoredCredentials,
-    WWWAuthenticateParams,
+    CredentialStore, InMemoryCredentialStore, OAuthClientConfig, OAuthTokenResponse,
+    StoredCredentials, WWWAuthenticateParams,
 };
 
 use super::assertion::{self, ClientKey};
 use super::enterprise::{self, ClientAuth, IdToken};
+use super::store::{self, FileStore};
 use super::{Grant, OAuthConfig, consent, discovery};
 use crate::client::ClientError;
 use crate::client::config::resolve;
@@ -28,6 +29,8 @@ pub(crate) struct Authorization {
     key: Option<Arc<ClientKey>>,
     /// The identity provider of enterprise-managed authorization.
     idp: Option<enterprise::IdentityProvider>,
+    /// The file the tokens are kept in, when the configuration asks.
+    store: Option<FileStore>,
     pub(super) client: AuthClient<reqwest::Client>,
     /// Serialises flows; counts those completed, so a request refused before another request's
     /// flow ended sends again with the new token instead of starting one more.
@@ -126,7 +129,33 @@ impl Authorization {
             idp.client_key = None;
             idp.id_token = None;
         }
-        let manager = manager(server, url).await?;
+        let store = match (&config.token_file, config.keep_tokens) {
+            (Some(file), _) => Some(FileStore::new(file.clone())),
+            (None, true) => {
+                let var = |name| std::env::var_os(name).map(std::path::PathBuf::from);
+                let path = store::default_path(
+                    var("XDG_DATA_HOME").as_deref(),
+                    var("HOME").as_deref(),
+                    server,
+                    url,
+                )
+                .ok_or_else(|| {
+                    wrong(
+                        "`oauth.keepTokens` needs a data directory: neither XDG_DATA_HOME nor \
+                         HOME is set; give `tokenFile`",
+                    )
+                })?;
+                Some(FileStore::new(path))
+            }
+            (None, false) => None,
+        };
+        let mut manager = manager(server, url).await?;
+        if let Some(store) = &store {
+            manager.set_credential_store(store.clone());
+            if store.exists() {
+                kept(server, url, &config, &mut manager).await;
+            }
+        }
         Ok(Arc::new(Authorization {
             server: server.to_owned(),
             url: url.to_owned(),
@@ -134,6 +163,7 @@ impl Authorization {
             config,
             key,
             idp,
+            store,
             client: AuthClient::new(reqwest::Client::default(), manager),
             flows: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
@@ -202,6 +232,9 @@ impl Authorization {
     /// holding the token.
     async fn flow(&self, www_authenticate: &str) -> Result<AuthorizationManager, AuthError> {
         let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
+        if let Some(store) = &self.store {
+            manager.set_credential_store(store.clone());
+        }
         let metadata = discovery::metadata(&manager, &self.url, www_authenticate).await?;
         manager.set_metadata(metadata.clone());
         let config = &self.config;
@@ -274,7 +307,14 @@ impl Authorization {
             }
         };
         let client_id = client_id.unwrap_or_default();
-        hold(&mut manager, client_id, token, metadata.issuer).await?;
+        hold(
+            &mut manager,
+            self.store.clone(),
+            client_id,
+            token,
+            metadata.issuer,
+        )
+        .await?;
         Ok(manager)
     }
 
@@ -301,12 +341,22 @@ impl Authorization {
 /// without, so that the server's challenge starts a new authorization.
 async fn hold(
     manager: &mut AuthorizationManager,
+    kept: Option<FileStore>,
     client_id: &str,
     token: OAuthTokenResponse,
     issuer: Option<String>,
 ) -> Result<(), AuthError> {
-    let store = InMemoryCredentialStore::new();
-    manager.set_credential_store(store.clone());
+    let store: Box<dyn CredentialStore> = match kept {
+        Some(file) => {
+            manager.set_credential_store(file.clone());
+            Box::new(file)
+        }
+        None => {
+            let memory = InMemoryCredentialStore::new();
+            manager.set_credential_store(memory.clone());
+            Box::new(memory)
+        }
+    };
     let scopes = token
         .scopes()
         .map(|s| s.iter().map(|s| s.to_string()).collect())
@@ -323,6 +373,27 @@ async fn hold(
         .await?;
     // a client the manager knows, so that an expired token asks for authorization
     manager.configure_client_id(client_id)
+}
+
+/// Makes `manager` go on with the tokens kept in its store by an earlier process: the
+/// authorization server is discovered again, and the tokens are dropped when it is another one
+/// than the one that issued them (rmcp's `initialize_from_store`). A store that cannot be used is
+/// as good as none: the server's challenge starts a new authorization, which replaces it.
+async fn kept(server: &str, url: &str, config: &OAuthConfig, manager: &mut AuthorizationManager) {
+    match manager.initialize_from_store().await {
+        Ok(true) => {
+            // a confidential client refreshes with its secret
+            if let (Some(id), Some(secret)) = (&config.client_id, &config.client_secret)
+                && let Err(e) = manager
+                    .configure_client(OAuthClientConfig::new(id, url).with_client_secret(secret))
+            {
+                tracing::warn!(server, "the kept tokens cannot be refreshed: {e}");
+            }
+            tracing::debug!(server, "going on with the tokens kept");
+        }
+        Ok(false) => {}
+        Err(e) => tracing::warn!(server, "the kept tokens are not used: {e}"),
+    }
 }
 
 /// The private key `pem` (or `${NAME}`) or the file `file` gives, for the configuration's

@@ -21,7 +21,8 @@
 //! anyone (a token of the last two grants has no refresh token: the same grant is run again); a
 //! `403 insufficient_scope` asks for the scopes the server names, added to those already granted
 //! (step-up), once per request. Tokens are kept for the life of the process, for every
-//! reconnection. Secrets, private keys, identity assertions and tokens are in no `Debug`, log
+//! reconnection, and, when the configuration asks (`keepTokens`, `tokenFile`), in a file only the
+//! user can read, for the next process (`store`). Secrets, private keys, identity assertions and tokens are in no `Debug`, log
 //! line or error.
 
 #[cfg(feature = "client-http")]
@@ -34,6 +35,8 @@ mod discovery;
 mod enterprise;
 #[cfg(feature = "client-http")]
 mod flow;
+#[cfg(feature = "client-http")]
+mod store;
 #[cfg(feature = "client-http")]
 mod transport;
 
@@ -90,6 +93,13 @@ pub struct OAuthConfig {
     /// server redirects the person's browser to; a free one when absent. Some authorization
     /// servers accept only the redirect URI a client was registered with: give its port then.
     pub redirect_port: Option<u16>,
+    /// Keep the tokens in a file only the user can read (mode `0600`), so that a restarted
+    /// process goes on with them instead of asking again: `tool-mcp/oauth/NAME-HASH.json` in the
+    /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). Off by default: the
+    /// tokens are kept for the life of the process.
+    pub keep_tokens: bool,
+    /// The file to keep the tokens in, in place of the default one; giving it keeps them.
+    pub token_file: Option<std::path::PathBuf>,
     /// How the person's consent is obtained; set in code only.
     #[serde(skip)]
     pub consent: Consent,
@@ -109,6 +119,8 @@ impl std::fmt::Debug for OAuthConfig {
             .field("grant", &self.grant)
             .field("identity_provider", &self.identity_provider)
             .field("redirect_port", &self.redirect_port)
+            .field("keep_tokens", &self.keep_tokens)
+            .field("token_file", &self.token_file)
             .field("consent", &self.consent)
             .finish()
     }
