@@ -12,7 +12,7 @@
 //! found at, which presumes the URL was made from the issuer, does not apply to it. What this
 //! path still requires is the revision's premise: the issuer is on the origin of the
 //! authorization base URL (the server the client was configured with), so a document naming an
-//! authorization server elsewhere is refused as before. Any sign of the newer discovery (a
+//! authorization server elsewhere is refused. Any sign of the newer discovery (a
 //! `resource_metadata` in the challenge, a protected resource metadata document at a well-known
 //! URL) keeps the whole of RFC 8414's check.
 

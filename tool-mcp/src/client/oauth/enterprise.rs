@@ -72,7 +72,7 @@ pub(super) struct IdentityProvider {
 }
 
 impl IdentityProvider {
-    /// The person's identity assertion, read now.
+    /// The person's identity assertion, read at each authorization.
     fn id_token(&self, server: &str) -> Result<String, AuthError> {
         let token = match &self.id_token {
             IdToken::Value(value) => resolve(server, value).map_err(|e| {

@@ -77,7 +77,7 @@ impl Authorization {
             config.client_key_algorithm.as_deref(),
         )?
         .map(Arc::new);
-        // the key is held read and checked; the configuration kept keeps no copy of it
+        // the key is kept parsed in `key`, and the configuration kept beside it holds no copy
         config.client_key = None;
         if config.client_secret.is_some() && key.is_some() {
             return Err(wrong(
