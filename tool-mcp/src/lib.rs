@@ -35,7 +35,11 @@
 //! - `client` (default): servers started as child processes, over stdio.
 //! - `client-http` (default): servers reached over streamable HTTP.
 //! - `cli`: `--mcp-config FILE` for the `tools` command line
-//!   ([`McpConfigOption`](client::McpConfigOption)).
+#![cfg_attr(
+    feature = "cli",
+    doc = "  ([`McpConfigOption`](client::McpConfigOption))."
+)]
+#![cfg_attr(not(feature = "cli"), doc = "  (`client::McpConfigOption`).")]
 //!
 //! `tools gateway`, the imported tools beside the application's own served over MCP, the HTTP API
 //! and the approvals page, is `tool-server`'s (its `gateway` feature).

@@ -17,7 +17,7 @@
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tool_mcp::client::{Consent, Grant, McpClient, OAuthConfig, ServerConfig};
+use tool_mcp::client::{Consent, Grant, IdentityProvider, McpClient, OAuthConfig, ServerConfig};
 use tool_runtime::executor::{ApproveAll, Outcome};
 use tool_runtime::host::{CallHost, Form, Host, Reply};
 use tool_runtime::{CallContext, Executor, ToolCall, ToolError, ToolSet};
@@ -40,24 +40,40 @@ fn call_of(scenario: &str) -> Option<(&'static str, Value)> {
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// How an authorization scenario's server is imported: OAuth, with the client the suite's
-/// context names (`client_id`, `client_secret`) or its metadata document, and the client
-/// credentials grant where the scenario is about it.
+/// context names (`client_id`, with `client_secret` or `private_key_pem` and its
+/// `signing_algorithm`) or its metadata document; the client credentials grant where the
+/// scenario is about it, and enterprise-managed authorization where the context names an
+/// identity provider (`idp_issuer`, `idp_token_endpoint`, `idp_client_id`) and the person's ID
+/// token there (`idp_id_token`).
 fn oauth_of(scenario: &str) -> OAuthConfig {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let identity_provider = text("idp_issuer").map(|issuer| IdentityProvider {
+        issuer,
+        token_endpoint: text("idp_token_endpoint").unwrap_or_default(),
+        client_id: text("idp_client_id").unwrap_or_default(),
+        id_token: text("idp_id_token"),
+        ..IdentityProvider::default()
+    });
+    let grant = if identity_provider.is_some() {
+        Grant::EnterpriseManaged
+    } else if scenario.starts_with("auth/client-credentials") {
+        Grant::ClientCredentials
+    } else {
+        Grant::AuthorizationCode
+    };
     OAuthConfig {
         client_id: text("client_id"),
         client_secret: text("client_secret"),
+        client_key: text("private_key_pem"),
+        client_key_algorithm: text("signing_algorithm"),
         client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
         client_name: Some("tool-mcp conformance client".to_owned()),
-        grant: if scenario.starts_with("auth/client-credentials") {
-            Grant::ClientCredentials
-        } else {
-            Grant::AuthorizationCode
-        },
+        grant,
+        identity_provider,
         consent: Consent::FollowRedirect,
         ..OAuthConfig::default()
     }

@@ -358,6 +358,50 @@ mod tests {
         let servers = read_servers_config(&config.mcp).unwrap();
         let oauth = servers["saas"].oauth.as_ref().unwrap();
         assert_eq!(oauth.grant, crate::client::Grant::ClientCredentials);
+        // a machine client with its private key, and enterprise-managed authorization
+        let config: tool_runtime::executor::ExecutorConfig = toml::from_str(
+            "[mcp.servers.signed]\nurl = \"https://mcp.example.com/mcp\"\n\
+             [mcp.servers.signed.oauth]\ngrant = \"client_credentials\"\n\
+             clientId = \"machine\"\nclientKeyFile = \"/etc/tools/machine.pem\"\n\
+             clientKeyAlgorithm = \"ES256\"\nkeepTokens = true\n\
+             [mcp.servers.corp]\nurl = \"https://mcp.example.com/mcp\"\n\
+             [mcp.servers.corp.oauth]\ngrant = \"enterprise_managed\"\n\
+             clientId = \"corp\"\nclientSecret = \"${CORP_SECRET}\"\n\
+             [mcp.servers.corp.oauth.identityProvider]\nissuer = \"https://idp.example.com\"\n\
+             tokenEndpoint = \"https://idp.example.com/token\"\nclientId = \"tools\"\n\
+             idTokenFile = \"/run/user/1000/id_token\"\n",
+        )
+        .unwrap();
+        let servers = read_servers_config(&config.mcp).unwrap();
+        let signed = servers["signed"].oauth.as_ref().unwrap();
+        assert_eq!(
+            signed.client_key_file.as_deref(),
+            Some(std::path::Path::new("/etc/tools/machine.pem"))
+        );
+        assert_eq!(signed.client_key_algorithm.as_deref(), Some("ES256"));
+        assert!(signed.keep_tokens && signed.token_file.is_none());
+        let corp = servers["corp"].oauth.as_ref().unwrap();
+        assert_eq!(corp.grant, crate::client::Grant::EnterpriseManaged);
+        let idp = corp.identity_provider.as_ref().unwrap();
+        assert_eq!(idp.token_endpoint, "https://idp.example.com/token");
+        assert_eq!(
+            idp.id_token_file.as_deref(),
+            Some(std::path::Path::new("/run/user/1000/id_token"))
+        );
+        // the key and the identity assertion are never shown either
+        let secrets = OAuthConfig {
+            client_key: Some("-----BEGIN PRIVATE KEY-----literal-key".into()),
+            identity_provider: Some(crate::client::IdentityProvider {
+                id_token: Some("literal-id-token".into()),
+                client_secret: Some("literal-idp-secret".into()),
+                ..Default::default()
+            }),
+            ..OAuthConfig::default()
+        };
+        let shown = format!("{secrets:?}");
+        for secret in ["literal-key", "literal-id-token", "literal-idp-secret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
         for (text, says) in [
             (
                 r#"{"mcpServers": {"a": {"command": "x", "oauth": {}}}}"#,
@@ -366,6 +410,11 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"url": "http://h", "oauth": {"scope": "x"}}}}"#,
                 "scope",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h", "oauth": {
+                    "identityProvider": {"issuer": "https://i", "idtoken": "x"}}}}}"#,
+                "idtoken",
             ),
         ] {
             let e = read_servers_json(text).unwrap_err().to_string();

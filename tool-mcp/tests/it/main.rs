@@ -9,6 +9,7 @@ mod http;
 mod list_changes;
 mod memory;
 mod oauth;
+mod oauth_grants;
 mod paging;
 mod pinning;
 mod restart;

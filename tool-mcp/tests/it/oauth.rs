@@ -314,3 +314,64 @@ async fn a_server_behind_oauth_is_authorized_refreshed_and_refused_without_telli
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
     client.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_kept_in_a_file_serve_the_next_process_without_asking_again() {
+    let (url, auth) = protected().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oauth/notes.json");
+    let kept = || {
+        let mut config = oauth(&url);
+        if let Some(oauth) = &mut config.oauth {
+            oauth.token_file = Some(file.clone());
+        }
+        config
+    };
+    let first = McpClient::connect("notes", kept()).await.unwrap();
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+    first.close();
+    drop(first);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the token file is its owner's alone");
+    }
+
+    // a new client, as a restarted process makes: the kept token is sent, nobody is asked
+    let client = McpClient::connect("notes", kept()).await.unwrap();
+    let mut set = ToolSet::new();
+    assert_eq!(client.import(&mut set).registered, ["notes__greet"]);
+    let exec = Executor::builder(set)
+        .confirmation(ApproveAll)
+        .build()
+        .unwrap();
+    let call = |id: &str| {
+        let (exec, call) = (
+            exec.clone(),
+            ToolCall::new(id, "notes__greet", json!({"name": id})),
+        );
+        let id = id.to_owned();
+        async move { exec.call(&call, CallContext::new(id)).await.outcome }
+    };
+    assert!(matches!(call("k1").await, Outcome::Success { .. }));
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+
+    // and its kept refresh token is honoured, the confidential client authenticated with its
+    // secret, still without asking anyone
+    auth.revoke_access();
+    let refreshed = call("k2").await;
+    assert!(
+        matches!(&refreshed, Outcome::Success { value, .. } if value == "hello, k2"),
+        "{refreshed:?}"
+    );
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+    client.close();
+
+    // without the file, the next process asks again
+    std::fs::remove_file(&file).unwrap();
+    let again = McpClient::connect("notes", kept()).await.unwrap();
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
+    again.close();
+}

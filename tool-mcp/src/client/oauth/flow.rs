@@ -4,13 +4,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use oauth2::TokenResponse;
 use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationRequest, ClientCredentialsConfig, OAuthState,
-    WWWAuthenticateParams,
+    AuthClient, AuthError, AuthorizationRequest, AuthorizationSession, ClientCredentialsConfig,
+    CredentialStore, InMemoryCredentialStore, OAuthClientConfig, OAuthTokenResponse,
+    StoredCredentials, WWWAuthenticateParams,
 };
 
-use super::{Grant, OAuthConfig, consent};
+use super::assertion::{self, ClientKey};
+use super::enterprise::{self, ClientAuth, IdToken};
+use super::store::{self, FileStore};
+use super::{Grant, OAuthConfig, consent, discovery};
 use crate::client::ClientError;
 use crate::client::config::resolve;
 
@@ -20,6 +25,12 @@ pub(crate) struct Authorization {
     server: String,
     url: String,
     config: OAuthConfig,
+    /// The client's private key, when it authenticates with one.
+    key: Option<Arc<ClientKey>>,
+    /// The identity provider of enterprise-managed authorization.
+    idp: Option<enterprise::IdentityProvider>,
+    /// The file the tokens are kept in, when the configuration asks.
+    store: Option<FileStore>,
     pub(super) client: AuthClient<reqwest::Client>,
     /// Serialises flows; counts those completed, so a request refused before another request's
     /// flow ended sends again with the new token instead of starting one more.
@@ -58,24 +69,101 @@ impl Authorization {
             server: server.to_owned(),
             message: message.to_owned(),
         };
-        if config.client_secret.is_some() && config.client_id.is_none() {
+        let key = client_key(
+            server,
+            "oauth",
+            config.client_key.as_deref(),
+            config.client_key_file.as_deref(),
+            config.client_key_algorithm.as_deref(),
+        )?
+        .map(Arc::new);
+        // the key is kept parsed in `key`, and the configuration kept beside it holds no copy
+        config.client_key = None;
+        if config.client_secret.is_some() && key.is_some() {
             return Err(wrong(
-                "`oauth.clientSecret` needs the `clientId` it belongs to",
+                "`oauth.clientSecret` and a private key (`clientKey`, `clientKeyFile`): give one",
             ));
         }
-        if config.grant == Grant::ClientCredentials
-            && (config.client_id.is_none() || config.client_secret.is_none())
-        {
+        if (config.client_secret.is_some() || key.is_some()) && config.client_id.is_none() {
             return Err(wrong(
-                "`oauth.grant = \"client_credentials\"` needs `clientId` and `clientSecret`",
+                "`oauth.clientSecret` or a private key needs the `clientId` it belongs to",
             ));
         }
-        let manager = manager(server, url).await?;
+        match config.grant {
+            Grant::AuthorizationCode if key.is_some() => {
+                return Err(wrong(
+                    "a private key (`clientKey`, `clientKeyFile`) authenticates a client of \
+                     `grant = \"client_credentials\"` or `\"enterprise_managed\"`",
+                ));
+            }
+            Grant::ClientCredentials
+                if config.client_id.is_none()
+                    || (config.client_secret.is_none() && key.is_none()) =>
+            {
+                return Err(wrong(
+                    "`oauth.grant = \"client_credentials\"` needs `clientId` and `clientSecret` \
+                     or a private key (`clientKey`, `clientKeyFile`)",
+                ));
+            }
+            Grant::EnterpriseManaged
+                if config.client_id.is_none() || config.identity_provider.is_none() =>
+            {
+                return Err(wrong(
+                    "`oauth.grant = \"enterprise_managed\"` needs `clientId` and \
+                     `identityProvider`",
+                ));
+            }
+            _ => {}
+        }
+        let idp = match (&config.identity_provider, config.grant) {
+            (Some(idp), Grant::EnterpriseManaged) => Some(identity_provider(server, idp)?),
+            (Some(_), _) => {
+                return Err(wrong(
+                    "`oauth.identityProvider` is for `grant = \"enterprise_managed\"`",
+                ));
+            }
+            (None, _) => None,
+        };
+        if let Some(idp) = &mut config.identity_provider {
+            idp.client_secret = None;
+            idp.client_key = None;
+            idp.id_token = None;
+        }
+        let store = match (&config.token_file, config.keep_tokens) {
+            (Some(file), _) => Some(FileStore::new(file.clone())),
+            (None, true) => {
+                let var = |name| std::env::var_os(name).map(std::path::PathBuf::from);
+                let path = store::default_path(
+                    var("XDG_DATA_HOME").as_deref(),
+                    var("HOME").as_deref(),
+                    server,
+                    url,
+                )
+                .ok_or_else(|| {
+                    wrong(
+                        "`oauth.keepTokens` needs a data directory: neither XDG_DATA_HOME nor \
+                         HOME is set; give `tokenFile`",
+                    )
+                })?;
+                Some(FileStore::new(path))
+            }
+            (None, false) => None,
+        };
+        let mut manager = manager(server, url).await?;
+        if let Some(store) = &store {
+            manager.set_credential_store(store.clone());
+            if store.exists() {
+                kept(server, url, &config, &mut manager).await;
+            }
+        }
         Ok(Arc::new(Authorization {
             server: server.to_owned(),
             url: url.to_owned(),
             scopes: std::sync::Mutex::new(config.scopes.clone()),
             config,
+            key,
+            idp,
+            store,
             client: AuthClient::new(reqwest::Client::default(), manager),
             flows: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
@@ -143,46 +231,91 @@ impl Authorization {
     /// One authorization: discovery from the challenge, the client, the grant; the manager
     /// holding the token.
     async fn flow(&self, www_authenticate: &str) -> Result<AuthorizationManager, AuthError> {
-        let manager = AuthorizationManager::new(self.url.as_str()).await?;
-        let mut state = OAuthState::Unauthorized(manager);
-        let config = &self.config;
-        if config.grant == Grant::ClientCredentials {
-            let (Some(client_id), Some(client_secret)) = (&config.client_id, &config.client_secret)
-            else {
-                return Err(AuthError::InternalError("no client credentials".into()));
-            };
-            state
-                .authenticate_client_credentials(ClientCredentialsConfig::ClientSecret {
-                    client_id: client_id.clone(),
-                    client_secret: client_secret.clone(),
-                    scopes: self.scopes_for(www_authenticate),
-                    // the token is for this server alone (RFC 8707)
-                    resource: Some(self.url.clone()),
-                })
-                .await?;
-        } else {
-            let redirect = consent::Redirect::bind(config.redirect_port).await?;
-            let mut request = AuthorizationRequest::new(redirect.uri())
-                .with_client_name(config.client_name.as_deref().unwrap_or("tool-mcp"))
-                .with_challenge(www_authenticate)
-                .with_scopes(self.scopes_for(www_authenticate));
-            if let Some(id) = &config.client_id {
-                request = request.with_preregistered_client(id.clone());
-            }
-            if let Some(secret) = &config.client_secret {
-                request = request.with_client_secret(secret.clone());
-            }
-            if let Some(url) = &config.client_metadata_url {
-                request = request.with_client_metadata_url(url.clone());
-            }
-            state.start_authorization(request).await?;
-            let url = state.get_authorization_url().await?;
-            let callback = redirect.wait(&self.server, &url, config.consent).await?;
-            state.handle_callback_url(&callback).await?;
+        let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
+        if let Some(store) = &self.store {
+            manager.set_credential_store(store.clone());
         }
-        state
-            .into_authorization_manager()
-            .ok_or_else(|| AuthError::InternalError("the flow left no token".into()))
+        let metadata = discovery::metadata(&manager, &self.url, www_authenticate).await?;
+        manager.set_metadata(metadata.clone());
+        let config = &self.config;
+        let scopes = self.scopes_for(www_authenticate);
+        let client_id = config.client_id.as_deref();
+        let token = match (config.grant, client_id, &self.key, &self.idp) {
+            (Grant::ClientCredentials, Some(client_id), Some(key), _) => {
+                // the token is for this server alone (RFC 8707)
+                assertion::client_credentials(&metadata, client_id, key, &scopes, &self.url).await?
+            }
+            (Grant::ClientCredentials, Some(client_id), None, _) => {
+                let Some(client_secret) = &config.client_secret else {
+                    return Err(AuthError::InternalError("no client credentials".into()));
+                };
+                let credentials = ClientCredentialsConfig::ClientSecret {
+                    client_id: client_id.to_owned(),
+                    client_secret: client_secret.clone(),
+                    scopes,
+                    resource: Some(self.url.clone()),
+                };
+                manager.validate_client_credentials_metadata(&credentials)?;
+                manager.configure_client_credentials(&credentials)?;
+                manager.exchange_client_credentials(&credentials).await?;
+                return Ok(manager);
+            }
+            (Grant::EnterpriseManaged, Some(client_id), key, Some(idp)) => {
+                let auth = match (key, &config.client_secret) {
+                    (Some(key), _) => ClientAuth::Key(key.clone()),
+                    (None, Some(secret)) => ClientAuth::Secret(secret.clone()),
+                    (None, None) => ClientAuth::None,
+                };
+                enterprise::token(
+                    &self.server,
+                    idp,
+                    &metadata,
+                    client_id,
+                    &auth,
+                    &self.url,
+                    &scopes,
+                )
+                .await?
+            }
+            (Grant::AuthorizationCode, ..) => {
+                let redirect = consent::Redirect::bind(config.redirect_port).await?;
+                let mut request = AuthorizationRequest::new(redirect.uri())
+                    .with_client_name(config.client_name.as_deref().unwrap_or("tool-mcp"))
+                    .with_scopes(scopes);
+                if let Some(id) = client_id {
+                    request = request.with_preregistered_client(id);
+                }
+                if let Some(secret) = &config.client_secret {
+                    request = request.with_client_secret(secret.clone());
+                }
+                if let Some(url) = &config.client_metadata_url {
+                    request = request.with_client_metadata_url(url.clone());
+                }
+                let session = AuthorizationSession::new(manager, request)
+                    .await
+                    .map_err(|(_, e)| e)?;
+                let callback = redirect
+                    .wait(&self.server, &session.auth_url, config.consent)
+                    .await?;
+                session.handle_callback_url(&callback).await?;
+                return Ok(session.auth_manager);
+            }
+            _ => {
+                return Err(AuthError::InternalError(
+                    "the grant lacks its client".into(),
+                ));
+            }
+        };
+        let client_id = client_id.unwrap_or_default();
+        hold(
+            &mut manager,
+            self.store.clone(),
+            client_id,
+            token,
+            metadata.issuer,
+        )
+        .await?;
+        Ok(manager)
     }
 
     /// The scopes to ask for: those asked for so far with the challenge's; none when neither
@@ -201,6 +334,157 @@ impl Authorization {
         }
         scopes.clone()
     }
+}
+
+/// Makes `manager` hold `token`, obtained by `client_id` from the authorization server
+/// `issuer`: its requests carry it, and when it expires (it has no refresh token) they go
+/// without, so that the server's challenge starts a new authorization.
+async fn hold(
+    manager: &mut AuthorizationManager,
+    kept: Option<FileStore>,
+    client_id: &str,
+    token: OAuthTokenResponse,
+    issuer: Option<String>,
+) -> Result<(), AuthError> {
+    let store: Box<dyn CredentialStore> = match kept {
+        Some(file) => {
+            manager.set_credential_store(file.clone());
+            Box::new(file)
+        }
+        None => {
+            let memory = InMemoryCredentialStore::new();
+            manager.set_credential_store(memory.clone());
+            Box::new(memory)
+        }
+    };
+    let scopes = token
+        .scopes()
+        .map(|s| s.iter().map(|s| s.to_string()).collect())
+        .unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .ok();
+    store
+        .save(
+            StoredCredentials::new(client_id.to_owned(), Some(token), scopes, now)
+                .with_issuer(issuer),
+        )
+        .await?;
+    // a client the manager knows, so that an expired token asks for authorization
+    manager.configure_client_id(client_id)
+}
+
+/// Makes `manager` go on with the tokens kept in its store by an earlier process: the
+/// authorization server is discovered again, and the tokens are dropped when it is another one
+/// than the one that issued them (rmcp's `initialize_from_store`). A store that cannot be used is
+/// as good as none: the server's challenge starts a new authorization, which replaces it.
+async fn kept(server: &str, url: &str, config: &OAuthConfig, manager: &mut AuthorizationManager) {
+    match manager.initialize_from_store().await {
+        Ok(true) => {
+            // a confidential client refreshes with its secret
+            if let (Some(id), Some(secret)) = (&config.client_id, &config.client_secret)
+                && let Err(e) = manager
+                    .configure_client(OAuthClientConfig::new(id, url).with_client_secret(secret))
+            {
+                tracing::warn!(server, "the kept tokens cannot be refreshed: {e}");
+            }
+            tracing::debug!(server, "going on with the tokens kept");
+        }
+        Ok(false) => {}
+        Err(e) => tracing::warn!(server, "the kept tokens are not used: {e}"),
+    }
+}
+
+/// The private key `pem` (or `${NAME}`) or the file `file` gives, for the configuration's
+/// `entry`; none when neither is given. The errors name the server and the entry, never the key.
+fn client_key(
+    server: &str,
+    entry: &str,
+    pem: Option<&str>,
+    file: Option<&std::path::Path>,
+    algorithm: Option<&str>,
+) -> Result<Option<ClientKey>, ClientError> {
+    let wrong = |message: String| ClientError::Config {
+        server: server.to_owned(),
+        message,
+    };
+    let (pem, from) = match (pem, file) {
+        (None, None) => {
+            if algorithm.is_some() {
+                return Err(wrong(format!(
+                    "`{entry}.clientKeyAlgorithm` without `clientKey` or `clientKeyFile`"
+                )));
+            }
+            return Ok(None);
+        }
+        (Some(_), Some(_)) => {
+            return Err(wrong(format!(
+                "`{entry}.clientKey` and `{entry}.clientKeyFile`: give one"
+            )));
+        }
+        (Some(pem), None) => (resolve(server, pem)?, format!("`{entry}.clientKey`")),
+        (None, Some(path)) => {
+            let from = format!("`{entry}.clientKeyFile` {}", path.display());
+            let pem = std::fs::read_to_string(path)
+                .map_err(|e| wrong(format!("{from} cannot be read: {e}")))?;
+            (pem, from)
+        }
+    };
+    ClientKey::read(&pem, algorithm)
+        .map(Some)
+        .map_err(|why| wrong(format!("{from}: {why}")))
+}
+
+/// The identity provider `config` names, its secrets read and its key checked.
+fn identity_provider(
+    server: &str,
+    config: &super::IdentityProvider,
+) -> Result<enterprise::IdentityProvider, ClientError> {
+    let wrong = |message: &str| ClientError::Config {
+        server: server.to_owned(),
+        message: message.to_owned(),
+    };
+    let client_id = resolve(server, &config.client_id)?;
+    if config.issuer.is_empty() || config.token_endpoint.is_empty() || client_id.is_empty() {
+        return Err(wrong(
+            "`oauth.identityProvider` needs `issuer`, `tokenEndpoint` and `clientId`",
+        ));
+    }
+    let key = client_key(
+        server,
+        "oauth.identityProvider",
+        config.client_key.as_deref(),
+        config.client_key_file.as_deref(),
+        config.client_key_algorithm.as_deref(),
+    )?;
+    let auth = match (key, &config.client_secret) {
+        (Some(_), Some(_)) => {
+            return Err(wrong(
+                "`oauth.identityProvider.clientSecret` and a private key: give one",
+            ));
+        }
+        (Some(key), None) => ClientAuth::Key(Arc::new(key)),
+        (None, Some(secret)) => ClientAuth::Secret(resolve(server, secret)?),
+        (None, None) => ClientAuth::None,
+    };
+    let id_token = match (&config.id_token, &config.id_token_file) {
+        (Some(token), None) => IdToken::Value(token.clone()),
+        (None, Some(file)) => IdToken::File(file.clone()),
+        _ => {
+            return Err(wrong(
+                "`oauth.identityProvider` needs the person's identity assertion: `idToken` \
+                 (`${NAME}`) or `idTokenFile`, one of them",
+            ));
+        }
+    };
+    Ok(enterprise::IdentityProvider {
+        issuer: config.issuer.clone(),
+        token_endpoint: config.token_endpoint.clone(),
+        client_id,
+        auth,
+        id_token,
+    })
 }
 
 /// A token manager for `url` with no token.
