@@ -19,8 +19,9 @@
 //! `cargo bench -p tool-server --bench http_call`, with the tool as a sync fn, whose body runs on
 //! tokio's blocking pool; `HTTP_CALL_TOOL=non_blocking` for the same sync fn marked
 //! `#[tool(non_blocking)]` (called in place), `HTTP_CALL_TOOL=async` for it as an `async fn`,
-//! and `HTTP_CALL_TOOL=pool` for the alternative to tokio's blocking pool that was measured for
-//! the default: the sync body handed to a small pool of long-lived threads over a channel.
+//! and `HTTP_CALL_TOOL=pool` / `idle_pool` for the alternatives to tokio's blocking pool that
+//! were measured for the default: the sync body handed to a small pool of long-lived threads over
+//! a channel (`idle_pool`: only to an idle one, else to tokio's blocking pool).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -76,30 +77,74 @@ pub fn read_note_in_place(
 
 /// Long-lived threads, one per core, taking jobs from one channel: a hand-off without tokio's
 /// blocking-pool bookkeeping (no thread spawned or retired, no `JoinHandle` task), for comparing
-/// with `spawn_blocking` (`HTTP_CALL_TOOL=pool`).
+/// with `spawn_blocking` (`HTTP_CALL_TOOL=pool` and `idle_pool`).
 struct Pool {
     jobs: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
+    /// With `idle_pool`: the threads waiting for a job and not yet claimed by a caller.
+    idle: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-static POOL: std::sync::LazyLock<Pool> = std::sync::LazyLock::new(|| {
-    let (jobs, queue) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
-    let queue = Arc::new(std::sync::Mutex::new(queue));
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    for _ in 0..threads {
-        let queue = queue.clone();
-        std::thread::spawn(move || {
-            loop {
-                // the lock is held only to take one job, not while it runs
-                let job = queue.lock().expect("the queue's lock").recv();
-                match job {
-                    Ok(job) => job(),
-                    Err(_) => return,
+impl Pool {
+    /// `count_idle`: each thread counts itself idle before it waits for a job, and a caller that
+    /// hands it one first takes one off the count ([`Pool::claim`]).
+    fn start(count_idle: bool) -> Pool {
+        let (jobs, queue) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let queue = Arc::new(std::sync::Mutex::new(queue));
+        let idle = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        for _ in 0..threads {
+            let (queue, idle) = (queue.clone(), idle.clone());
+            std::thread::spawn(move || {
+                loop {
+                    if count_idle {
+                        idle.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                    }
+                    // the lock is held only to take one job, not while it runs
+                    let job = queue.lock().expect("the queue's lock").recv();
+                    match job {
+                        Ok(job) => job(),
+                        Err(_) => return,
+                    }
                 }
-            }
-        });
+            });
+        }
+        Pool { jobs, idle }
     }
-    Pool { jobs }
-});
+
+    /// Takes one idle thread for a job, if one is idle.
+    fn claim(&self) -> bool {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        self.idle
+            .fetch_update(AcqRel, Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+static POOL: std::sync::LazyLock<Pool> = std::sync::LazyLock::new(|| Pool::start(false));
+static IDLE_POOL: std::sync::LazyLock<Pool> = std::sync::LazyLock::new(|| Pool::start(true));
+
+/// The sync body handed to an idle thread of [`IDLE_POOL`] when one is idle, and to tokio's
+/// blocking pool otherwise, so that a body never queues behind another that blocks
+/// (`HTTP_CALL_TOOL=idle_pool`).
+#[tool(read_only, name = "read_note")]
+pub async fn read_note_idle_pooled(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    if !IDLE_POOL.claim() {
+        return tokio::task::spawn_blocking(move || read_note(id))
+            .await
+            .expect("the body ran");
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    IDLE_POOL
+        .jobs
+        .send(Box::new(move || {
+            let _ = tx.send(read_note(id));
+        }))
+        .expect("the pool runs");
+    rx.await.expect("the pool's thread answers")
+}
 
 /// The sync body run on [`POOL`], its result sent back over a oneshot channel.
 #[tool(read_only, name = "read_note")]
@@ -354,7 +399,13 @@ async fn bench() {
             tool_runtime::toolset![read_note_pooled],
             "sync fn's body handed to a pool of long-lived threads over a channel",
         ),
-        other => panic!("HTTP_CALL_TOOL={other:?}: say sync, non_blocking, async or pool"),
+        "idle_pool" => (
+            tool_runtime::toolset![read_note_idle_pooled],
+            "sync fn's body handed to an idle long-lived thread, else to tokio's blocking pool",
+        ),
+        other => {
+            panic!("HTTP_CALL_TOOL={other:?}: say sync, non_blocking, async, pool or idle_pool")
+        }
     };
     let set = set.expect("the tool registers");
     let config = ExecutorConfig {
@@ -416,7 +467,7 @@ async fn bench() {
         String::from_utf8_lossy(&answer),
         answer.len()
     );
-    println!("tool: {body} (HTTP_CALL_TOOL=sync|non_blocking|async|pool)");
+    println!("tool: {body} (HTTP_CALL_TOOL=sync|non_blocking|async|pool|idle_pool)");
     println!(
         "executor: MemoryStore with audit records to the store, result cache off; tokio \
          multi-thread runtime, {} workers (client and servers share it)",
