@@ -60,7 +60,8 @@ use proc_macro::TokenStream;
 /// The hop costs two thread hand-offs per call, which dominate a short body's cost under load. A
 /// sync function whose body never blocks (a computation, a lookup in memory) can opt out with
 /// `non_blocking`: it is then called in place, on the thread that polls the call, as an async
-/// fn's body is, and the executor's timeout cannot interrupt it.
+/// fn's body is, and the executor's timeout cannot interrupt it. Nothing moves then: `&CallContext`
+/// is lent and the injected values need not be `Send + 'static`.
 ///
 /// # Struct form
 ///
