@@ -156,6 +156,9 @@ pub struct ToolOptions {
     pub idempotent: Flag,
     /// Retries allowed although the tool is neither read-only nor idempotent.
     pub retry: Flag,
+    /// A sync function whose body never blocks: run in place, like an async fn's body, instead of
+    /// on the blocking pool.
+    pub non_blocking: Flag,
     pub strict: Flag,
     pub intent: Option<Text>,
     /// `tags = ["a", "b"]` or `tags("a", "b")`.

@@ -128,7 +128,12 @@ fn emit_fn(input: &Input, c: &Checked, f: &syn::ItemFn, parts: &Shared) -> Token
     let args_struct = args_struct(input, c, parts.constant, !parts.reads_itself);
     let output = c.output.as_ref().expect("function form has an output");
     let out_ty = &output.ty;
-    let (call, requirements) = call_body(input, f.sig.asyncness.is_some(), output.is_result);
+    let body = match (f.sig.asyncness.is_some(), c.non_blocking) {
+        (true, _) => Body::Async,
+        (false, true) => Body::InPlace,
+        (false, false) => Body::Blocking,
+    };
+    let (call, requirements) = call_body(input, body, output.is_result);
     let marker = marker(f, name);
     let tool_impl = tool_impl(
         input,
@@ -397,6 +402,17 @@ fn args_struct(input: &Input, c: &Checked, constant: bool, deserialize: bool) ->
     }
 }
 
+/// Where a function's body runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// An `async fn`: awaited in place.
+    Async,
+    /// A sync `fn`: on tokio's blocking pool.
+    Blocking,
+    /// A sync `fn` with `non_blocking`: called in place, in the call's first poll.
+    InPlace,
+}
+
 /// The body of `Tool::call` for a function: unpack the args, extract injected values, call the
 /// function unchanged, and convert its result.
 ///
@@ -404,8 +420,12 @@ fn args_struct(input: &Input, c: &Checked, constant: bool, deserialize: bool) ->
 /// that blocks would hold the thread that also has to notice the executor's timeout, and on a
 /// current-thread runtime the timeout could never fire. So everything it receives moves into the
 /// closure: the arguments, the injected values (which must therefore be `Send + 'static`, checked
-/// at the parameter), and for `&CallContext` a clone of the context.
-fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
+/// at the parameter), and for `&CallContext` a clone of the context. With `non_blocking` the
+/// author vouches that the body never blocks, and it is called in place as an async fn's body is
+/// polled: no thread hop, nothing moved, and no timeout that could interrupt it.
+fn call_body(input: &Input, body: Body, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
+    let is_async = body == Body::Async;
+    let on_pool = body == Body::Blocking;
     let rt = input.runtime();
     let ident = &input.ident;
     let mut extract = Vec::new();
@@ -423,12 +443,12 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
             }
             Role::ContextRef => {
                 context_ref = true;
-                call_args.push(if is_async { quote!(cx) } else { quote!(&__cx) });
+                call_args.push(if on_pool { quote!(&__cx) } else { quote!(cx) });
             }
             Role::Extracted => {
                 let ty = &p.ty;
                 let var = format_ident!("__injected{}", i);
-                if !is_async {
+                if on_pool {
                     extract.push(quote_spanned! {p.ty.span()=>
                         #rt::movable_to_blocking_thread::<#ty>();
                     });
@@ -451,7 +471,7 @@ fn call_body(input: &Input, is_async: bool, is_result: bool) -> (TokenStream, Ve
     } else {
         quote!(::core::result::Result::Ok(#invoke))
     };
-    let call = if is_async {
+    let call = if !on_pool {
         quote! {
             async move {
                 #(#extract)*

@@ -12,10 +12,16 @@
 //! rounds (a, b, c, a, b, c, ...) so that noise from other processes hits them alike, then with
 //! `IN_FLIGHT` requests in flight for throughput. Every sample is the time of one whole
 //! request (building it, sending it, reading the whole response) or of one `Executor::call`.
+//! Around each variant's concurrent pass the process's CPU time and context switches
+//! (`getrusage`, every thread of the process, client and servers included) are read, and
+//! reported per request.
 //!
-//! `cargo bench -p tool-server --bench http_call`; `HTTP_CALL_TOOL=async cargo bench -p tool-server
-//! --bench http_call` for the tool as an `async fn` (the default is a sync fn, whose body runs on
-//! tokio's blocking pool).
+//! `cargo bench -p tool-server --bench http_call`, with the tool as a sync fn, whose body runs on
+//! tokio's blocking pool; `HTTP_CALL_TOOL=non_blocking` for the same sync fn marked
+//! `#[tool(non_blocking)]` (called in place), `HTTP_CALL_TOOL=async` for it as an `async fn`,
+//! and `HTTP_CALL_TOOL=pool` / `idle_pool` for the alternatives to tokio's blocking pool that
+//! were measured for the default: the sync body handed to a small pool of long-lived threads over
+//! a channel (`idle_pool`: only to an idle one, else to tokio's blocking pool).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,6 +63,102 @@ pub fn read_note(
     id: String,
 ) -> Result<String, ToolError> {
     Ok(format!("the note {id}"))
+}
+
+/// The same sync function marked `non_blocking` (`HTTP_CALL_TOOL=non_blocking`): its body never
+/// blocks, so it is called in place, on the thread that polls the call.
+#[tool(read_only, non_blocking, name = "read_note")]
+pub fn read_note_in_place(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    Ok(format!("the note {id}"))
+}
+
+/// Long-lived threads, one per core, taking jobs from one channel: a hand-off without tokio's
+/// blocking-pool bookkeeping (no thread spawned or retired, no `JoinHandle` task), for comparing
+/// with `spawn_blocking` (`HTTP_CALL_TOOL=pool` and `idle_pool`).
+struct Pool {
+    jobs: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
+    /// With `idle_pool`: the threads waiting for a job and not yet claimed by a caller.
+    idle: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Pool {
+    /// `count_idle`: each thread counts itself idle before it waits for a job, and a caller that
+    /// hands it one first takes one off the count ([`Pool::claim`]).
+    fn start(count_idle: bool) -> Pool {
+        let (jobs, queue) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let queue = Arc::new(std::sync::Mutex::new(queue));
+        let idle = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        for _ in 0..threads {
+            let (queue, idle) = (queue.clone(), idle.clone());
+            std::thread::spawn(move || {
+                loop {
+                    if count_idle {
+                        idle.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                    }
+                    // the lock is held only to take one job, not while it runs
+                    let job = queue.lock().expect("the queue's lock").recv();
+                    match job {
+                        Ok(job) => job(),
+                        Err(_) => return,
+                    }
+                }
+            });
+        }
+        Pool { jobs, idle }
+    }
+
+    /// Takes one idle thread for a job, if one is idle.
+    fn claim(&self) -> bool {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        self.idle
+            .fetch_update(AcqRel, Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+static POOL: std::sync::LazyLock<Pool> = std::sync::LazyLock::new(|| Pool::start(false));
+static IDLE_POOL: std::sync::LazyLock<Pool> = std::sync::LazyLock::new(|| Pool::start(true));
+
+/// The sync body handed to an idle thread of [`IDLE_POOL`] when one is idle, and to tokio's
+/// blocking pool otherwise, so that a body never queues behind another that blocks
+/// (`HTTP_CALL_TOOL=idle_pool`).
+#[tool(read_only, name = "read_note")]
+pub async fn read_note_idle_pooled(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    if !IDLE_POOL.claim() {
+        return tokio::task::spawn_blocking(move || read_note(id))
+            .await
+            .expect("the body ran");
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    IDLE_POOL
+        .jobs
+        .send(Box::new(move || {
+            let _ = tx.send(read_note(id));
+        }))
+        .expect("the pool runs");
+    rx.await.expect("the pool's thread answers")
+}
+
+/// The sync body run on [`POOL`], its result sent back over a oneshot channel.
+#[tool(read_only, name = "read_note")]
+pub async fn read_note_pooled(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    POOL.jobs
+        .send(Box::new(move || {
+            let _ = tx.send(read_note(id));
+        }))
+        .expect("the pool runs");
+    rx.await.expect("the pool's thread answers")
 }
 
 /// The same tool as an `async fn` (`HTTP_CALL_TOOL=async`): its body runs in place, on the
@@ -188,6 +290,41 @@ struct Run {
     wall: Duration,
 }
 
+/// The process's CPU time (user and system) and context switches (voluntary and involuntary),
+/// summed over all its threads, those that have ended included.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu: Duration,
+    switches: u64,
+}
+
+impl Usage {
+    fn now() -> Usage {
+        // SAFETY: `getrusage` writes the struct it is given and nothing else; a zeroed `rusage` is
+        // a valid value of it.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut ru), 0, "getrusage");
+            ru
+        };
+        let time = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        Usage {
+            cpu: time(ru.ru_utime) + time(ru.ru_stime),
+            switches: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+        }
+    }
+
+    /// CPU µs and context switches per request between `self` and `later`, for `n` requests.
+    fn per_request(self, later: Usage, n: usize) -> (f64, f64) {
+        (
+            us(later.cpu - self.cpu) / n as f64,
+            (later.switches - self.switches) as f64 / n as f64,
+        )
+    }
+}
+
 impl Run {
     fn add(&mut self, other: Run) {
         self.samples.extend(other.samples);
@@ -243,13 +380,34 @@ async fn serve(app: axum::Router) -> String {
 }
 
 async fn bench() {
-    // `HTTP_CALL_TOOL=async` measures the tool as an `async fn`; the default, a sync fn
-    let body_async = std::env::var("HTTP_CALL_TOOL").is_ok_and(|v| v == "async");
-    let set = match body_async {
-        true => tool_runtime::toolset![read_note_async],
-        false => tool_runtime::toolset![read_note],
-    }
-    .expect("the tool registers");
+    // which of the three forms of the tool: a sync fn by default
+    let body = std::env::var("HTTP_CALL_TOOL").unwrap_or_default();
+    let (set, body) = match body.as_str() {
+        "" | "sync" => (
+            tool_runtime::toolset![read_note],
+            "sync fn, its body on tokio's blocking pool",
+        ),
+        "non_blocking" => (
+            tool_runtime::toolset![read_note_in_place],
+            "sync fn with `non_blocking`, called in place",
+        ),
+        "async" => (
+            tool_runtime::toolset![read_note_async],
+            "async fn, its body polled in place",
+        ),
+        "pool" => (
+            tool_runtime::toolset![read_note_pooled],
+            "sync fn's body handed to a pool of long-lived threads over a channel",
+        ),
+        "idle_pool" => (
+            tool_runtime::toolset![read_note_idle_pooled],
+            "sync fn's body handed to an idle long-lived thread, else to tokio's blocking pool",
+        ),
+        other => {
+            panic!("HTTP_CALL_TOOL={other:?}: say sync, non_blocking, async, pool or idle_pool")
+        }
+    };
+    let set = set.expect("the tool registers");
     let config = ExecutorConfig {
         // every call runs the tool: the same arguments would otherwise be answered from the cache
         cache: CacheConfig {
@@ -309,13 +467,7 @@ async fn bench() {
         String::from_utf8_lossy(&answer),
         answer.len()
     );
-    println!(
-        "tool: {} (HTTP_CALL_TOOL=sync|async)",
-        match body_async {
-            true => "async fn, its body polled in place",
-            false => "sync fn, its body on tokio's blocking pool",
-        }
-    );
+    println!("tool: {body} (HTTP_CALL_TOOL=sync|non_blocking|async|pool|idle_pool)");
     println!(
         "executor: MemoryStore with audit records to the store, result cache off; tokio \
          multi-thread runtime, {} workers (client and servers share it)",
@@ -359,10 +511,13 @@ async fn bench() {
     ));
 
     let mut concurrent = Vec::new();
+    let mut usage = Vec::new();
     for variant in VARIANTS {
         // open (and warm) the pool's connections before measuring
         bench.concurrent(variant, IN_FLIGHT * 100, &mut seq).await;
+        let before = Usage::now();
         let run = bench.concurrent(variant, CONCURRENT, &mut seq).await;
+        usage.push((variant, before.per_request(Usage::now(), run.samples.len())));
         concurrent.push((variant, Stats::of(&run)));
     }
     let concurrent_mode = format!("{IN_FLIGHT} in flight");
@@ -384,6 +539,14 @@ async fn bench() {
                 s.per_sec
             );
         }
+    }
+
+    println!();
+    println!(
+        "| {IN_FLIGHT} in flight | CPU per request (all threads) | context switches per request |\n|---|---|---|"
+    );
+    for (variant, (cpu, switches)) in &usage {
+        println!("| {} | {cpu:.1} µs | {switches:.2} |", variant.label());
     }
 
     println!();

@@ -357,6 +357,42 @@ fn greet_politely(greeting: String, #[inject] caller: Caller) -> String {
     format!("{greeting}, dear {}", caller.0)
 }
 
+/// The caller's session as a value that cannot leave its thread (`Rc` is neither `Send` nor
+/// `Sync`): a sync body on the blocking pool could not take it, one called in place can.
+struct ThreadBound(std::rc::Rc<String>);
+
+impl tool_runtime::tool::FromCallContext for ThreadBound {
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Caller::from_call_context(cx).map(|c| ThreadBound(std::rc::Rc::new(c.0)))
+    }
+}
+
+/// Greets the caller, called in place.
+#[tool(read_only, non_blocking)]
+fn greet_in_place(greeting: String, #[inject] caller: ThreadBound, cx: &CallContext) -> String {
+    format!("{greeting} {} ({})", caller.0, cx.call_id)
+}
+
+#[tokio::test]
+async fn a_non_blocking_fn_is_lent_the_context_and_takes_values_that_cannot_move() {
+    let set = toolset![greet_in_place].unwrap();
+    let call = ToolCall::new("c9", "greet_in_place", r#"{"greeting": "hi"}"#);
+    let cx = CallContext {
+        session: Some("ada".into()),
+        ..CallContext::new("c9")
+    };
+    let out = set.hydrate(&call).unwrap().run(cx).await.unwrap();
+    assert_eq!(out, json!("hi ada (c9)"));
+    // the extractor's error reaches the caller as it does for any body
+    let err = set
+        .hydrate(&call)
+        .unwrap()
+        .run(CallContext::new("c9"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::MISSING_STATE);
+}
+
 #[tokio::test]
 async fn inject_uses_from_call_context_and_its_errors_reach_the_caller() {
     let p = params(greet_politely::definition());

@@ -39,6 +39,8 @@ pub struct Checked {
     pub reversible: bool,
     pub idempotent: bool,
     pub retry: bool,
+    /// `non_blocking` on a sync function: its body runs in place, not on the blocking pool.
+    pub non_blocking: bool,
     pub strict: bool,
     pub intent: Option<String>,
     pub tags: Vec<String>,
@@ -63,6 +65,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
     let intent = intent(input, &wire_names, errors);
     let sensitive = sensitive(input, &wire_names, errors);
     let timeout_ms = timeout(input, errors);
+    let non_blocking = non_blocking(input, errors);
     let examples = examples(input, &schema, &wire_names, errors);
     let strict = strict(input, &schema, errors);
     let output = match &input.kind {
@@ -76,6 +79,7 @@ pub fn check(input: &Input, errors: &mut darling::error::Accumulator) -> Checked
         reversible: o.reversible.is_present(),
         idempotent: o.idempotent.is_present(),
         retry: o.retry.is_present(),
+        non_blocking,
         strict,
         intent,
         tags: o.tags.iter().flatten().map(|l| l.value()).collect(),
@@ -317,6 +321,51 @@ fn timeout(input: &Input, errors: &mut darling::error::Accumulator) -> Option<u6
         );
     }
     timeout_ms
+}
+
+/// `non_blocking`: only on a sync function, whose body would otherwise run on the blocking pool,
+/// and without a per-tool timeout, which could not interrupt a body run in place.
+fn non_blocking(input: &Input, errors: &mut darling::error::Accumulator) -> bool {
+    let o = &input.opts;
+    if !o.non_blocking.is_present() {
+        return false;
+    }
+    let flag = o.non_blocking.span();
+    match &input.kind {
+        Kind::Fn(f) if f.sig.asyncness.is_some() => {
+            errors.push(
+                Error::custom(
+                    "`non_blocking` is for a sync `fn`: an `async fn`'s body already runs in place, on the thread that polls the call; remove `non_blocking`",
+                )
+                .with_span(&flag),
+            );
+            return false;
+        }
+        Kind::Fn(_) => {}
+        Kind::Struct { .. } => {
+            errors.push(
+                Error::custom(
+                    "`non_blocking` is for a sync function tool: a struct tool's `Run::run` returns a future, which is already polled in place; remove `non_blocking`",
+                )
+                .with_span(&flag),
+            );
+            return false;
+        }
+    }
+    let timeout = o
+        .timeout
+        .as_ref()
+        .map(|l| l.span())
+        .or(o.timeout_ms.as_ref().map(|l| l.span()));
+    if let Some(span) = timeout {
+        errors.push(
+            Error::custom(
+                "a timeout cannot interrupt a `non_blocking` body: it runs to its end on the thread that polls the call. Remove the timeout, or remove `non_blocking` so that the body runs on the blocking pool, where the timeout applies",
+            )
+            .with_span(&span),
+        );
+    }
+    true
 }
 
 /// Each example is a JSON object of the tool's arguments (checked against a verbatim schema).

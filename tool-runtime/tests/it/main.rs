@@ -19,6 +19,7 @@ mod executor_audit;
 mod executor_blocking;
 mod executor_cancelled;
 mod executor_cli;
+mod executor_non_blocking;
 mod executor_pending;
 mod executor_policy;
 mod executor_policy_input;
