@@ -362,7 +362,8 @@ fn plain_hides(value: &Plain, sensitive: &[Cow<'static, str>]) -> bool {
             is_secret_key(k) || sensitive.iter().any(|s| s == k) || plain_hides(v, sensitive)
         }),
         Plain::Array(items) => items.iter().any(|v| plain_hides(v, sensitive)),
-        Plain::Leaf(v) => hides_something(v, sensitive),
+        Plain::String(text) => redact_shapes(text).is_some(),
+        Plain::Null | Plain::Bool(_) | Plain::Number(_) => false,
     }
 }
 

@@ -6,7 +6,7 @@
 //! order they were serialized, with the field names of a struct borrowed from the type: it is
 //! made without hashing, and turned into the [`Value`] that `serde_json::to_value` makes only
 //! when that `Value` is asked for ([`Plain::to_value`]). Every scalar is made by
-//! `serde_json`'s own value serializer, and an object is filled the way that serializer fills it
+//! `serde_json`'s own value serializer (and kept without `Value`'s size), and an object is filled the way that serializer fills it
 //! (each entry inserted in turn, a repeated key keeping its first place and its last value), so
 //! the two agree. What the tree cannot mirror exactly (a map key that is not a string, a raw or
 //! arbitrary-precision number) fails with [`Unsupported`], and the caller serializes to a
@@ -16,13 +16,15 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::ser::{self, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 /// A JSON tree whose objects are lists of entries (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Plain {
-    /// A scalar, as `serde_json`'s value serializer made it.
-    Leaf(Value),
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
     Array(Vec<Plain>),
     /// The entries in the order they were serialized; a key may repeat (then the last value
     /// counts, in the first key's place, as in a `serde_json` object).
@@ -39,7 +41,10 @@ impl Plain {
     /// The `Value` that `serde_json::to_value` makes of what this tree was made from.
     pub(crate) fn to_value(&self) -> Value {
         match self {
-            Plain::Leaf(v) => v.clone(),
+            Plain::Null => Value::Null,
+            Plain::Bool(b) => Value::Bool(*b),
+            Plain::Number(n) => Value::Number(n.clone()),
+            Plain::String(s) => Value::String(s.clone()),
             Plain::Array(items) => Value::Array(items.iter().map(Plain::to_value).collect()),
             Plain::Object(entries) => {
                 let mut map = Map::with_capacity(entries.len());
@@ -72,7 +77,23 @@ impl ser::Error for Unsupported {
 
 /// The scalar `serde_json`'s value serializer makes, or [`Unsupported`] where it fails.
 fn leaf(made: Result<Value, serde_json::Error>) -> Result<Plain, Unsupported> {
-    made.map(Plain::Leaf).map_err(|_| Unsupported)
+    made.map(tree).map_err(|_| Unsupported)
+}
+
+/// A `Value` as a tree (the keys of an object copied, in its order).
+fn tree(value: Value) -> Plain {
+    match value {
+        Value::Null => Plain::Null,
+        Value::Bool(b) => Plain::Bool(b),
+        Value::Number(n) => Plain::Number(n),
+        Value::String(s) => Plain::String(s),
+        Value::Array(items) => Plain::Array(items.into_iter().map(tree).collect()),
+        Value::Object(map) => Plain::Object(
+            map.into_iter()
+                .map(|(k, v)| (Cow::Owned(k), tree(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// The names `serde_json` gives the structs that stand for a raw value and an arbitrary-precision
@@ -110,7 +131,7 @@ impl ser::Serializer for Maker {
     }
 
     fn serialize_none(self) -> Result<Plain, Unsupported> {
-        Ok(Plain::Leaf(Value::Null))
+        Ok(Plain::Null)
     }
 
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Plain, Unsupported> {
@@ -118,11 +139,11 @@ impl ser::Serializer for Maker {
     }
 
     fn serialize_unit(self) -> Result<Plain, Unsupported> {
-        Ok(Plain::Leaf(Value::Null))
+        Ok(Plain::Null)
     }
 
     fn serialize_unit_struct(self, _name: &'static str) -> Result<Plain, Unsupported> {
-        Ok(Plain::Leaf(Value::Null))
+        Ok(Plain::Null)
     }
 
     fn serialize_unit_variant(
@@ -131,7 +152,7 @@ impl ser::Serializer for Maker {
         _index: u32,
         variant: &'static str,
     ) -> Result<Plain, Unsupported> {
-        Ok(Plain::Leaf(Value::String(variant.to_owned())))
+        Ok(Plain::String(variant.to_owned()))
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
