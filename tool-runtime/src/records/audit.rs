@@ -249,6 +249,13 @@ impl std::fmt::Debug for AuditArguments {
     }
 }
 
+/// The arguments as JSON text, as `Value` prints them.
+impl std::fmt::Display for AuditArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
 impl PartialEq for AuditArguments {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0) || self.value() == other.value()
