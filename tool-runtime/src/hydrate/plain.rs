@@ -112,6 +112,22 @@ macro_rules! leaves {
     };
 }
 
+macro_rules! signed {
+    ($($method:ident: $ty:ty),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Result<Plain, Unsupported> {
+            Ok(Plain::Number(Number::from(v as i64)))
+        })*
+    };
+}
+
+macro_rules! unsigned {
+    ($($method:ident: $ty:ty),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Result<Plain, Unsupported> {
+            Ok(Plain::Number(Number::from(v as u64)))
+        })*
+    };
+}
+
 impl ser::Serializer for Maker {
     type Ok = Plain;
     type Error = Unsupported;
@@ -124,10 +140,25 @@ impl ser::Serializer for Maker {
     type SerializeStructVariant = Variant<Object>;
 
     leaves! {
-        serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
-        serialize_i64: i64, serialize_i128: i128, serialize_u8: u8, serialize_u16: u16,
-        serialize_u32: u32, serialize_u64: u64, serialize_u128: u128, serialize_f32: f32,
-        serialize_f64: f64, serialize_char: char, serialize_str: &str, serialize_bytes: &[u8],
+        serialize_i128: i128, serialize_u128: u128, serialize_f32: f32, serialize_f64: f64,
+        serialize_char: char, serialize_bytes: &[u8],
+    }
+
+    // what `serde_json`'s value serializer makes of these, without a `Value` on the way: a
+    // signed integer widened to `i64` and an unsigned one to `u64`, each into a `Number`
+    signed! {
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+    }
+    unsigned! {
+        serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64,
+    }
+
+    fn serialize_bool(self, v: bool) -> Result<Plain, Unsupported> {
+        Ok(Plain::Bool(v))
+    }
+
+    fn serialize_str(self, v: &str) -> Result<Plain, Unsupported> {
+        Ok(Plain::String(v.to_owned()))
     }
 
     fn serialize_none(self) -> Result<Plain, Unsupported> {
@@ -558,6 +589,15 @@ mod tests {
         };
         same(&args);
         same(&vec![Some(1u32), None]);
+        same(&(i8::MIN, i16::MIN, i32::MIN, i64::MIN, -1i64, 0i64, i64::MAX));
+        same(&(u8::MAX, u16::MAX, u32::MAX, u64::MAX, true, false));
+        same(&(
+            1i128,
+            -1i128,
+            u128::from(u64::MAX),
+            f32::MIN_POSITIVE,
+            f64::MAX,
+        ));
         same(&"text");
     }
 
