@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
+use crate::hydrate::plain::Plain;
 
 use crate::records::{AuditRecord, Change, ChangeEntry, Outcome};
 
@@ -333,6 +334,37 @@ pub(crate) fn redact_if_needed(
         other => hides_something(other, sensitive),
     };
     hides.then(|| redact_with(arguments, sensitive))
+}
+
+/// [`redact_if_needed`]'s test of typed arguments kept as a [`Plain`] tree: whether they may
+/// hide something. An object's repeated key is tested with every value it was given, the
+/// overwritten ones too, so a tree that may hide something is made into JSON and redacted by
+/// [`redact_if_needed`], which decides exactly.
+pub(crate) fn plain_may_hide(
+    arguments: &Plain,
+    definition: &ToolDefinition,
+    plan: &KeyPlan,
+) -> bool {
+    let sensitive = &definition.sensitive;
+    match arguments {
+        Plain::Object(entries) => entries.iter().any(|(k, v)| {
+            (!plan.is_plain(k) && (is_secret_key(k) || sensitive.iter().any(|s| s == k)))
+                || plain_hides(v, sensitive)
+        }),
+        other => plain_hides(other, sensitive),
+    }
+}
+
+/// [`hides_something`] of a [`Plain`] tree.
+fn plain_hides(value: &Plain, sensitive: &[Cow<'static, str>]) -> bool {
+    match value {
+        Plain::Object(entries) => entries.iter().any(|(k, v)| {
+            is_secret_key(k) || sensitive.iter().any(|s| s == k) || plain_hides(v, sensitive)
+        }),
+        Plain::Array(items) => items.iter().any(|v| plain_hides(v, sensitive)),
+        Plain::String(text) => redact_shapes(text).is_some(),
+        Plain::Null | Plain::Bool(_) | Plain::Number(_) => false,
+    }
 }
 
 /// The top-level argument keys of one tool that name no secret: the properties its schema

@@ -208,7 +208,7 @@ impl Lookup {
 
 impl Executor {
     /// Whether the results of `def` are cached.
-    fn caches(&self, def: &ToolDefinition) -> bool {
+    pub(super) fn caches(&self, def: &ToolDefinition) -> bool {
         def.safety.is_read_only() && self.inner.config.cache.enabled
     }
 

@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use crate::hydrate::{Arguments, ToolCall, ToolInstance};
 use crate::id::SharedId;
-use crate::records::{Decision, Execution, Outcome, Undo};
+use crate::records::{AuditArguments, Decision, Execution, Outcome, Undo};
 use crate::tool::CallContext;
 
 use super::chain::{self, ChainResult, ChainStep};
@@ -44,9 +44,11 @@ impl Executor {
                 if let Some(raw) = &raw {
                     trail.secrets.add_arguments(raw);
                 }
-                trail.arguments = raw.map(|v| match def {
-                    Some(d) => audit::redact(&v, d),
-                    None => audit::redact_with_keys(&v),
+                trail.arguments = raw.map(|v| {
+                    AuditArguments::new(match def {
+                        Some(d) => audit::redact(&v, d),
+                        None => audit::redact_with_keys(&v),
+                    })
                 });
                 let span = span(&call.name, &cx);
                 let mut exec = Execution::new(
@@ -215,14 +217,20 @@ impl Executor {
         let def = entry.definition();
         let mut unfinished = Unfinished::arm(self, &cx, &def.name, def.safety, started);
         let mut trail = Trail::new(started);
-        trail.note_call_arguments(
-            self.keeps_arguments(),
-            instance.arguments(),
-            def,
-            entry.key_plan(),
-        );
+        // a call whose arguments are not made as JSON for the cache keeps its typed arguments
+        // in the record as a tree, whose JSON is made only when someone reads the record
+        // (and a retry makes its arguments from that tree)
+        let plain = match self.caches(def) {
+            true => None,
+            false => instance.plain_arguments().map(AuditArguments::plain),
+        };
+        let keep = self.keeps_arguments();
+        let plain = plain.filter(|p| trail.note_plain_arguments(keep, p, def, entry.key_plan()));
+        if plain.is_none() {
+            trail.note_call_arguments(keep, instance.arguments(), def, entry.key_plan());
+        }
         trail.repairs = instance.repairs().to_vec();
-        let ran = self.run_in_place(instance, &cx, trail, task);
+        let ran = self.run_in_place(instance, &cx, trail, plain, task);
         // what goes on later arms its own record of a call cut off: it is polled at once, in
         // this same poll, so no cancellation falls between the two
         unfinished.disarm();

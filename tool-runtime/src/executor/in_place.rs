@@ -21,7 +21,7 @@ use crate::error::ToolError;
 use crate::hydrate::ToolInstance;
 use crate::hydrate::entry::Entry;
 use crate::progress::RunningCall;
-use crate::records::{AuditRecord, Execution, Outcome};
+use crate::records::{AuditArguments, AuditRecord, Execution, Outcome};
 use crate::tool::CallContext;
 
 use super::Executor;
@@ -48,9 +48,34 @@ pub(super) struct Later {
     deadline: tokio::time::Instant,
     timeout: Duration,
     may_retry: bool,
-    arguments: Option<Value>,
+    arguments: Option<Again>,
     cache_key: Option<String>,
     _running: Option<RunningCall>,
+}
+
+/// The call's arguments as a retry reads them.
+enum Again {
+    /// Made as JSON from the typed arguments.
+    Made(Value),
+    /// The record's tree of them (nothing to hide), made into JSON only if a retry runs.
+    Kept(AuditArguments),
+}
+
+impl Again {
+    fn value(&self) -> &Value {
+        match self {
+            Again::Made(v) => v,
+            Again::Kept(kept) => kept.value(),
+        }
+    }
+
+    /// The JSON the call made, which [`Trail::settle`] may hand to the record.
+    fn made(self) -> Option<Value> {
+        match self {
+            Again::Made(v) => Some(v),
+            Again::Kept(_) => None,
+        }
+    }
 }
 
 /// Where the first attempt stands.
@@ -71,22 +96,29 @@ impl Executor {
             && (cfg.rate_limits.tools.is_empty() && cfg.rate_limits.categories.is_empty()
                 || super::limit::windows(def, &cfg.rate_limits).is_empty())
             && !(cx.record_start && !(def.safety.is_read_only() || def.idempotent))
-            && !self.cache_waits(def, instance.arguments())
+            // the arguments are made as JSON only for a cache
+            && !(self.caches(def) && self.cache_waits(def, instance.arguments()))
     }
 
     /// Runs a call that [`Executor::runs_in_place`] admitted, within the poll that `task` belongs
-    /// to: what [`Executor::proceed`] does, as far as it goes without waiting.
+    /// to: what [`Executor::proceed`] does, as far as it goes without waiting. `plain` is the
+    /// arguments' tree the record keeps ([`Trail::note_plain_arguments`]), if it keeps one.
     pub(super) fn run_in_place(
         &self,
         mut instance: ToolInstance,
         cx: &CallContext,
         mut trail: Trail,
+        plain: Option<AuditArguments>,
         task: &mut Context<'_>,
     ) -> InPlace {
         let cfg = &self.inner.config;
         let entry = instance.entry.clone();
         let def = entry.definition();
-        let cache_key = match self.look_up_now(def, instance.arguments()) {
+        let lookup = match self.caches(def) {
+            true => self.look_up_now(def, instance.arguments()),
+            false => Lookup::Off,
+        };
+        let cache_key = match lookup {
             Lookup::Hit(v) => {
                 trail.cached = true;
                 trail.settle(instance.take_made_arguments());
@@ -98,9 +130,10 @@ impl Executor {
         let timeout = def.timeout.unwrap_or_else(|| cfg.default_timeout());
         let may_retry = self.may_retry(def);
         // read again only by a retry; then handed to the record, which may keep them
-        let arguments = match may_retry {
-            true => Some(instance.take_arguments()),
-            false => instance.take_made_arguments(),
+        let arguments = match (may_retry, plain) {
+            (true, Some(plain)) => Some(Again::Kept(plain)),
+            (true, None) => Some(Again::Made(instance.take_arguments())),
+            (false, _) => instance.take_made_arguments().map(Again::Made),
         };
         // whoever follows the call's progress knows it runs now, until it ends however it ends
         let running = cx
@@ -153,7 +186,7 @@ impl Executor {
             self.keep(cache_key, v);
         }
         trail.attempts = 1;
-        trail.settle(arguments);
+        trail.settle(arguments.and_then(Again::made));
         let (exec, record) = self.conclude(&entry, cx, trail, first);
         InPlace::Done(exec, record)
     }
@@ -168,7 +201,7 @@ impl Executor {
         deadline: tokio::time::Instant,
         timeout: Duration,
         may_retry: bool,
-        arguments: Option<Value>,
+        arguments: Option<Again>,
         cache_key: Option<String>,
         running: Option<RunningCall>,
     ) -> InPlace {
@@ -208,8 +241,14 @@ impl Executor {
         let (result, attempts) = match self.retry_due(may_retry, &first, 1) {
             false => (first, 1),
             true => {
-                self.retried(def, cx, timeout, arguments.as_ref(), first)
-                    .await
+                self.retried(
+                    def,
+                    cx,
+                    timeout,
+                    arguments.as_ref().map(Again::value),
+                    first,
+                )
+                .await
             }
         };
         drop(_running);
@@ -217,7 +256,7 @@ impl Executor {
             self.keep(cache_key, v);
         }
         trail.attempts = attempts;
-        trail.settle(arguments);
+        trail.settle(arguments.and_then(Again::made));
         let (exec, record) = self.conclude(&entry, cx, trail, result);
         unfinished.disarm();
         match record {

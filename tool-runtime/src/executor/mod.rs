@@ -49,8 +49,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 pub use crate::records::{
-    ActivityQuery, AuditRecord, Change, ChangeEntry, Decider, Decision, Execution, FirstUse,
-    Outcome, Preview, SAMPLE_CHARS, Status, Undo, Window,
+    ActivityQuery, AuditArguments, AuditRecord, Change, ChangeEntry, Decider, Decision, Execution,
+    FirstUse, Outcome, Preview, SAMPLE_CHARS, Status, Undo, Window,
 };
 pub use audit::{
     AuditSink, MIN_SCRUBBED_CHARS, MemoryAuditSink, REDACTED, SUMMARY_CHARS, Secrets,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::definition::{Safety, ToolDefinition};
 use crate::hydrate::Repair;
-use crate::records::{AuditRecord, Decider, Decision, Execution, Outcome, Status};
+use crate::records::{AuditArguments, AuditRecord, Decider, Decision, Execution, Outcome, Status};
 use crate::store::StoreError;
 use crate::tool::CallContext;
 
@@ -26,7 +26,7 @@ pub(crate) struct Trail {
     pub(crate) attempts: u32,
     pub(crate) cached: bool,
     pub(crate) operation_id: Option<String>,
-    pub(crate) arguments: Option<Value>,
+    pub(crate) arguments: Option<AuditArguments>,
     /// The record keeps the arguments the call runs with, unchanged (nothing in them to hide):
     /// they are moved into the record once the call is done with them ([`Trail::settle`]), not
     /// copied before it runs.
@@ -50,7 +50,7 @@ impl Trail {
         if redacted.is_some() {
             self.secrets.add_arguments(raw);
         }
-        self.arguments = keep.then(|| redacted.unwrap_or_else(|| raw.clone()));
+        self.arguments = keep.then(|| AuditArguments::new(redacted.unwrap_or_else(|| raw.clone())));
         self.no_schema = def.no_schema_mode();
     }
 
@@ -69,10 +69,32 @@ impl Trail {
         match audit::redact_if_needed(raw, def, plan) {
             Some(redacted) => {
                 self.secrets.add_arguments(raw);
-                self.arguments = keep.then_some(redacted);
+                self.arguments = keep.then(|| AuditArguments::new(redacted));
             }
             None => self.arguments_of_call = keep,
         }
+    }
+
+    /// [`Trail::note_call_arguments`] of typed arguments kept as a [`Plain`] tree
+    /// ([`AuditArguments`] whose JSON is made only when it is read): the record keeps them when
+    /// they have nothing to hide. Returns `false`, noting nothing, when they may hide something
+    /// (or are not a tree): the caller then notes them as JSON, which
+    /// [`audit::redact_if_needed`] redacts.
+    pub(crate) fn note_plain_arguments(
+        &mut self,
+        keep: bool,
+        call: &AuditArguments,
+        def: &ToolDefinition,
+        plan: &audit::KeyPlan,
+    ) -> bool {
+        match call.as_plain() {
+            Some(plain) if !audit::plain_may_hide(plain, def, plan) => {}
+            _ => return false,
+        }
+        self.secrets.use_definition(def);
+        self.no_schema = def.no_schema_mode();
+        self.arguments = keep.then(|| call.clone());
+        true
     }
 
     /// Gives the record the call's arguments, when it keeps them as they are
@@ -81,7 +103,7 @@ impl Trail {
     pub(crate) fn settle(&mut self, call: Option<Value>) {
         if std::mem::take(&mut self.arguments_of_call) {
             debug_assert!(call.is_some(), "the record's arguments were not kept");
-            self.arguments = call;
+            self.arguments = call.map(AuditArguments::new);
         }
     }
 
@@ -271,7 +293,7 @@ impl Executor {
             cancelled_by,
             error_code,
             result_summary,
-            arguments: trail.arguments.map(std::sync::Arc::new),
+            arguments: trail.arguments,
             repairs: trail.repairs,
             attempts: trail.attempts,
             cached: trail.cached,

@@ -10,6 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::plain::Plain;
 use super::plan::Plan;
 use super::plan::fields::Layout;
 use super::plan::tree::{Tape, Tree};
@@ -135,6 +136,11 @@ pub(crate) trait Handler: Send + Sync {
     }
     /// The typed arguments as JSON.
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value;
+    /// The typed arguments as a [`Plain`] tree, which stands for [`Handler::to_json`] without
+    /// building its maps; `None` where it cannot (then `to_json` makes them).
+    fn to_plain(&self, _typed: &(dyn Any + Send + Sync)) -> Option<Plain> {
+        None
+    }
     fn run(
         &self,
         args: Box<dyn Any + Send + Sync>,
@@ -383,6 +389,11 @@ impl Entry {
 
     pub(crate) fn arguments_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
         self.handler.to_json(typed)
+    }
+
+    /// See [`Handler::to_plain`].
+    pub(crate) fn arguments_plain(&self, typed: &(dyn Any + Send + Sync)) -> Option<Plain> {
+        self.handler.to_plain(typed)
     }
 
     /// See [`Handler::writes_unset_as_null`].

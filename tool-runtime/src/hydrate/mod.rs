@@ -5,6 +5,7 @@ pub(crate) mod agree;
 pub(crate) mod entry;
 mod numbers;
 mod parse;
+pub(crate) mod plain;
 pub(crate) mod plan;
 mod refusal;
 pub(crate) mod typed;
@@ -132,6 +133,15 @@ impl ToolInstance {
     pub(crate) fn into_body(self, cx: CallContext) -> BoxFuture<'static, Result<Value, ToolError>> {
         let ToolInstance { entry, typed, .. } = self;
         entry.run(typed, cx)
+    }
+
+    /// The validated arguments as a [`plain::Plain`] tree, when they were not made as JSON yet
+    /// and the tool's argument type can be kept that way (see [`entry::Handler::to_plain`]).
+    pub(crate) fn plain_arguments(&self) -> Option<plain::Plain> {
+        match self.arguments.get() {
+            Some(_) => None,
+            None => self.entry.arguments_plain(&*self.typed),
+        }
     }
 
     /// The validated arguments as JSON, taken out if they were made, without making them.

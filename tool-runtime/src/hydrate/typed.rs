@@ -12,6 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::entry::{Check, Entry, Handler, RegistrationError, Sent};
+use super::plain::Plain;
 use super::plan::Plan;
 use super::plan::fields::{self, Layout};
 use crate::definition::{SchemaOrigin, ToolDefinition};
@@ -77,6 +78,13 @@ impl<T: Tool> Handler for Typed<T> {
         // an argument type that deserialized from JSON serializes back; if a hand-written
         // Serialize impl fails anyway, audit records null rather than the process panicking
         serde_json::to_value(args).unwrap_or(Value::Null)
+    }
+
+    fn to_plain(&self, typed: &(dyn Any + Send + Sync)) -> Option<Plain> {
+        let args = typed
+            .downcast_ref::<T::Args>()
+            .expect("a ToolInstance only ever holds its own tool's argument type");
+        Plain::of(args)
     }
 
     fn writes_unset_as_null(&self) -> bool {

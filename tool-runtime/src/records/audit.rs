@@ -1,7 +1,7 @@
 //! One call as the audit trail keeps it, and the queries the activity feed answers.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::outcome::{Decider, Decision, Status};
 use crate::definition::{NoSchemaMode, Safety};
 use crate::hydrate::Repair;
+use crate::hydrate::plain::Plain;
 use crate::id::SharedId;
 use crate::tool::Initiator;
 
@@ -55,15 +56,11 @@ pub struct AuditRecord {
     /// metadata-only mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_summary: Option<String>,
-    /// The arguments with secrets redacted; absent in metadata-only mode. Shared: the call, the
-    /// record and every sink's copy of it hold the same arguments, so a sink that keeps the
-    /// record does not copy them.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "shared_value"
-    )]
-    pub arguments: Option<Arc<Value>>,
+    /// The arguments with secrets redacted; absent in metadata-only mode. Shared: every sink's
+    /// copy of the record holds the same arguments, so a sink that keeps the record does not
+    /// copy them. Read them as JSON with [`AuditArguments::value`] (or through `Deref`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<AuditArguments>,
     /// Repairs applied to the arguments while parsing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
@@ -178,23 +175,107 @@ fn is_yes(b: &bool) -> bool {
     *b
 }
 
-/// Serde for a shared JSON value: written and read as the value itself.
-mod shared_value {
-    use std::sync::Arc;
+/// The arguments an [`AuditRecord`] keeps: a JSON value, shared by every copy of the record.
+///
+/// A call's typed arguments are kept in a form made without building `serde_json`'s object
+/// (whose map hashes each key), and the [`Value`] is made from it the first time it is read
+/// ([`AuditArguments::value`], `Deref`, comparison, serialization), then kept. The value is the
+/// same either way: the arguments as `serde_json::to_value` makes them, redacted.
+#[derive(Clone)]
+pub struct AuditArguments(Arc<Kept>);
 
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::Value;
+enum Kept {
+    Value(Value),
+    Plain {
+        plain: Plain,
+        value: OnceLock<Value>,
+    },
+}
 
-    pub(super) fn serialize<S: Serializer>(
-        value: &Option<Arc<Value>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        value.as_deref().serialize(serializer)
+impl AuditArguments {
+    /// Arguments already held as JSON.
+    pub fn new(value: Value) -> Self {
+        AuditArguments(Arc::new(Kept::Value(value)))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Arc<Value>>, D::Error> {
-        Ok(Option::<Value>::deserialize(deserializer)?.map(Arc::new))
+    /// Typed arguments in the form [`Plain`] keeps them, made into a `Value` when read.
+    pub(crate) fn plain(plain: Plain) -> Self {
+        AuditArguments(Arc::new(Kept::Plain {
+            plain,
+            value: OnceLock::new(),
+        }))
+    }
+
+    /// The tree the arguments are kept as, when they were kept without their JSON.
+    pub(crate) fn as_plain(&self) -> Option<&Plain> {
+        match &*self.0 {
+            Kept::Value(_) => None,
+            Kept::Plain { plain, .. } => Some(plain),
+        }
+    }
+
+    /// The arguments as JSON (made on the first read when the record was kept without it).
+    pub fn value(&self) -> &Value {
+        match &*self.0 {
+            Kept::Value(value) => value,
+            Kept::Plain { plain, value } => value.get_or_init(|| plain.to_value()),
+        }
+    }
+}
+
+impl From<Value> for AuditArguments {
+    fn from(value: Value) -> Self {
+        AuditArguments::new(value)
+    }
+}
+
+impl std::ops::Deref for AuditArguments {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl AsRef<Value> for AuditArguments {
+    fn as_ref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl std::fmt::Debug for AuditArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
+/// The arguments as JSON text, as `Value` prints them.
+impl std::fmt::Display for AuditArguments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
+impl PartialEq for AuditArguments {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.value() == other.value()
+    }
+}
+
+impl PartialEq<Value> for AuditArguments {
+    fn eq(&self, other: &Value) -> bool {
+        self.value() == other
+    }
+}
+
+impl Serialize for AuditArguments {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AuditArguments {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(AuditArguments::new)
     }
 }

@@ -8,7 +8,7 @@ mod change;
 mod outcome;
 mod window;
 
-pub use audit::{ActivityQuery, AuditRecord};
+pub use audit::{ActivityQuery, AuditArguments, AuditRecord};
 pub use change::{Change, ChangeEntry, SAMPLE_CHARS};
 pub use outcome::{Decider, Decision, Execution, FirstUse, Outcome, Preview, Status, Undo};
 pub use window::Window;
