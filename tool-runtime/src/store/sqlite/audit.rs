@@ -1,7 +1,7 @@
 //! The audit trail's table: records written with their store-assigned sequence number, and the
 //! activity feed's queries over it.
 
-use rusqlite::params;
+use rusqlite::{Connection, params};
 
 use super::{SqliteStore, err, from_json, json_err, sql_int, to_json};
 use crate::records::{ActivityQuery, AuditRecord};
@@ -9,26 +9,15 @@ use crate::store::StoreError;
 
 impl SqliteStore {
     pub(super) fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
-        let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
-        let data = to_json(r)?;
-        let conn = self.writer()?;
-        // every call writes one: the statement is parsed once per connection, not per record
-        let mut insert = conn
-            .prepare_cached(
-                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(err)?;
-        insert
-            .execute(params![
-                r.timestamp_ms as i64,
-                r.tool,
-                r.correlation_id.as_str(),
-                initiator.as_str().unwrap_or_default(),
-                r.session,
-                data
-            ])
-            .map_err(err)?;
-        Ok(())
+        let row = AuditRow::of(r)?;
+        row.insert(&*self.writer()?, r)
+    }
+
+    /// [`SqliteStore::write_audit`] if it needs no waiting ([`SqliteStore::write_now`]): `None`,
+    /// with nothing written, otherwise.
+    pub(super) fn try_write_audit(&self, r: &AuditRecord) -> Option<()> {
+        let row = AuditRow::of(r).ok()?;
+        self.write_now(|conn| row.insert(conn, r))
     }
 
     pub(super) fn query_written(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
@@ -80,5 +69,40 @@ impl SqliteStore {
             Ok(record)
         })
         .collect()
+    }
+}
+
+/// The columns of a record made outside the connection's lock.
+struct AuditRow {
+    initiator: serde_json::Value,
+    data: String,
+}
+
+impl AuditRow {
+    fn of(r: &AuditRecord) -> Result<Self, StoreError> {
+        Ok(AuditRow {
+            initiator: serde_json::to_value(r.initiator).map_err(json_err)?,
+            data: to_json(r)?,
+        })
+    }
+
+    fn insert(&self, conn: &Connection, r: &AuditRecord) -> Result<(), StoreError> {
+        // every call writes one: the statement is parsed once per connection, not per record
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(err)?;
+        insert
+            .execute(params![
+                r.timestamp_ms as i64,
+                r.tool,
+                r.correlation_id.as_str(),
+                self.initiator.as_str().unwrap_or_default(),
+                r.session,
+                self.data
+            ])
+            .map_err(err)?;
+        Ok(())
     }
 }
