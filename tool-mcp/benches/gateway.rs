@@ -9,8 +9,11 @@
 //!   reaches the server. The difference is what the gateway adds. `gateway/through_memory_store`
 //!   is the same gateway with its store in memory: what recording each call in SQLite costs.
 //!   `gateway/interleaved` times each call alone, the three in turn, and prints their p50, p90
-//!   and p99 and what the gateway adds at p50. `TOOL_MCP_BENCH_RUNTIME=current_thread` runs the
-//!   gateway on tokio's current-thread runtime (default: the multi-thread one).
+//!   and p99 and what the gateway adds at p50. The gateway runs as the `tools` binary runs it:
+//!   its arguments parsed and run by `Cli::run_from_env` (tokio's current-thread runtime), with
+//!   a log subscriber on standard error at `warn` (or `RUST_LOG`).
+//!   `TOOL_MCP_BENCH_RUNTIME=multi_thread` runs the same command on tokio's multi-thread runtime
+//!   instead, as an application that serves it from its own multi-thread `main` would.
 //! - `register/import_1000`: the 1,000 tools a server listed imported into a `ToolSet`
 //!   (names, categories, the injection check, each input schema compiled as its validator),
 //!   beside `register/jsonschema_1000`, the same 1,000 schemas compiled with `jsonschema` alone.
@@ -35,13 +38,13 @@ use tool_runtime::executor::{Executor, ExecutorConfig};
 use tool_runtime::{CallContext, ToolCall, ToolSet};
 use tool_server::gateway::GatewayCommand;
 
-/// Set in the gateway's environment: the configuration it serves. This process is then the
-/// gateway, not the benchmark.
+/// Set in the gateway's environment: this process is then the gateway, started with the
+/// arguments of `tools gateway`, not the benchmark.
 const GATEWAY: &str = "TOOL_MCP_BENCH_GATEWAY";
 
 fn main() {
-    if let Ok(config) = std::env::var(GATEWAY) {
-        std::process::exit(serve_gateway(&config));
+    if std::env::var_os(GATEWAY).is_some() {
+        std::process::exit(serve_gateway());
     }
     let mut c = Criterion::default()
         .measurement_time(Duration::from_secs(5))
@@ -51,25 +54,31 @@ fn main() {
     c.final_summary();
 }
 
-/// `tools gateway --stdio --config CONFIG`, as a host starts it.
-fn serve_gateway(config: &str) -> i32 {
-    let rt = match std::env::var("TOOL_MCP_BENCH_RUNTIME").as_deref() {
-        Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime"),
-        _ => tokio::runtime::Runtime::new().expect("a runtime"),
-    };
+/// `tools gateway --stdio --config CONFIG` (this process's arguments), as a host starts it and
+/// as the `tools` binary runs it: a log subscriber like the examples' (standard error, `warn`
+/// unless `RUST_LOG` says otherwise), and the command line run by `Cli::run_from_env`.
+fn serve_gateway() -> i32 {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let log = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(filter);
+    tracing_subscriber::registry().with(log).init();
+    let cli = Cli::new(ToolSet::new()).with(GatewayCommand::new());
+    if std::env::var("TOOL_MCP_BENCH_RUNTIME").as_deref() != Ok("multi_thread") {
+        return cli.run_from_env().code();
+    }
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
     rt.block_on(async {
-        let cli = Cli::new(ToolSet::new()).with(GatewayCommand::new());
-        let (mut out, mut err) = (std::io::sink(), std::io::stderr());
+        let (mut out, mut err) = (std::io::stdout(), std::io::stderr());
         let mut output = Output {
             out: &mut out,
             err: &mut err,
             json: false,
         };
-        let args = ["tools", "gateway", "--stdio", "--config", config];
-        cli.run(args, &mut output).await.code()
+        cli.run(std::env::args_os(), &mut output).await.code()
     })
 }
 
@@ -117,8 +126,9 @@ fn gateway(c: &mut Criterion) {
         );
         std::fs::write(&config_path, config).expect("written");
         let exe = std::env::current_exe().expect("this benchmark");
-        let mut through = ServerConfig::stdio(exe.display().to_string(), Vec::<String>::new());
-        through.env.insert(GATEWAY.into(), path(&config_path));
+        let args = ["gateway", "--stdio", "--config", &path(&config_path)].map(str::to_owned);
+        let mut through = ServerConfig::stdio(exe.display().to_string(), args);
+        through.env.insert(GATEWAY.into(), "1".into());
         if let Ok(runtime) = std::env::var("TOOL_MCP_BENCH_RUNTIME") {
             through.env.insert("TOOL_MCP_BENCH_RUNTIME".into(), runtime);
         }

@@ -163,8 +163,11 @@ impl Executor {
     }
 
     /// [`Executor::record`] as far as it goes without waiting: the record made, handed to the
-    /// sinks and written to a store that does not block. Returns the record when it still goes
-    /// to a store that blocks ([`Executor::write_record`]).
+    /// sinks and written to a store that does not block, or to one that blocks when it can take
+    /// the record at once ([`Store::try_append_audit`](crate::store::Store::try_append_audit):
+    /// SQLite with nobody else writing), which saves the hop to the blocking pool and back.
+    /// Returns the record when it still goes to the store the way that may wait
+    /// ([`Executor::write_record`]).
     pub(crate) fn record_in_place(
         &self,
         cx: &CallContext,
@@ -174,10 +177,18 @@ impl Executor {
         trail: Trail,
     ) -> Option<Arc<AuditRecord>> {
         let record = self.audit(cx, tool, category, exec, trail, None)?;
-        if self.inner.store.blocks() {
-            return Some(record);
-        }
-        let written = self.store_now("append_audit", |store| store.append_audit(&record));
+        let written = if self.inner.store.blocks() {
+            // a panic in the attempt is the store's failure, as on the full path
+            let attempt =
+                self.store_now("append_audit", |store| Ok(store.try_append_audit(&record)));
+            match attempt {
+                Ok(Some(written)) => written,
+                Ok(None) => return Some(record),
+                Err(panicked) => Err(panicked),
+            }
+        } else {
+            self.store_now("append_audit", |store| store.append_audit(&record))
+        };
         self.note_written(cx, tool, exec, written);
         None
     }

@@ -1,9 +1,12 @@
 //! How the executor calls its store: a store that may block ([`Store::blocks`]: SQLite waiting
 //! for another process's lock, a Redis round trip) is called on tokio's blocking pool, so that
 //! the call's task waits without holding the runtime's thread; the in-memory store is called in
-//! place, since a thread hop would cost more than its answer. Either way a store that panics
-//! gives a [`StoreError`], and the executor's usual handling of a failed store applies (a record
-//! reported as lost, a call refused, an approval left pending), instead of a crashed task.
+//! place, since a thread hop would cost more than its answer. The audit record of a call goes
+//! first to [`Store::try_append_audit`] in place, which a store that blocks answers only when
+//! it can write at once (SQLite with nobody else writing), and to the blocking pool otherwise.
+//! Either way a store that panics gives a [`StoreError`], and the executor's usual handling of a
+//! failed store applies (a record reported as lost, a call refused, an approval left pending),
+//! instead of a crashed task.
 //!
 //! Each call is awaited before the executor goes on, so the order the executor relies on holds:
 //! a decision is stored before the tool runs, the journal entry and the audit record are written

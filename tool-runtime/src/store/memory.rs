@@ -307,6 +307,11 @@ impl Store for MemoryStore {
         Ok(Some(self.lock().changes))
     }
 
+    fn try_append_audit(&self, record: &AuditRecord) -> Option<Result<(), StoreError>> {
+        // a push under a lock held only for such short sections: never worth a thread hop
+        Some(self.append_audit(record))
+    }
+
     fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
         let inner = self.lock();
         // a record's sequence number is its place in the trail, counted from 1

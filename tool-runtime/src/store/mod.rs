@@ -302,7 +302,9 @@ pub enum Resolve {
 /// object-safe; a store that may block the thread says so with [`Store::blocks`], and the
 /// executor then makes its calls on tokio's blocking pool, so that a store waiting for a lock, a
 /// disk or a server never holds up the runtime's workers (or the one thread of a current-thread
-/// runtime) meanwhile.
+/// runtime) meanwhile. The audit record, written on every call, is first offered to
+/// [`Store::try_append_audit`] on the call's own thread, which a store answers only when it can
+/// write without waiting.
 pub trait Store: Send + Sync + 'static {
     /// Whether a call may block the calling thread: file or network I/O, or waiting for a lock
     /// another connection or process holds. `true` unless overridden, which is right for any
@@ -429,6 +431,23 @@ pub trait Store: Send + Sync + 'static {
     /// only for the changes it ran itself.
     fn changes(&self) -> Result<Option<u64>, StoreError> {
         Ok(None)
+    }
+
+    /// [`Store::append_audit`] only if it can be done at once, without waiting for anything: a
+    /// lock another thread or process holds, a checkpoint, a disk flush, a server's answer.
+    /// `None` when it cannot, with nothing written; the caller then calls
+    /// [`Store::append_audit`], where waiting is allowed (the executor calls it on tokio's
+    /// blocking pool). A store that answers `None` to a record it could have written loses
+    /// nothing but the saved thread hop, so `None` is also the answer to anything the store
+    /// would rather handle on its full path (a failure to report, records kept from an earlier
+    /// failure).
+    ///
+    /// The executor tries this first for a store that [blocks](Store::blocks), on the runtime's
+    /// thread, so that the usual case (nobody else writing) costs the insert alone. The default
+    /// answers `None`: a store that does not say otherwise may have to wait.
+    fn try_append_audit(&self, record: &AuditRecord) -> Option<Result<(), StoreError>> {
+        let _ = record;
+        None
     }
     /// The activity feed: matching records with their sequence numbers, newest first, or oldest
     /// first after a sequence number ([`ActivityQuery::after`]).

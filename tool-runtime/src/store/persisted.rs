@@ -48,6 +48,21 @@ impl AuditBacklog {
         })
     }
 
+    /// Runs `write`, the write of one record, when no record is kept and no other append is
+    /// under way: `None` otherwise (`write` not run), or when `write` answers `None` (nothing
+    /// written).
+    pub(super) fn try_append(&self, write: impl FnOnce() -> Option<()>) -> Option<()> {
+        let kept = match self.0.try_lock() {
+            Ok(kept) => kept,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        if !kept.is_empty() {
+            return None;
+        }
+        write()
+    }
+
     /// Writes the records kept, oldest first, until one fails.
     pub(super) fn flush(&self, write: WriteAudit<'_>) -> Result<(), StoreError> {
         let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());

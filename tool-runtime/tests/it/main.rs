@@ -16,6 +16,7 @@ mod differential;
 mod differential_serde;
 mod dynamic;
 mod executor_audit;
+mod executor_audit_in_place;
 mod executor_audit_typed;
 mod executor_blocking;
 mod executor_cancelled;

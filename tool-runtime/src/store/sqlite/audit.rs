@@ -1,7 +1,7 @@
 //! The audit trail's table: records written with their store-assigned sequence number, and the
 //! activity feed's queries over it.
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{SqliteStore, err, from_json, json_err, sql_int, to_json};
 use crate::records::{ActivityQuery, AuditRecord};
@@ -9,39 +9,15 @@ use crate::store::StoreError;
 
 impl SqliteStore {
     pub(super) fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
-        let initiator = serde_json::to_value(r.initiator).map_err(json_err)?;
-        let data = to_json(r)?;
-        let conn = self.writer()?;
-        let insert = |conn: &rusqlite::Connection| {
-            // every call writes one: the statement is parsed once per connection, not per record
-            conn.prepare_cached(
-                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                r.timestamp_ms as i64,
-                r.tool,
-                r.correlation_id.as_str(),
-                initiator.as_str().unwrap_or_default(),
-                r.session,
-                data
-            ])
-            .map(drop)
-        };
-        if !r.is_change() {
-            return insert(&conn).map_err(err);
-        }
-        // the record and its count commit together: a replica that reads the count sees the
-        // change exactly when the trail has it
-        let tx = conn.unchecked_transaction().map_err(err)?;
-        insert(&tx).map_err(err)?;
-        // the row is made by the first change: opening a file writes nothing to it
-        tx.prepare_cached(
-            "INSERT INTO changes (id, count) VALUES (1, 1) \
-             ON CONFLICT (id) DO UPDATE SET count = count + 1",
-        )
-        .and_then(|mut bump| bump.execute([]))
-        .map_err(err)?;
-        tx.commit().map_err(err)
+        let row = AuditRow::of(r)?;
+        row.insert(&*self.writer()?, r)
+    }
+
+    /// [`SqliteStore::write_audit`] if it needs no waiting ([`SqliteStore::write_now`]): `None`,
+    /// with nothing written, otherwise.
+    pub(super) fn try_write_audit(&self, r: &AuditRecord) -> Option<()> {
+        let row = AuditRow::of(r).ok()?;
+        self.write_now(|conn| row.insert(conn, r))
     }
 
     /// How many changes the trail has recorded ([`Store::changes`](crate::store::Store::changes)).
@@ -103,5 +79,58 @@ impl SqliteStore {
             Ok(record)
         })
         .collect()
+    }
+}
+
+/// The columns of a record made outside the connection's lock.
+struct AuditRow {
+    initiator: serde_json::Value,
+    data: String,
+}
+
+impl AuditRow {
+    fn of(r: &AuditRecord) -> Result<Self, StoreError> {
+        Ok(AuditRow {
+            initiator: serde_json::to_value(r.initiator).map_err(json_err)?,
+            data: to_json(r)?,
+        })
+    }
+
+    fn insert(&self, conn: &Connection, r: &AuditRecord) -> Result<(), StoreError> {
+        if !r.is_change() {
+            return self.insert_row(conn, r);
+        }
+        // the record and its count commit together: a replica that reads the count sees the
+        // change exactly when the trail has it
+        let tx = conn.unchecked_transaction().map_err(err)?;
+        self.insert_row(&tx, r)?;
+        // the row is made by the first change: opening a file writes nothing to it
+        tx.prepare_cached(
+            "INSERT INTO changes (id, count) VALUES (1, 1) \
+             ON CONFLICT (id) DO UPDATE SET count = count + 1",
+        )
+        .and_then(|mut bump| bump.execute([]))
+        .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    fn insert_row(&self, conn: &Connection, r: &AuditRecord) -> Result<(), StoreError> {
+        // every call writes one: the statement is parsed once per connection, not per record
+        let mut insert = conn
+            .prepare_cached(
+                "INSERT INTO audit (ts, tool, correlation_id, initiator, session, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(err)?;
+        insert
+            .execute(params![
+                r.timestamp_ms as i64,
+                r.tool,
+                r.correlation_id.as_str(),
+                self.initiator.as_str().unwrap_or_default(),
+                r.session,
+                self.data
+            ])
+            .map_err(err)?;
+        Ok(())
     }
 }

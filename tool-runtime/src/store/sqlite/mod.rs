@@ -25,7 +25,9 @@ pub struct SqliteStore {
     /// replaced (`None` in memory).
     file: Option<(PathBuf, FileId)>,
     /// Checkpoints the write-ahead log off the writers' path (`None` in memory).
-    _checkpointer: Option<checkpoint::Checkpointer>,
+    checkpointer: Option<checkpoint::Checkpointer>,
+    /// How long a write waits for another connection's lock ([`SqliteStore::with_busy_timeout`]).
+    busy_timeout: Duration,
 }
 
 /// Which file a path names (device and inode on Unix), to notice it deleted or replaced.
@@ -156,6 +158,25 @@ fn err(e: rusqlite::Error) -> StoreError {
     StoreError::new(format!("{what} ({e})"))
 }
 
+/// A connection whose busy timeout is zero until the guard is dropped, which restores it (a
+/// panic in between included).
+struct NoWaiting<'a>(&'a Connection, Duration);
+
+impl<'a> NoWaiting<'a> {
+    fn on(conn: &'a Connection, restore: Duration) -> Option<Self> {
+        conn.busy_timeout(Duration::ZERO).ok()?;
+        Some(NoWaiting(conn, restore))
+    }
+}
+
+impl Drop for NoWaiting<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.busy_timeout(self.1) {
+            tracing::error!(error = %e, "the SQLite store's busy timeout could not be restored");
+        }
+    }
+}
+
 const MOVED: &str = "deleted or moved while open: nothing more is written to it (it would be \
                      lost), and a restart starts from a new, empty file unless it is put back";
 
@@ -178,7 +199,7 @@ impl SqliteStore {
         })?;
         if file_id(path).is_some() {
             let checkpointer = checkpoint::Checkpointer::start(path, &store.conn());
-            store._checkpointer = checkpointer;
+            store.checkpointer = checkpointer;
         }
         // a path that names no file (a `file:` URI) is not watched
         store.file = file_id(path).map(|id| {
@@ -194,8 +215,9 @@ impl SqliteStore {
     /// with a retryable [`STORE_UNAVAILABLE`](super::STORE_UNAVAILABLE) error (default 10 s).
     /// The waiting blocks the calling thread; the executor makes its calls on tokio's blocking
     /// pool ([`Store::blocks`]), so the runtime runs on meanwhile.
-    pub fn with_busy_timeout(self, timeout: Duration) -> Result<Self, StoreError> {
+    pub fn with_busy_timeout(mut self, timeout: Duration) -> Result<Self, StoreError> {
         self.conn().busy_timeout(timeout).map_err(err)?;
+        self.busy_timeout = timeout;
         Ok(self)
     }
 
@@ -224,7 +246,8 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             backlog: AuditBacklog::default(),
             file: None,
-            _checkpointer: None,
+            checkpointer: None,
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
         })
     }
 
@@ -237,6 +260,13 @@ impl SqliteStore {
     /// SQLite (in WAL mode) goes on writing into a deleted file, and everything written there
     /// (a decision, an outcome, an audit record) would vanish with the process.
     fn writer(&self) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+        self.still_the_file()?;
+        Ok(self.conn())
+    }
+
+    /// Refuses writes once the file the store was opened on is deleted or replaced (see
+    /// [`SqliteStore::writer`]).
+    fn still_the_file(&self) -> Result<(), StoreError> {
         if let Some((path, id)) = &self.file
             && file_id(path).as_ref() != Some(id)
         {
@@ -245,7 +275,28 @@ impl SqliteStore {
                 path.display()
             )));
         }
-        Ok(self.conn())
+        Ok(())
+    }
+
+    /// Runs `write` on the connection if it can be had and used without waiting: `None`, with
+    /// `write` not run, when another thread holds the connection or when a commit could wait
+    /// for the disk (without the checkpointing thread, the commit that fills the log copies it
+    /// back into the file, with its fsyncs); `None` too when `write` fails, which SQLite undoes
+    /// whole (one statement in autocommit), so that the caller's full path, which waits, reports
+    /// it. SQLite's busy timeout is zero meanwhile: another connection's or process's lock makes
+    /// the statement fail at once with nothing written, instead of waiting for the lock.
+    fn write_now(&self, write: impl FnOnce(&Connection) -> Result<(), StoreError>) -> Option<()> {
+        self.checkpointer.as_ref()?;
+        let conn = match self.conn.try_lock() {
+            Ok(conn) => conn,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        self.still_the_file().ok()?;
+        let waiting = NoWaiting::on(&conn, self.busy_timeout)?;
+        let written = write(waiting.0);
+        drop(waiting);
+        written.ok()
     }
 
     /// Pending operations in one `state` column value, oldest first.
@@ -634,6 +685,13 @@ impl Store for SqliteStore {
 
     fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
         self.backlog.append(record, &|r| self.write_audit(r))
+    }
+
+    fn try_append_audit(&self, record: &AuditRecord) -> Option<Result<(), StoreError>> {
+        // records kept from a failed write go in first, on the full path
+        self.backlog
+            .try_append(|| self.try_write_audit(record))
+            .map(Ok)
     }
 
     fn query_audit(&self, q: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {

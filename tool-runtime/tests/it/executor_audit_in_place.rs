@@ -1,0 +1,344 @@
+//! The audit record written in place: with the SQLite store free (no other thread on its
+//! connection, no other connection or process holding the file's write lock), the executor
+//! writes a call's record on the call's own thread ([`Store::try_append_audit`]), without the
+//! hop to the blocking pool and back; with the lock held it falls back to the blocking pool,
+//! where the write may wait. Either way each call has exactly one record, written before the
+//! execution is returned, and a record that cannot be written is reported on the execution.
+//!
+//! The store is the real SQLite store on a file, seen through a wrapper that notes which of its
+//! two audit methods each call used, on which thread, and what the attempt in place answered.
+
+use crate::executor_support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use executor_support::{Counter, def, echo, quick};
+use serde_json::json;
+use tool_runtime::executor::{
+    ActivityQuery, AuditRecord, Decider, Decision, Executor, Outcome, Status, Window,
+};
+use tool_runtime::store::{
+    GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed, SqliteStore, Store,
+    StoreError, UnreadableOperation,
+};
+use tool_runtime::{
+    CallContext, ToolCall, ToolSet, definition::Safety, hydrate::Arguments, tool::Initiator,
+};
+
+/// How a record reached the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// `try_append_audit`, and whether it wrote the record.
+    InPlace { written: bool },
+    /// `append_audit`, and whether it wrote the record.
+    Full { written: bool },
+}
+
+/// The SQLite store, noting each audit write: how, and on which thread.
+struct Watched {
+    inner: SqliteStore,
+    seen: Mutex<Vec<(Way, ThreadId)>>,
+}
+
+impl Watched {
+    fn open(path: &Path) -> Arc<Watched> {
+        Arc::new(Watched {
+            inner: SqliteStore::open(path).unwrap(),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn note(&self, way: Way) {
+        let thread = std::thread::current().id();
+        self.seen.lock().unwrap().push((way, thread));
+    }
+
+    fn take(&self) -> Vec<(Way, ThreadId)> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+impl Store for Watched {
+    fn try_append_audit(&self, record: &AuditRecord) -> Option<Result<(), StoreError>> {
+        let answer = self.inner.try_append_audit(record);
+        let written = matches!(answer, Some(Ok(())));
+        self.note(Way::InPlace { written });
+        answer
+    }
+    fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        let answer = self.inner.append_audit(record);
+        self.note(Way::Full {
+            written: answer.is_ok(),
+        });
+        answer
+    }
+    fn query_audit(&self, query: &ActivityQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        self.inner.query_audit(query)
+    }
+    fn put_pending(&self, op: &PendingOperation) -> Result<(), StoreError> {
+        self.inner.put_pending(op)
+    }
+    fn get_pending(&self, id: &str) -> Result<Option<PendingOperation>, StoreError> {
+        self.inner.get_pending(id)
+    }
+    fn list_pending(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.inner.list_pending()
+    }
+    fn resolve_pending(&self, id: &str, to: &PendingState) -> Result<Resolve, StoreError> {
+        self.inner.resolve_pending(id, to)
+    }
+    fn complete_pending(&self, id: &str, outcome: &Outcome) -> Result<(), StoreError> {
+        self.inner.complete_pending(id, outcome)
+    }
+    fn list_approved(&self) -> Result<Vec<PendingOperation>, StoreError> {
+        self.inner.list_approved()
+    }
+    fn scrub_decided(&self, id: &str, with: &Scrubbed) -> Result<bool, StoreError> {
+        self.inner.scrub_decided(id, with)
+    }
+    fn list_unreadable(&self) -> Result<Vec<UnreadableOperation>, StoreError> {
+        self.inner.list_unreadable()
+    }
+    fn close_unreadable(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.close_unreadable(id)
+    }
+    fn settle_approved(&self, id: &str, outcome: &Outcome) -> Result<Resolve, StoreError> {
+        self.inner.settle_approved(id, outcome)
+    }
+    fn approve_gate(&self, scope: GateScope<'_>, tool: &str) -> Result<(), StoreError> {
+        self.inner.approve_gate(scope, tool)
+    }
+    fn is_gate_approved(&self, scope: GateScope<'_>, tool: &str) -> Result<bool, StoreError> {
+        self.inner.is_gate_approved(scope, tool)
+    }
+    fn put_journal(&self, entry: &JournalEntry) -> Result<(), StoreError> {
+        self.inner.put_journal(entry)
+    }
+    fn get_journal(&self, id: &str) -> Result<Option<JournalEntry>, StoreError> {
+        self.inner.get_journal(id)
+    }
+    fn journal_of_call(&self, call_id: &str) -> Result<Vec<JournalEntry>, StoreError> {
+        self.inner.journal_of_call(call_id)
+    }
+    fn claim_undo(&self, id: &str) -> Result<bool, StoreError> {
+        self.inner.claim_undo(id)
+    }
+    fn release_undo(&self, id: &str) -> Result<(), StoreError> {
+        self.inner.release_undo(id)
+    }
+    fn acquire_rate(
+        &self,
+        windows: &[(String, Window)],
+    ) -> Result<Option<Result<(), Duration>>, StoreError> {
+        self.inner.acquire_rate(windows)
+    }
+}
+
+/// A read-only tool `look` behind an executor on `store`, counting its runs.
+fn executor(store: Arc<dyn Store>, counter: &Counter) -> Executor {
+    let mut set = ToolSet::new();
+    echo(&mut set, def("look", Safety::ReadOnly), counter);
+    let mut cfg = quick();
+    cfg.cache.enabled = false;
+    Executor::builder(set)
+        .config(cfg)
+        .store(store)
+        .build()
+        .unwrap()
+}
+
+fn look(id: &str) -> ToolCall {
+    ToolCall::new(id, "look", Arguments::Json(json!({"text": "hi"})))
+}
+
+/// The audit records in the SQLite file, read through a store of its own.
+fn records_in(path: &Path) -> Vec<AuditRecord> {
+    SqliteStore::open(path)
+        .unwrap()
+        .query_audit(&ActivityQuery::default())
+        .unwrap()
+}
+
+/// How many records the file holds of call `id`.
+fn records_of(path: &Path, id: &str) -> usize {
+    (records_in(path).iter())
+        .filter(|r| r.call_id.as_str() == id)
+        .count()
+}
+
+/// A record as the executor would write one.
+fn record(id: &str) -> AuditRecord {
+    AuditRecord {
+        timestamp_ms: 1,
+        correlation_id: "corr".into(),
+        call_id: id.to_owned().into(),
+        session: None,
+        tool: "look".into(),
+        category: Safety::ReadOnly,
+        initiator: Initiator::Model,
+        decision: Decision::Allowed,
+        decided_by: Decider::Policy,
+        decided_via: None,
+        duration_us: 1,
+        status: Status::Success,
+        cancelled_by: None,
+        error_code: None,
+        result_summary: None,
+        arguments: None,
+        repairs: Vec::new(),
+        attempts: 1,
+        cached: false,
+        validated: true,
+        no_schema_mode: None,
+        operation_id: None,
+        undo_id: None,
+        seq: None,
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_free_sqlite_writer_takes_the_record_on_the_calls_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let store = Watched::open(&path);
+    let counter = Counter::default();
+    let executor = executor(store.clone(), &counter);
+    let here = std::thread::current().id();
+
+    for id in ["c1", "c2", "c3"] {
+        let exec = executor.call(&look(id), CallContext::default()).await;
+        assert!(exec.outcome.is_success(), "{:?}", exec.outcome);
+        assert_eq!(exec.audit_failure, None);
+        // written in place, on this thread (the runtime's only one), and by nothing else
+        assert_eq!(
+            store.take(),
+            vec![(Way::InPlace { written: true }, here)],
+            "call {id}"
+        );
+        // in the file when the call returned, once
+        assert_eq!(records_of(&path, id), 1, "call {id}");
+    }
+    assert_eq!(counter.get(), 3);
+    assert_eq!(records_in(&path).len(), 3);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_lock_held_by_another_connection_sends_the_record_to_the_blocking_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let store = Watched::open(&path);
+    let counter = Counter::default();
+    let executor = executor(store.clone(), &counter);
+    let here = std::thread::current().id();
+
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // let go well after the call reached the store (it has nothing else to wait for), within
+    // the store's busy timeout
+    let releasing = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        other.execute_batch("ROLLBACK").unwrap();
+    });
+    let exec = executor.call(&look("c1"), CallContext::default()).await;
+    releasing.join().unwrap();
+
+    assert!(exec.outcome.is_success(), "{:?}", exec.outcome);
+    assert_eq!(
+        exec.audit_failure, None,
+        "the lock passed within the timeout"
+    );
+    let seen = store.take();
+    assert_eq!(
+        seen.iter().map(|(way, _)| *way).collect::<Vec<_>>(),
+        [Way::InPlace { written: false }, Way::Full { written: true }],
+        "tried in place, declined at once, then written where it could wait"
+    );
+    assert_eq!(seen[0].1, here, "the attempt is made on the call's thread");
+    assert_ne!(seen[1].1, here, "the wait is on the blocking pool");
+    assert_eq!(records_of(&path, "c1"), 1);
+
+    // the lock gone, the next record is written in place again
+    let exec = executor.call(&look("c2"), CallContext::default()).await;
+    assert_eq!(exec.audit_failure, None);
+    assert_eq!(store.take(), vec![(Way::InPlace { written: true }, here)]);
+    assert_eq!(records_in(&path).len(), 2);
+    assert_eq!(counter.get(), 2);
+}
+
+/// The attempt in place never waits for a lock, and leaves the store's busy timeout as it was:
+/// a write on the full path afterwards still waits for the lock to pass.
+#[test]
+fn the_attempt_in_place_does_not_wait_and_keeps_the_busy_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let store = SqliteStore::open(&path)
+        .unwrap()
+        .with_busy_timeout(Duration::from_secs(30))
+        .unwrap();
+
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    // released while this thread would still be waiting, had the attempt waited: it would
+    // then have written the record and answered `Some`
+    let releasing = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        other.execute_batch("ROLLBACK").unwrap();
+    });
+    assert!(
+        store.try_append_audit(&record("r1")).is_none(),
+        "declined at once while the lock is held"
+    );
+    // the full path waits (up to the busy timeout kept through the attempt) and writes
+    store.append_audit(&record("r2")).unwrap();
+    releasing.join().unwrap();
+    assert!(matches!(
+        store.try_append_audit(&record("r3")),
+        Some(Ok(()))
+    ));
+
+    let ids: Vec<String> = (records_in(&path).iter())
+        .map(|r| r.call_id.to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        ["r3", "r2"],
+        "newest first; the declined r1 is not there"
+    );
+}
+
+/// A record the store cannot take (its file deleted while open) is not written in place, and
+/// the full path's failure reaches the execution as it does without the attempt: the call is
+/// reported as unaudited.
+#[tokio::test(flavor = "current_thread")]
+async fn a_record_that_cannot_be_written_is_reported_on_the_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let store = Watched::open(&path);
+    let counter = Counter::default();
+    let executor = executor(store.clone(), &counter);
+    for suffix in ["", "-wal", "-shm"] {
+        std::fs::remove_file(format!("{}{suffix}", path.display())).unwrap();
+    }
+
+    let exec = executor.call(&look("c1"), CallContext::default()).await;
+    assert!(
+        exec.outcome.is_success(),
+        "the tool ran: {:?}",
+        exec.outcome
+    );
+    assert_eq!(counter.get(), 1);
+    let failure = exec
+        .audit_failure
+        .expect("the unwritten record is reported");
+    assert!(failure.contains("deleted or moved while open"), "{failure}");
+    assert_eq!(
+        store.take().iter().map(|(way, _)| *way).collect::<Vec<_>>(),
+        [
+            Way::InPlace { written: false },
+            Way::Full { written: false }
+        ]
+    );
+}
