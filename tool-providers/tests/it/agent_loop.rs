@@ -55,6 +55,20 @@ struct Script {
     requests: Arc<Mutex<Vec<Value>>>,
 }
 
+impl Script {
+    /// The names of the tools declared on the `i`th request the model was sent.
+    fn declared(&self, i: usize) -> Vec<String> {
+        self.requests.lock().unwrap()[i]["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 async fn chat(AxState(s): AxState<Script>, req: Request) -> Response {
     let bytes = axum::body::to_bytes(req.into_body(), 1 << 22)
         .await
@@ -545,16 +559,7 @@ async fn pre_selection_picks_before_every_request_from_the_index_built_with_the_
         "a pick ran over another catalog than the one built with the agent"
     );
 
-    let declared = |i: usize| -> Vec<String> {
-        script.requests.lock().unwrap()[i]["tools"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let declared = |i: usize| script.declared(i);
     assert_eq!(declared(0), ["add"]);
     assert_eq!(declared(1), ["add", "delete_note"]);
     // The third query ("please add 1 and 2") picks `add` only; `delete_note` stays declared
@@ -591,16 +596,7 @@ async fn pre_selection_indexes_the_tools_added_to_the_executor_before_the_next_p
             ..Default::default()
         },
     );
-    let declared = |i: usize| -> Vec<String> {
-        script.requests.lock().unwrap()[i]["tools"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let declared = |i: usize| script.declared(i);
     let before = agent.catalog().unwrap();
     assert!(
         Arc::ptr_eq(&before, &agent.catalog().unwrap()),

@@ -10,7 +10,7 @@
 //! (each entry inserted in turn, a repeated key keeping its first place and its last value), so
 //! the two agree. What the tree cannot mirror exactly (a map key that is not a string, a raw or
 //! arbitrary-precision number) fails with [`Unsupported`], and the caller serializes to a
-//! `Value` as before.
+//! `Value` with `serde_json::to_value`.
 
 use std::borrow::Cow;
 use std::fmt;
