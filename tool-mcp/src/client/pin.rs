@@ -178,6 +178,16 @@ impl Guard {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The standing and the served definition, or `None` when the tool is pinned to what its
+    /// server serves: the state of almost every call, which then copies nothing.
+    fn unsettled(&self) -> Option<(Standing, ToolPin)> {
+        let state = self.state();
+        match state.0 {
+            Standing::Pinned => None,
+            _ => Some(state.clone()),
+        }
+    }
+
     /// The server now serves `form` (hash `hash`) for this tool (it listed its tools again):
     /// a pinned tool that changed is held, a held one that went back to its pin runs again, an
     /// unpinned one that changed is stale.
@@ -201,7 +211,9 @@ impl Guard {
     /// [`DEFINITION_CHANGED`] when the tool is held or stale, the store's error when the pin
     /// cannot be read or written (nothing is sent unpinned).
     pub(crate) async fn admit(self: &Arc<Self>) -> Result<(), ToolError> {
-        let (standing, served) = self.state().clone();
+        let Some((standing, served)) = self.unsettled() else {
+            return Ok(());
+        };
         match standing {
             Standing::Pinned => Ok(()),
             Standing::Stale => Err(stale_error(&served)),
@@ -235,7 +247,9 @@ impl Guard {
     /// nobody is asked to confirm a call that would then be refused. An unpinned tool passes:
     /// it is pinned by [`Guard::admit`] once the call is let through.
     pub(crate) async fn check(self: &Arc<Self>) -> Result<(), ToolError> {
-        let (standing, served) = self.state().clone();
+        let Some((standing, served)) = self.unsettled() else {
+            return Ok(());
+        };
         match standing {
             Standing::Pinned | Standing::Unpinned => Ok(()),
             Standing::Stale => Err(stale_error(&served)),

@@ -1,5 +1,6 @@
-//! The front door of a byte-stream MCP connection (stdio, a socket): every JSON-RPC line is read
-//! with a size bound and checked before rmcp sees it, so that each request gets an answer.
+//! The front door of a byte-stream MCP connection (stdio, a socket): rmcp's transport for it.
+//! Every JSON-RPC line is read with a size bound and checked before rmcp sees it, so that each
+//! request gets an answer.
 //!
 //! rmcp decodes a message into its typed requests in one step: a `tools/call` whose `params`
 //! do not fit (arguments that are not an object, no tool name) does not decode as a
@@ -7,12 +8,25 @@
 //! buffered whole before anything answers. Here each line is read up to
 //! [`DEFAULT_MAX_REQUEST_BYTES`] (or the server's own bound) and answered by the protocol's own
 //! errors when it cannot be served: `-32700` (not JSON), `-32600` (too large, or not a request
-//! object) and `-32602` (a `tools/call` whose params are wrong). Every other line goes to rmcp
-//! unchanged, and rmcp's answers come back line by line, never interleaved with these.
+//! object) and `-32602` (a `tools/call` whose params are wrong). A `tools/call` the check
+//! passed is built from the JSON the check read; every other message is decoded by rmcp's own
+//! codec, as rmcp's transport decodes it. Answers are written line by line, never interleaved.
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use bytes::{BufMut, BytesMut};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ErrorData, JsonRpcMessage,
+    NumberOrString, RequestMetaObject,
+};
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
+use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+use tokio_util::codec::Decoder;
 
 /// The largest JSON-RPC message a server reads by default: 4 MiB, far above any tool call's
 /// arguments (the executor bounds those much lower) and far below what would strain memory.
@@ -35,19 +49,22 @@ enum Line {
     End,
 }
 
-/// Reads one line into `buf` (cleared first), keeping at most `max` bytes: a longer line is
-/// consumed to its end without being kept.
+/// Reads up to the end of the next line, keeping at most `max` of its bytes in `buf`: a longer
+/// line is consumed to its end without being kept. `seen` counts the line's bytes so far.
+///
+/// Safe to cancel: rmcp polls its transport's `receive` beside other work and drops it when
+/// that is ready first, so everything read stays in `buf` and `seen`, and the next call goes
+/// on with the same line. The caller clears `buf` once it has used the line.
 async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
+    seen: &mut usize,
     max: usize,
 ) -> std::io::Result<Line> {
-    buf.clear();
-    let mut seen = 0usize;
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(match seen {
+            return Ok(match std::mem::take(seen) {
                 0 => Line::End,
                 n if n > max => Line::TooLong(n),
                 _ => Line::Whole,
@@ -57,8 +74,8 @@ async fn read_line<R: AsyncBufRead + Unpin>(
             Some(i) => (&available[..i], true),
             None => (available, false),
         };
-        seen += chunk.len();
-        if seen <= max {
+        *seen += chunk.len();
+        if *seen <= max {
             buf.extend_from_slice(chunk);
         } else {
             buf.clear();
@@ -66,10 +83,9 @@ async fn read_line<R: AsyncBufRead + Unpin>(
         let used = chunk.len() + usize::from(newline);
         reader.consume(used);
         if newline {
-            return Ok(if seen > max {
-                Line::TooLong(seen)
-            } else {
-                Line::Whole
+            return Ok(match std::mem::take(seen) {
+                n if n > max => Line::TooLong(n),
+                _ => Line::Whole,
             });
         }
     }
@@ -89,17 +105,6 @@ fn error_line(id: &Value, code: i64, message: String) -> Vec<u8> {
     line
 }
 
-/// The error answer for a line that must not reach rmcp, or `None` to pass it on.
-fn refusal(line: &[u8]) -> Option<Vec<u8>> {
-    let text = line.strip_suffix(b"\r").unwrap_or(line);
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    let mut answer = malformed(text)?.to_string().into_bytes();
-    answer.push(b'\n');
-    Some(answer)
-}
-
 /// The JSON-RPC error answer for a message no MCP server can serve as it is, or `None` for one
 /// to hand on: `-32700` when it is not JSON; `-32600` when it is not one JSON-RPC 2.0 object
 /// (a batch, which MCP removed, a wrong or missing `jsonrpc`, an `id` that is neither a string
@@ -111,16 +116,26 @@ fn refusal(line: &[u8]) -> Option<Vec<u8>> {
 /// with wrong params is "method not found" and a message that is not JSON gets no JSON-RPC
 /// answer at all; both byte streams and HTTP serve every message through this check first.
 pub fn malformed(message: &[u8]) -> Option<Value> {
-    let message: Value = match serde_json::from_slice(message) {
-        Ok(v) => v,
-        Err(e) => {
-            return Some(error(
-                &Value::Null,
-                PARSE_ERROR,
-                format!("the message is not JSON: {e}"),
-            ));
-        }
-    };
+    inspect(message).err()
+}
+
+/// The message as read, or the error answer [`malformed`] gives it.
+fn inspect(message: &[u8]) -> Result<Value, Value> {
+    let message: Value = serde_json::from_slice(message).map_err(|e| {
+        error(
+            &Value::Null,
+            PARSE_ERROR,
+            format!("the message is not JSON: {e}"),
+        )
+    })?;
+    match verdict(&message) {
+        Some(answer) => Err(answer),
+        None => Ok(message),
+    }
+}
+
+/// The error answer for a message read as JSON, or `None` to hand it on.
+fn verdict(message: &Value) -> Option<Value> {
     let Some(object) = message.as_object() else {
         // batches were removed from MCP; anything else is not a message
         return Some(error(
@@ -189,84 +204,201 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// Connects `reader`/`writer` (the client's side) to `server` (rmcp's side of an in-process
-/// pipe) through the door, until the client's input ends and the server's answers are all
-/// written.
-pub(crate) async fn pump<R, W, S>(reader: R, mut writer: W, server: S, max_request_bytes: usize)
+/// rmcp's transport for a byte stream: JSON-RPC lines read from `R` through the checks of
+/// [`malformed`], answers written to `W`.
+pub(crate) struct Door<R, W> {
+    reader: BufReader<R>,
+    /// The line being read, kept across a cancelled `receive`.
+    line: Vec<u8>,
+    /// How many bytes of that line were read (more than `line` holds once past `max`).
+    seen: usize,
+    max: usize,
+    writer: Arc<Mutex<W>>,
+    /// The door's own error answers being written, each under the writer's lock like rmcp's.
+    answers: JoinSet<()>,
+    /// rmcp's own decoding, for every message but a `tools/call`.
+    codec: JsonRpcMessageCodec<RxJsonRpcMessage<RoleServer>>,
+}
+
+impl<R, W> Door<R, W>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
-    S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    let (from_server, mut to_server) = tokio::io::split(server);
-    // every line to the client goes through one writer, so that an error answer never lands
-    // in the middle of one of rmcp's
-    let (lines, mut outbox) = mpsc::channel::<Vec<u8>>(64);
-    let write = tokio::spawn(async move {
-        while let Some(line) = outbox.recv().await {
-            if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
-                break;
-            }
+    /// Reads `reader` and writes `writer`, refusing a line of more than `max` bytes.
+    pub(crate) fn new(reader: R, writer: W, max: usize) -> Self {
+        Door {
+            reader: BufReader::new(reader),
+            line: Vec::new(),
+            seen: 0,
+            max,
+            writer: Arc::new(Mutex::new(writer)),
+            answers: JoinSet::new(),
+            codec: JsonRpcMessageCodec::default(),
         }
-    });
-    let answers = lines.clone();
-    let relay = tokio::spawn(async move {
-        let mut from_server = BufReader::new(from_server);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match from_server.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if answers.send(line.clone()).await.is_err() {
-                        break;
-                    }
-                }
+    }
+
+    /// Writes one of the door's answers. The write runs beside `receive`, which must stay
+    /// safe to cancel, so it is a task of its own; `close` waits for it.
+    fn answer(&mut self, line: Vec<u8>) {
+        while self.answers.try_join_next().is_some() {}
+        let writer = self.writer.clone();
+        self.answers.spawn(async move {
+            if let Err(e) = write_line(&writer, &line).await {
+                tracing::debug!(error = %e, "an MCP error answer could not be written");
             }
+        });
+    }
+
+    /// The message on the line just read, or `None` when there is none for rmcp (a blank
+    /// line, one the door answered, a notification rmcp ignores).
+    fn admit(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return None;
         }
-    });
-    let mut reader = BufReader::new(reader);
-    let mut line = Vec::new();
-    loop {
-        match read_line(&mut reader, &mut line, max_request_bytes).await {
-            Ok(Line::End) | Err(_) => break,
-            Ok(Line::TooLong(n)) => {
-                tracing::warn!(
-                    bytes = n,
-                    max = max_request_bytes,
-                    "an MCP message over the size bound was refused"
-                );
-                let answer = error_line(
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    format!(
-                        "the message is {n} bytes, more than the {max_request_bytes} bytes this server reads"
-                    ),
-                );
-                if lines.send(answer).await.is_err() {
-                    break;
-                }
-            }
-            Ok(Line::Whole) => {
-                if let Some(answer) = refusal(&line) {
-                    if lines.send(answer).await.is_err() {
-                        break;
-                    }
-                    continue;
-                }
+        let message = match inspect(text) {
+            Ok(message) => message,
+            Err(answer) => {
+                let mut line = answer.to_string().into_bytes();
                 line.push(b'\n');
-                if to_server.write_all(&line).await.is_err() {
-                    break;
+                self.answer(line);
+                return None;
+            }
+        };
+        if let Some(call) = tool_call(message) {
+            return Some(call);
+        }
+        let mut framed = BytesMut::with_capacity(text.len() + 1);
+        framed.extend_from_slice(text);
+        framed.put_u8(b'\n');
+        match self.codec.decode(&mut framed) {
+            Ok(message) => message,
+            Err(JsonRpcMessageCodecError::Serde(e)) => {
+                // JSON that is no message rmcp knows: answered as rmcp's own transport answers
+                tracing::debug!(error = %e, "an MCP message of no known shape");
+                let answer = TxJsonRpcMessage::<RoleServer>::error(
+                    ErrorData::invalid_request("Invalid request", None),
+                    None,
+                );
+                if let Ok(line) = encode(&answer) {
+                    self.answer(line);
+                }
+                None
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "an MCP message could not be decoded");
+                None
+            }
+        }
+    }
+}
+
+/// A `tools/call` the door's check passed, as rmcp's request, built from the JSON already
+/// read: rmcp's decoding tries its requests one by one and buffers the message twice on the
+/// way, the larger part of what serving a call costs. `None` for any other message, and for a
+/// call in a form only rmcp's decoding reads (an id that is not an `i64` or a string, a
+/// `_meta` that is not an object): those go to rmcp's codec.
+fn tool_call(message: Value) -> Option<RxJsonRpcMessage<RoleServer>> {
+    let Value::Object(mut message) = message else {
+        return None;
+    };
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let id = match message.get("id")? {
+        Value::Number(n) => NumberOrString::Number(n.as_i64()?),
+        Value::String(s) => NumberOrString::String(s.as_str().into()),
+        _ => return None,
+    };
+    let Some(Value::Object(mut params)) = message.remove("params") else {
+        return None;
+    };
+    // rmcp keeps `params._meta` in the request's extensions, not in its params
+    let meta = match params.remove("_meta") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => Some(meta),
+        Some(_) => return None,
+    };
+    let params: CallToolRequestParams = serde_json::from_value(Value::Object(params)).ok()?;
+    let mut request = CallToolRequest::new(params);
+    if let Some(meta) = meta {
+        request
+            .extensions
+            .insert(RequestMetaObject::from(meta as Map<String, Value>));
+    }
+    Some(JsonRpcMessage::request(
+        ClientRequest::CallToolRequest(request),
+        id,
+    ))
+}
+
+fn encode(message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(writer: &Mutex<W>, line: &[u8]) -> std::io::Result<()> {
+    let mut writer = writer.lock().await;
+    writer.write_all(line).await?;
+    writer.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for Door<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // encoded here, so that the future rmcp spawns holds the bytes, not the message
+        let line = encode(&item);
+        let writer = self.writer.clone();
+        async move { write_line(&writer, &line?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match read_line(&mut self.reader, &mut self.line, &mut self.seen, self.max).await {
+                Ok(Line::End) | Err(_) => return None,
+                Ok(Line::TooLong(n)) => {
+                    tracing::warn!(
+                        bytes = n,
+                        max = self.max,
+                        "an MCP message over the size bound was refused"
+                    );
+                    let answer = error_line(
+                        &Value::Null,
+                        INVALID_REQUEST,
+                        format!(
+                            "the message is {n} bytes, more than the {} bytes this server reads",
+                            self.max
+                        ),
+                    );
+                    self.line.clear();
+                    self.answer(answer);
+                }
+                Ok(Line::Whole) => {
+                    let message = self.admit();
+                    self.line.clear();
+                    if message.is_some() {
+                        return message;
+                    }
                 }
             }
         }
     }
-    // the client is done: rmcp sees the end of its input, finishes, and closes its output
-    let _ = to_server.shutdown().await;
-    drop(to_server);
-    drop(lines);
-    let _ = relay.await;
-    let _ = write.await;
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // the door's answers are written before the output ends
+        while self.answers.join_next().await.is_some() {}
+        self.writer.lock().await.shutdown().await
+    }
 }
 
 #[cfg(test)]
@@ -274,7 +406,10 @@ mod tests {
     use super::*;
 
     fn answer(line: &str) -> Option<Value> {
-        refusal(line.as_bytes()).map(|l| serde_json::from_slice(&l).unwrap())
+        if line.trim().is_empty() {
+            return None;
+        }
+        malformed(line.as_bytes())
     }
 
     #[test]
@@ -318,20 +453,119 @@ mod tests {
     async fn a_line_past_the_bound_is_skipped_to_its_end_and_the_next_is_read() {
         let input = format!("{}\nsecond\n", "x".repeat(100));
         let mut reader = BufReader::with_capacity(16, input.as_bytes());
-        let mut buf = Vec::new();
+        let (mut buf, mut seen) = (Vec::new(), 0);
         assert!(matches!(
-            read_line(&mut reader, &mut buf, 50).await.unwrap(),
+            read_line(&mut reader, &mut buf, &mut seen, 50)
+                .await
+                .unwrap(),
             Line::TooLong(100)
         ));
         assert!(buf.is_empty(), "nothing of it kept");
         assert!(matches!(
-            read_line(&mut reader, &mut buf, 50).await.unwrap(),
+            read_line(&mut reader, &mut buf, &mut seen, 50)
+                .await
+                .unwrap(),
             Line::Whole
         ));
         assert_eq!(buf, b"second");
+        buf.clear();
         assert!(matches!(
-            read_line(&mut reader, &mut buf, 50).await.unwrap(),
+            read_line(&mut reader, &mut buf, &mut seen, 50)
+                .await
+                .unwrap(),
             Line::End
         ));
+    }
+
+    /// The request rmcp's own decoding makes of `line`, and the door's, both as sent.
+    fn both(line: &str) -> (Value, Value) {
+        let theirs: RxJsonRpcMessage<RoleServer> = serde_json::from_str(line).unwrap();
+        let ours = tool_call(serde_json::from_str(line).unwrap()).expect("built by the door");
+        let meta = |m: &RxJsonRpcMessage<RoleServer>| match m {
+            JsonRpcMessage::Request(r) => match &r.request {
+                ClientRequest::CallToolRequest(c) => {
+                    c.extensions.get::<RequestMetaObject>().cloned()
+                }
+                other => panic!("not a tools/call: {other:?}"),
+            },
+            other => panic!("not a request: {other:?}"),
+        };
+        assert_eq!(meta(&theirs), meta(&ours), "{line}");
+        (
+            serde_json::to_value(&theirs).unwrap(),
+            serde_json::to_value(&ours).unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_tool_call_is_built_as_rmcp_decodes_it() {
+        let calls = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"x","n":[1,2]}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a-7","method":"tools/call","params":{"name":"search"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"s","arguments":null,"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"s","arguments":{},"requestState":"abc","extra":true},"other":1}"#,
+            r#"{"id":5,"params":{"arguments":{"k":"v"},"name":"s"},"method":"tools/call","jsonrpc":"2.0"}"#,
+        ];
+        for line in calls {
+            let (theirs, ours) = both(line);
+            assert_eq!(theirs, ours, "{line}");
+        }
+        // forms only rmcp's decoding reads go to it
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s","_meta":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"s"}}"#,
+        ] {
+            assert!(
+                tool_call(serde_json::from_str(line).unwrap()).is_none(),
+                "{line}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_receive_cut_off_mid_line_loses_nothing_of_it() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let mut door = Door::new(server, tokio::io::sink(), DEFAULT_MAX_REQUEST_BYTES);
+        let line = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"q":"x"}}}"#;
+        let (first, rest) = line.split_at(40);
+        client.write_all(first.as_bytes()).await.unwrap();
+        // rmcp drops `receive` when something else is ready first: here, a timeout
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(50), door.receive()).await;
+        assert!(cut.is_err(), "nothing whole to receive yet");
+        client.write_all(rest.as_bytes()).await.unwrap();
+        client.write_all(b"\n").await.unwrap();
+        let message = door.receive().await.expect("the whole line");
+        let value = serde_json::to_value(&message).unwrap();
+        assert_eq!(value["id"], 9);
+        assert_eq!(value["params"]["arguments"]["q"], "x");
+    }
+
+    #[tokio::test]
+    async fn the_doors_answers_are_written_before_the_output_ends() {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let (out_write, mut out_read) = tokio::io::duplex(1 << 16);
+        let mut door = Door::new(server, out_write, 64);
+        client
+            .write_all(format!("{{nope\n{}\n", "x".repeat(100)).as_bytes())
+            .await
+            .unwrap();
+        drop(client);
+        assert!(door.receive().await.is_none(), "the input ended");
+        door.close().await.unwrap();
+        let mut written = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut out_read, &mut written)
+            .await
+            .unwrap();
+        let codes: Vec<i64> = written
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["error"]["code"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(codes, [PARSE_ERROR, INVALID_REQUEST], "{written}");
     }
 }

@@ -80,73 +80,15 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn call_tool(
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let call = tool_call(&request, &request_id(&context.id));
-        let mut cx = self.context_of(&call, &context);
-        let granted = self.may_elicit(&context) && elicit::supported(&context);
-        let in_rounds = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let answering = request.request_state.is_some() || request.input_responses.is_some();
-        let parked = std::sync::OnceLock::new();
-        // what the tool tells the client while it runs, in order, before the result: progress
-        // when the client sent a token, log entries at its level
-        let forward =
-            progress::Forward::start(context.peer.clone(), context.meta.get_progress_token());
-        cx.progress = forward.reporter();
-        cx.host = Some(tool_runtime::host::Host::new(host::McpHost::of(
-            &context,
-            forward.notes(),
-            self.level.clone(),
-            &call.name,
-            in_rounds,
-        )));
-        let response = async {
-            if answering {
-                // Only a caller granted in-band confirmation may answer; the answer of any
-                // other (an agent holding a state it saw) is not looked at.
-                if !(granted && in_rounds) {
-                    return Err(rmcp::ErrorData::invalid_params(
-                        "this client may not answer confirmations in-band: a call that needs a \
-                         person waits for the approvals page",
-                        None,
-                    ));
-                }
-                let waiting = cx.clone();
-                return self.resume(&request, &call, &context, &waiting).await;
-            }
-            if granted && in_rounds {
-                let response = self.ask_in_rounds(&call, cx).await;
-                forward.finish().await;
-                return Ok(response);
-            }
-            // A granted host that can be asked while the call waits confirms in-band; every
-            // other call gets the executor's own handler (a pending operation, with `Deferred`).
-            if granted {
-                let response = self
-                    .confirm_by_elicitation(&call, cx, &context, &parked)
-                    .await;
-                forward.finish().await;
-                return Ok(response);
-            }
-            let outcome = self.executor.call(&call, cx).await.outcome;
-            forward.finish().await;
-            Ok(result_of(&call, &outcome).into())
-        };
-        tokio::select! {
-            response = response => response,
-            // The client gave up (notifications/cancelled): dropping the call cancels the tool.
-            () = context.ct.cancelled() => {
-                if let Some(op) = parked.get() {
-                    self.withdraw(op, &context).await;
-                }
-                Err(rmcp::ErrorData::internal_error("the client cancelled the call", None))
-            }
-        }
+    ) -> impl Future<Output = Result<CallToolResponse, rmcp::ErrorData>> + Send + '_ {
+        // A call's future holds the executor's and the tool's state, tens of kilobytes: rmcp
+        // spawns each request's future and tokio moves it whole, more than once. Boxed, what
+        // moves is a pointer.
+        Box::pin(self.serve_call(request, context))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -283,5 +225,77 @@ impl ServerHandler for McpServer {
         cx: Request,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         self.app.read_resource_directory(p, cx).await
+    }
+}
+
+impl McpServer {
+    /// A `tools/call`, answered by the executor, confirmed in-band where the client allows it.
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let call = tool_call(&request, &request_id(&context.id));
+        let mut cx = self.context_of(&call, &context);
+        let granted = self.may_elicit(&context) && elicit::supported(&context);
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let answering = request.request_state.is_some() || request.input_responses.is_some();
+        let parked = std::sync::OnceLock::new();
+        // what the tool tells the client while it runs, in order, before the result: progress
+        // when the client sent a token, log entries at its level
+        let forward =
+            progress::Forward::start(context.peer.clone(), context.meta.get_progress_token());
+        cx.progress = forward.reporter();
+        cx.host = Some(tool_runtime::host::Host::new(host::McpHost::of(
+            &context,
+            forward.notes(),
+            self.level.clone(),
+            &call.name,
+            in_rounds,
+        )));
+        let response = async {
+            if answering {
+                // Only a caller granted in-band confirmation may answer; the answer of any
+                // other (an agent holding a state it saw) is not looked at.
+                if !(granted && in_rounds) {
+                    return Err(rmcp::ErrorData::invalid_params(
+                        "this client may not answer confirmations in-band: a call that needs a \
+                         person waits for the approvals page",
+                        None,
+                    ));
+                }
+                let waiting = cx.clone();
+                return self.resume(&request, &call, &context, &waiting).await;
+            }
+            if granted && in_rounds {
+                let response = self.ask_in_rounds(&call, cx).await;
+                forward.finish().await;
+                return Ok(response);
+            }
+            // A granted host that can be asked while the call waits confirms in-band; every
+            // other call gets the executor's own handler (a pending operation, with `Deferred`).
+            if granted {
+                let response = self
+                    .confirm_by_elicitation(&call, cx, &context, &parked)
+                    .await;
+                forward.finish().await;
+                return Ok(response);
+            }
+            let outcome = self.executor.call(&call, cx).await.outcome;
+            forward.finish().await;
+            Ok(result_of(&call, &outcome).into())
+        };
+        tokio::select! {
+            response = response => response,
+            // The client gave up (notifications/cancelled): dropping the call cancels the tool.
+            () = context.ct.cancelled() => {
+                if let Some(op) = parked.get() {
+                    self.withdraw(op, &context).await;
+                }
+                Err(rmcp::ErrorData::internal_error("the client cancelled the call", None))
+            }
+        }
     }
 }

@@ -328,12 +328,8 @@ impl McpServer {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let (inner, outer) = tokio::io::duplex(64 << 10);
-        let max = self.max_request_bytes;
-        let door = tokio::spawn(door::pump(reader, writer, outer, max));
-        let served = self.serve_on(inner).await;
-        let _ = door.await;
-        served
+        let door = door::Door::new(reader, writer, self.max_request_bytes);
+        self.serve_on(door).await
     }
 
     /// Serves on any rmcp transport (a duplex pipe in tests, a socket) until it closes. The

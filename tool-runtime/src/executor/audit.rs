@@ -201,7 +201,11 @@ fn snake_case(key: &str) -> String {
 /// a well-known issuer prefix (OpenAI/Stripe `sk-`/`sk_live_`, GitHub `ghp_`/`github_pat_`,
 /// Slack `xoxb-`, AWS `AKIA`, GitLab `glpat-`, Google `AIza`).
 pub fn redact_shapes(text: &str) -> Option<String> {
-    if text.contains("PRIVATE KEY-----") {
+    // a finder made once: `str::contains` prepares its searcher on every call, which costs more
+    // than scanning the short strings most arguments are
+    static PEM_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("PRIVATE KEY-----"));
+    if PEM_KEY.find(text.as_bytes()).is_some() {
         return Some(REDACTED.to_owned());
     }
     // every string of every call's arguments and result comes through here, and almost none has
@@ -248,7 +252,8 @@ pub fn redact_shapes(text: &str) -> Option<String> {
 
 /// `scheme://user:password@host...` with the user-info replaced.
 fn url_user_info(word: &str) -> Option<String> {
-    let scheme_end = word.find("://")?;
+    let bytes = word.as_bytes();
+    let scheme_end = memchr::memchr_iter(b':', bytes).find(|&i| bytes[i..].starts_with(b"://"))?;
     let rest = &word[scheme_end + 3..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let at = rest[..authority_end].rfind('@')?;
