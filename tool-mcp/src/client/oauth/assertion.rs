@@ -248,7 +248,7 @@ pub(super) async fn post_form(endpoint: &str, form: &[(&str, &str)]) -> Result<V
 }
 
 /// Whether a token endpoint may receive credentials: HTTPS, or HTTP to this machine.
-fn secure(url: &reqwest::Url) -> bool {
+pub(super) fn secure(url: &reqwest::Url) -> bool {
     match url.scheme() {
         "https" => true,
         "http" => match url.host() {

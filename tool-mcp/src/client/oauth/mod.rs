@@ -22,8 +22,9 @@
 //! `403 insufficient_scope` asks for the scopes the server names, added to those already granted
 //! (step-up), once per request. Tokens are kept for the life of the process, for every
 //! reconnection, and, when the configuration asks (`keepTokens`, `tokenFile`), in a file only the
-//! user can read, for the next process (`store`). Secrets, private keys, identity assertions and tokens are in no `Debug`, log
-//! line or error.
+//! user can read, for the next process (`store`), with the registration of a client that
+//! registered itself (`registration`), whose secret its refresh needs. Secrets, private keys,
+//! identity assertions and tokens are in no `Debug`, log line or error.
 
 #[cfg(feature = "client-http")]
 mod assertion;
@@ -35,6 +36,8 @@ mod discovery;
 mod enterprise;
 #[cfg(feature = "client-http")]
 mod flow;
+#[cfg(feature = "client-http")]
+mod registration;
 #[cfg(feature = "client-http")]
 mod store;
 #[cfg(feature = "client-http")]
@@ -95,8 +98,10 @@ pub struct OAuthConfig {
     pub redirect_port: Option<u16>,
     /// Keep the tokens in a file only the user can read (mode `0600`), so that a restarted
     /// process goes on with them instead of asking again: `tool-mcp/oauth/NAME-HASH.json` in the
-    /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). Off by default: the
-    /// tokens are kept for the life of the process.
+    /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). A client that registered
+    /// itself dynamically is kept with them (its client ID, the secret it was given, how it
+    /// authenticates), so that the next process refreshes them as the same client. Off by
+    /// default: the tokens are kept for the life of the process.
     pub keep_tokens: bool,
     /// The file to keep the tokens in, in place of the default one; giving it keeps them.
     pub token_file: Option<std::path::PathBuf>,
