@@ -15,7 +15,7 @@ use rmcp::transport::auth::{
 use super::assertion::{self, ClientKey};
 use super::enterprise::{self, ClientAuth, IdToken};
 use super::store::{self, FileStore};
-use super::{Grant, OAuthConfig, consent, discovery, registration};
+use super::{AssertionAudience, Grant, OAuthConfig, consent, discovery, registration};
 use crate::client::ClientError;
 use crate::client::config::resolve;
 
@@ -82,6 +82,12 @@ impl Authorization {
         if config.client_secret.is_some() && key.is_some() {
             return Err(wrong(
                 "`oauth.clientSecret` and a private key (`clientKey`, `clientKeyFile`): give one",
+            ));
+        }
+        if config.client_assertion_audience != AssertionAudience::default() && key.is_none() {
+            return Err(wrong(
+                "`oauth.clientAssertionAudience` is for a private key (`clientKey`, \
+                 `clientKeyFile`)",
             ));
         }
         if (config.client_secret.is_some() || key.is_some()) && config.client_id.is_none() {
@@ -243,7 +249,15 @@ impl Authorization {
         let token = match (config.grant, client_id, &self.key, &self.idp) {
             (Grant::ClientCredentials, Some(client_id), Some(key), _) => {
                 // the token is for this server alone (RFC 8707)
-                assertion::client_credentials(&metadata, client_id, key, &scopes, &self.url).await?
+                assertion::client_credentials(
+                    &metadata,
+                    client_id,
+                    key,
+                    config.client_assertion_audience,
+                    &scopes,
+                    &self.url,
+                )
+                .await?
             }
             (Grant::ClientCredentials, Some(client_id), None, _) => {
                 let Some(client_secret) = &config.client_secret else {
@@ -262,7 +276,9 @@ impl Authorization {
             }
             (Grant::EnterpriseManaged, Some(client_id), key, Some(idp)) => {
                 let auth = match (key, &config.client_secret) {
-                    (Some(key), _) => ClientAuth::Key(key.clone()),
+                    (Some(key), _) => {
+                        ClientAuth::Key(key.clone(), config.client_assertion_audience)
+                    }
                     (None, Some(secret)) => ClientAuth::Secret(secret.clone()),
                     (None, None) => ClientAuth::None,
                 };
@@ -528,7 +544,8 @@ fn identity_provider(
                 "`oauth.identityProvider.clientSecret` and a private key: give one",
             ));
         }
-        (Some(key), None) => ClientAuth::Key(Arc::new(key)),
+        // the identity provider's assertions are for its issuer
+        (Some(key), None) => ClientAuth::Key(Arc::new(key), AssertionAudience::Issuer),
         (None, Some(secret)) => ClientAuth::Secret(resolve(server, secret)?),
         (None, None) => ClientAuth::None,
     };

@@ -87,6 +87,11 @@ pub struct OAuthConfig {
     /// The scopes to ask for; when empty, those the server's challenge or its protected
     /// resource metadata names.
     pub scopes: Vec<String>,
+    /// The audience (`aud`) of the client assertions signed with `clientKey` or
+    /// `clientKeyFile`: `issuer` (the default), the authorization server's issuer identifier,
+    /// as RFC 7523bis and the MCP specification (SEP-1046) require; or `token_endpoint`, its
+    /// token endpoint URL, for an authorization server that still expects that one.
+    pub client_assertion_audience: AssertionAudience,
     /// How the token is obtained.
     pub grant: Grant,
     /// The enterprise identity provider whose identity assertion is exchanged for the token,
@@ -118,6 +123,7 @@ impl std::fmt::Debug for OAuthConfig {
             .field("client_key", &self.client_key.as_ref().map(|_| "…"))
             .field("client_key_file", &self.client_key_file)
             .field("client_key_algorithm", &self.client_key_algorithm)
+            .field("client_assertion_audience", &self.client_assertion_audience)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_name", &self.client_name)
             .field("scopes", &self.scopes)
@@ -148,6 +154,32 @@ pub enum Grant {
     /// (RFC 7523 JWT bearer grant); nobody is asked. `clientId` with `clientSecret` or a private
     /// key is the client registered with the MCP server's authorization server.
     EnterpriseManaged,
+}
+
+/// The audience of the client assertions a client signs with its private key
+/// (`clientAssertionAudience`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssertionAudience {
+    /// The authorization server's issuer identifier, which no other server can take the
+    /// assertion for (RFC 7523bis, SEP-1046).
+    #[default]
+    Issuer,
+    /// The authorization server's token endpoint URL, as RFC 7523 allowed and some servers
+    /// still expect.
+    TokenEndpoint,
+}
+
+impl AssertionAudience {
+    /// The audience for the authorization server with the issuer `issuer` and the token
+    /// endpoint `token_endpoint`.
+    #[cfg(feature = "client-http")]
+    fn of<'a>(self, issuer: &'a str, token_endpoint: &'a str) -> &'a str {
+        match self {
+            AssertionAudience::Issuer => issuer,
+            AssertionAudience::TokenEndpoint => token_endpoint,
+        }
+    }
 }
 
 /// The enterprise identity provider of `grant = "enterprise_managed"`: where the person's
