@@ -657,11 +657,16 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
     closed(client, &auth).await;
     #[cfg(unix)]
     assert_eq!(mode(&file), 0o600);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let kept: Value = serde_json::from_str(&text).unwrap();
+    assert_ne!(
+        kept["token_received_at"],
+        json!(1),
+        "the refreshed tokens are kept"
+    );
     assert!(
-        std::fs::read_to_string(&file)
-            .unwrap()
-            .contains(&format!("{DYN_SECRET}-1")),
-        "the refreshed tokens are kept with the same registration"
+        text.contains(&format!("{DYN_SECRET}-1")),
+        "with the same registration"
     );
 
     // the logs were written (the kept tokens were taken up), and the secret is in none of them

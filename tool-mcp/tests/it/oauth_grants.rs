@@ -139,32 +139,8 @@ async fn token(
                 }
                 return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "secret".into());
             }
-            if field("client_assertion_type")
-                != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-                || form.contains_key("client_secret")
-            {
-                return s.refuse(StatusCode::BAD_REQUEST, "invalid_request", "type".into());
-            }
-            let mut validation = Validation::new(Algorithm::ES256);
-            let audience = (s.audience.lock().unwrap().clone()).unwrap_or_else(|| s.issuer.clone());
-            validation.set_audience(&[audience]);
-            validation.set_issuer(&[CLIENT_ID]);
-            validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-            let key = DecodingKey::from_ec_pem(CLIENT_PUBLIC.as_bytes()).unwrap();
-            let claims =
-                match jsonwebtoken::decode::<Value>(field("client_assertion"), &key, &validation) {
-                    Ok(data) => data.claims,
-                    Err(e) => {
-                        return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", e.to_string());
-                    }
-                };
-            let jti = claims["jti"].as_str().unwrap_or_default().to_owned();
-            let fresh = claims["sub"] == CLIENT_ID
-                && claims["exp"].as_u64().unwrap_or_default() <= now() + 300
-                && !jti.is_empty()
-                && s.jtis.lock().unwrap().insert(jti);
-            if !fresh {
-                return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "claims".into());
+            if let Err(refused) = client_assertion(&s, &form) {
+                return refused;
             }
             s.token()
         }
@@ -172,7 +148,11 @@ async fn token(
             let basic = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok());
-            if basic != Some(AS_BASIC) {
+            if form.contains_key("client_assertion") {
+                if let Err(refused) = client_assertion(&s, &form) {
+                    return refused;
+                }
+            } else if basic != Some(AS_BASIC) {
                 return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "basic".into());
             }
             let header = jsonwebtoken::decode_header(field("assertion"));
@@ -199,6 +179,39 @@ async fn token(
             other.into(),
         ),
     }
+}
+
+/// Checks the client assertion of `form` (`private_key_jwt`): its type, its signature by the
+/// client's key, `iss` and `sub` the client, `aud` the issuer (or the audience the test set),
+/// a `jti` never seen before; the refusal otherwise.
+fn client_assertion(s: &Servers, form: &HashMap<String, String>) -> Result<(), Response> {
+    let field = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
+    if field("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        || form.contains_key("client_secret")
+    {
+        return Err(s.refuse(StatusCode::BAD_REQUEST, "invalid_request", "type".into()));
+    }
+    let mut validation = Validation::new(Algorithm::ES256);
+    let audience = (s.audience.lock().unwrap().clone()).unwrap_or_else(|| s.issuer.clone());
+    validation.set_audience(&[audience]);
+    validation.set_issuer(&[CLIENT_ID]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    let key = DecodingKey::from_ec_pem(CLIENT_PUBLIC.as_bytes()).unwrap();
+    let claims = match jsonwebtoken::decode::<Value>(field("client_assertion"), &key, &validation) {
+        Ok(data) => data.claims,
+        Err(e) => {
+            return Err(s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", e.to_string()));
+        }
+    };
+    let jti = claims["jti"].as_str().unwrap_or_default().to_owned();
+    let fresh = claims["sub"] == CLIENT_ID
+        && claims["exp"].as_u64().unwrap_or_default() <= now() + 300
+        && !jti.is_empty()
+        && s.jtis.lock().unwrap().insert(jti);
+    if !fresh {
+        return Err(s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "claims".into()));
+    }
+    Ok(())
 }
 
 /// The identity provider's token endpoint: the token exchange of the person's ID token for an
@@ -467,6 +480,50 @@ async fn the_assertion_is_for_the_issuer_unless_the_token_endpoint_is_configured
     assert_eq!(servers.issued.load(Ordering::SeqCst), 0);
     greets(&servers, "signed", for_endpoint()).await.unwrap();
     assert_eq!(servers.issued.load(Ordering::SeqCst), 1);
+
+    // enterprise-managed authorization: the client's assertion at the authorization server is
+    // for the audience configured too (the identity provider here takes a public client)
+    let id_token = file(ID_TOKEN);
+    let enterprise = |audience| OAuthConfig {
+        grant: Grant::EnterpriseManaged,
+        client_assertion_audience: audience,
+        identity_provider: Some(IdentityProvider {
+            issuer: servers.idp.clone(),
+            token_endpoint: format!("{}/token", servers.idp),
+            client_id: IDP_CLIENT_ID.into(),
+            id_token_file: Some(id_token.path().to_owned()),
+            ..IdentityProvider::default()
+        }),
+        ..signed(key.path())
+    };
+    let e = greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::Issuer),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Unauthorized { message, .. } if message.contains("invalid_client")),
+        "{e:?}"
+    );
+    greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::TokenEndpoint),
+    )
+    .await
+    .unwrap();
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 2);
+    *servers.audience.lock().unwrap() = None;
+    greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::Issuer),
+    )
+    .await
+    .unwrap();
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 3);
 
     // the option is a key's: with a secret it is a configuration error
     let e = McpClient::connect(
