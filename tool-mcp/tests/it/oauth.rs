@@ -538,45 +538,56 @@ fn mode(file: &std::path::Path) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_kept_for_a_2025_03_26_server_are_used_and_refreshed() {
-    let (url, auth) = protected_as(Mode {
-        legacy: true,
-        ..Mode::default()
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("oauth/notes.json");
-    let kept = || {
-        let mut config = oauth(&url);
-        if let Some(oauth) = &mut config.oauth {
-            oauth.token_file = Some(file.clone());
-        }
-        config
-    };
-    let first = McpClient::connect("notes", kept()).await.unwrap();
-    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
-    closed(first, &auth).await;
+    // the pre-registered client, and one that registers itself there
+    for dynamic in [false, true] {
+        let (url, auth) = protected_as(Mode {
+            legacy: true,
+            dynamic,
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("oauth/notes.json");
+        let kept = || {
+            let mut config = oauth(&url);
+            if let Some(oauth) = &mut config.oauth {
+                oauth.token_file = Some(file.clone());
+                if dynamic {
+                    oauth.client_id = None;
+                    oauth.client_secret = None;
+                }
+            }
+            config
+        };
+        let first = McpClient::connect("notes", kept()).await.unwrap();
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        closed(first, &auth).await;
 
-    // a restarted process sends the kept token, and nobody is asked
-    let client = McpClient::connect("notes", kept()).await.unwrap();
-    let outcome = greet_once(&client, "l1").await;
-    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
-    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
-    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
-    closed(client, &auth).await;
+        // a restarted process sends the kept token, and nobody is asked
+        let client = McpClient::connect("notes", kept()).await.unwrap();
+        let outcome = greet_once(&client, "l1").await;
+        assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+        closed(client, &auth).await;
 
-    // the kept access token expired (and no longer accepted): the next process refreshes it with
-    // the kept refresh token at the token endpoint its discovery found, still asking nobody
-    expire(&file);
-    auth.revoke_access();
-    let client = McpClient::connect("notes", kept()).await.unwrap();
-    let outcome = greet_once(&client, "l2").await;
-    assert!(
-        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, l2"),
-        "{outcome:?}"
-    );
-    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
-    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
-    client.close();
+        // the kept access token expired (and no longer accepted): the next process refreshes it
+        // with the kept refresh token at the token endpoint its discovery found, asking nobody
+        expire(&file);
+        auth.revoke_access();
+        let client = McpClient::connect("notes", kept()).await.unwrap();
+        let outcome = greet_once(&client, "l2").await;
+        assert!(
+            matches!(&outcome, Outcome::Success { value, .. } if value == "hello, l2"),
+            "{outcome:?}"
+        );
+        assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            auth.registrations.load(Ordering::SeqCst),
+            usize::from(dynamic)
+        );
+        client.close();
+    }
 }
 
 /// What the client logs, at every level, on the test's thread.
