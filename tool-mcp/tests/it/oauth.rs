@@ -642,6 +642,11 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
     let first = McpClient::connect("notes", kept()).await.unwrap();
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+    // the process that registered refreshes a revoked token as the registration says
+    auth.revoke_access();
+    let outcome = greet_once(&first, "d0").await;
+    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
     closed(first, &auth).await;
     // the registration is kept with the tokens, in a file only its owner reads
     let text = std::fs::read_to_string(&file).unwrap();
@@ -662,7 +667,7 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
         matches!(&outcome, Outcome::Success { value, .. } if value == "hello, d1"),
         "{outcome:?}"
     );
-    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 2);
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
     closed(client, &auth).await;
