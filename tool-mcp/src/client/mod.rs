@@ -76,7 +76,7 @@ pub use cli::{McpConfigOption, PinCommands, import_configured, import_configured
 pub use config::{ServerConfig, Trust, read_servers_config, read_servers_json};
 pub use held::{Approval, PinnedImports};
 pub use import::{Flagged, Imported, Refused};
-pub use oauth::{Consent, Grant, IdentityProvider, OAuthConfig};
+pub use oauth::{AssertionAudience, Consent, Grant, IdentityProvider, OAuthConfig};
 pub use pin::{DEFINITION_CHANGED, Held, approve_change, definition_change};
 
 use config::Transport;

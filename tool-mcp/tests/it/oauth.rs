@@ -4,7 +4,10 @@
 //! pre-registered confidential client, PKCE checked, refresh tokens). The client imports it with
 //! an `oauth` entry: the flow runs on the first `401`, a revoked token is refreshed without asking
 //! anyone again, and a server that refuses whatever is tried is `UNAUTHORIZED`, the secret and the
-//! tokens in no message.
+//! tokens in no message. Kept tokens (`tokenFile`) serve a restarted process, on a server of the
+//! 2025-03-26 revision too (no protected resource metadata, the authorization server on the
+//! server's own origin), and a client that registered itself dynamically (RFC 7591) keeps its
+//! registration with them, so that its refresh is authenticated with the secret it was given.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,6 +31,8 @@ const AGENT: &str = "agent-token-behind-oauth-0001";
 const APPROVER: &str = "approver-token-behind-oauth-1";
 const CLIENT_ID: &str = "tool-mcp-test-client";
 const SECRET: &str = "s3cret-of-the-test-client-42";
+/// The secrets of the clients registered dynamically begin with this.
+const DYN_SECRET: &str = "dyn-s3cret-given-at-registration";
 
 /// Says hello.
 #[tool(read_only, intent = "Greet {name}")]
@@ -38,10 +43,27 @@ fn greet(
     format!("hello, {name}")
 }
 
+/// How the servers are set up.
+#[derive(Clone, Copy, Default)]
+struct Mode {
+    /// No protected resource metadata (the 2025-03-26 revision): the authorization server is on
+    /// the MCP server's origin, its metadata at that origin's well-known URL naming the issuer
+    /// `/oauth` there.
+    legacy: bool,
+    /// No pre-registered client: clients register themselves (RFC 7591) and are each given a
+    /// secret and `client_secret_post`, which the token endpoint requires, though the metadata
+    /// lists `client_secret_basic` too.
+    dynamic: bool,
+}
+
 /// What the authorization server has done and what the resource server accepts.
 #[derive(Default)]
 struct Auth {
     issuer: String,
+    mode: Mode,
+    /// The secret of each client registered dynamically.
+    clients: Mutex<HashMap<String, String>>,
+    registrations: AtomicUsize,
     /// Access tokens the resource server accepts.
     valid: Mutex<Vec<String>>,
     /// Refresh tokens the authorization server honours.
@@ -51,6 +73,8 @@ struct Auth {
     issued: AtomicUsize,
     authorizations: AtomicUsize,
     refreshes: AtomicUsize,
+    /// Sessions the MCP server was asked to end (`DELETE`), as a client closes.
+    ended: AtomicUsize,
     /// Refuse every authorization and refresh from now on.
     refuse: AtomicBool,
 }
@@ -68,11 +92,36 @@ impl Auth {
     fn revoke_access(&self) {
         self.valid.lock().unwrap().clear();
     }
+
+    /// Whether `client_id` is a client of this server.
+    fn knows(&self, client_id: &str) -> bool {
+        if self.mode.dynamic {
+            self.clients.lock().unwrap().contains_key(client_id)
+        } else {
+            client_id == CLIENT_ID
+        }
+    }
+
+    /// Whether `secret` is the secret of `client_id`.
+    fn authenticates(&self, client_id: &str, secret: &str) -> bool {
+        if self.mode.dynamic {
+            self.clients
+                .lock()
+                .unwrap()
+                .get(client_id)
+                .map(String::as_str)
+                == Some(secret)
+        } else {
+            client_id == CLIENT_ID && secret == SECRET
+        }
+    }
 }
 
-async fn authorization_server(auth: Arc<Auth>, listener: tokio::net::TcpListener) {
+/// The authorization server of `auth`, its endpoints under `prefix` (the issuer's path), its
+/// metadata at the origin's well-known URL.
+fn authorization_server(auth: Arc<Auth>, prefix: &str) -> Router {
     let issuer = auth.issuer.clone();
-    let metadata = json!({
+    let mut metadata = json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{issuer}/authorize"),
         "token_endpoint": format!("{issuer}/token"),
@@ -82,15 +131,52 @@ async fn authorization_server(auth: Arc<Auth>, listener: tokio::net::TcpListener
         "token_endpoint_auth_methods_supported": ["client_secret_post"],
         "scopes_supported": ["notes"],
     });
-    let app = Router::new()
+    if auth.mode.dynamic {
+        metadata["registration_endpoint"] = json!(format!("{issuer}/register"));
+        metadata["token_endpoint_auth_methods_supported"] =
+            json!(["client_secret_basic", "client_secret_post"]);
+    }
+    Router::new()
         .route(
             "/.well-known/oauth-authorization-server",
             get(move || async move { axum::Json(metadata) }),
         )
-        .route("/authorize", get(authorize))
-        .route("/token", post(token))
-        .with_state(auth);
-    let _ = axum::serve(listener, app).await;
+        .route(&format!("{prefix}/authorize"), get(authorize))
+        .route(&format!("{prefix}/token"), post(token))
+        .route(&format!("{prefix}/register"), post(register))
+        .with_state(auth)
+}
+
+/// Dynamic client registration (RFC 7591): a public client is asked for, and a confidential one
+/// with `client_secret_post` is registered, as some servers do.
+async fn register(State(auth): State<Arc<Auth>>, body: axum::Json<Value>) -> Response {
+    if !auth.mode.dynamic {
+        return (StatusCode::NOT_FOUND, "no registration here").into_response();
+    }
+    let request = body.0;
+    let redirects = request["redirect_uris"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if redirects.is_empty() || request["client_name"] != "tool-mcp" {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "invalid_client_metadata"})),
+        )
+            .into_response();
+    }
+    let n = auth.registrations.fetch_add(1, Ordering::SeqCst) + 1;
+    let (id, secret) = (format!("dyn-client-{n}"), format!("{DYN_SECRET}-{n}"));
+    auth.clients
+        .lock()
+        .unwrap()
+        .insert(id.clone(), secret.clone());
+    let registered = json!({
+        "client_id": id, "client_secret": secret, "client_secret_expires_at": 0,
+        "token_endpoint_auth_method": "client_secret_post", "redirect_uris": redirects,
+        "grant_types": ["authorization_code", "refresh_token"], "client_name": "tool-mcp",
+    });
+    (StatusCode::CREATED, axum::Json(registered)).into_response()
 }
 
 async fn authorize(
@@ -104,7 +190,8 @@ async fn authorize(
         redirect.starts_with("http://127.0.0.1:"),
         "a loopback redirect: {redirect}"
     );
-    assert_eq!(q.get("client_id").map(String::as_str), Some(CLIENT_ID));
+    let client = q.get("client_id").map(String::as_str).unwrap_or_default();
+    assert!(auth.knows(client), "an unknown client: {client}");
     assert_eq!(
         q.get("code_challenge_method").map(String::as_str),
         Some("S256")
@@ -128,7 +215,7 @@ async fn token(
         (status, axum::Json(json!({"error": error}))).into_response()
     };
     let field = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
-    if field("client_id") != CLIENT_ID || field("client_secret") != SECRET {
+    if !auth.authenticates(field("client_id"), field("client_secret")) {
         return refuse(StatusCode::UNAUTHORIZED, "invalid_client");
     }
     match field("grant_type") {
@@ -174,39 +261,64 @@ fn base64url(bytes: &[u8]) -> String {
 
 /// The MCP server behind OAuth and its authorization server; the server's URL.
 async fn protected() -> (String, Arc<Auth>) {
-    let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let auth = Arc::new(Auth {
-        issuer: format!("http://{}", as_listener.local_addr().unwrap()),
-        ..Auth::default()
-    });
-    tokio::spawn(authorization_server(auth.clone(), as_listener));
+    protected_as(Mode::default()).await
+}
 
-    let set = tool_runtime::toolset![greet].unwrap();
-    let executor = Executor::builder(set)
-        .store(Arc::new(MemoryStore::new()))
-        .build()
-        .unwrap();
+/// The MCP server behind OAuth and its authorization server, set up as `mode` says.
+async fn protected_as(mode: Mode) -> (String, Arc<Auth>) {
     let opts = ServerOptions::new(Tokens::new(AGENT, APPROVER).unwrap());
     let listener = tool_server::bind("127.0.0.1:0".parse().unwrap(), &opts)
         .await
         .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let url = format!("{base}/mcp");
+    let auth = if mode.legacy {
+        Arc::new(Auth {
+            issuer: format!("{base}/oauth"),
+            mode,
+            ..Auth::default()
+        })
+    } else {
+        let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let auth = Arc::new(Auth {
+            issuer: format!("http://{}", as_listener.local_addr().unwrap()),
+            mode,
+            ..Auth::default()
+        });
+        let app = authorization_server(auth.clone(), "");
+        tokio::spawn(async move {
+            let _ = axum::serve(as_listener, app).await;
+        });
+        auth
+    };
+
+    let set = tool_runtime::toolset![greet].unwrap();
+    let executor = Executor::builder(set)
+        .store(Arc::new(MemoryStore::new()))
+        .build()
+        .unwrap();
     let resource = json!({
         "resource": url,
         "authorization_servers": [auth.issuer],
         "scopes_supported": ["notes"],
     });
-    let challenge = format!(
-        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", \
-         scope=\"notes\""
-    );
+    let challenge = if mode.legacy {
+        "Bearer realm=\"mcp\", scope=\"notes\"".to_owned()
+    } else {
+        format!(
+            "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\", \
+             scope=\"notes\""
+        )
+    };
     let guard = auth.clone();
     // a token of the authorization server stands for the agent's token of the server behind
     let mcp = tool_server::router(executor, opts).layer(axum::middleware::from_fn(
         move |mut request: Request, next: Next| {
             let (auth, challenge) = (guard.clone(), challenge.clone());
             async move {
+                if request.method() == axum::http::Method::DELETE {
+                    auth.ended.fetch_add(1, Ordering::SeqCst);
+                }
                 let sent = (request.headers().get(header::AUTHORIZATION))
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.strip_prefix("Bearer "))
@@ -228,12 +340,19 @@ async fn protected() -> (String, Arc<Auth>) {
             }
         },
     ));
-    let app = Router::new()
-        .route(
+    let app = if mode.legacy {
+        // the origin publishes its authorization server's metadata and nothing else
+        authorization_server(auth.clone(), "/oauth").route(
+            "/.well-known/{*rest}",
+            get(|| async { StatusCode::NOT_FOUND }),
+        )
+    } else {
+        Router::new().route(
             "/.well-known/oauth-protected-resource/mcp",
             get(move || async move { axum::Json(resource) }),
         )
-        .fallback_service(mcp);
+    }
+    .fallback_service(mcp);
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -374,4 +493,200 @@ async fn tokens_kept_in_a_file_serve_the_next_process_without_asking_again() {
     let again = McpClient::connect("notes", kept()).await.unwrap();
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
     again.close();
+}
+
+/// Imports the server `client` is connected to and calls its `greet` as `id`.
+async fn greet_once(client: &McpClient, id: &str) -> Outcome {
+    let mut set = ToolSet::new();
+    assert_eq!(client.import(&mut set).registered, ["notes__greet"]);
+    let exec = Executor::builder(set)
+        .confirmation(ApproveAll)
+        .build()
+        .unwrap();
+    let call = ToolCall::new(id, "notes__greet", json!({"name": id}));
+    exec.call(&call, CallContext::new(id)).await.outcome
+}
+
+/// Makes the access token kept in `file` expired, as if it had been received long ago.
+fn expire(file: &std::path::Path) {
+    let mut kept: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    assert!(kept["token_received_at"].is_u64(), "{kept}");
+    kept["token_received_at"] = json!(1);
+    std::fs::write(file, serde_json::to_vec(&kept).unwrap()).unwrap();
+}
+
+/// Closes `client` and waits until it has ended its session, the last request its process
+/// makes: the next process then finds the token file as this one left it.
+async fn closed(client: McpClient, auth: &Auth) {
+    let before = auth.ended.load(Ordering::SeqCst);
+    client.close();
+    drop(client);
+    for _ in 0..500 {
+        if auth.ended.load(Ordering::SeqCst) > before {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the client did not end its session");
+}
+
+#[cfg(unix)]
+fn mode(file: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_kept_for_a_2025_03_26_server_are_used_and_refreshed() {
+    // the pre-registered client, and one that registers itself there
+    for dynamic in [false, true] {
+        let (url, auth) = protected_as(Mode {
+            legacy: true,
+            dynamic,
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("oauth/notes.json");
+        let kept = || {
+            let mut config = oauth(&url);
+            if let Some(oauth) = &mut config.oauth {
+                oauth.token_file = Some(file.clone());
+                if dynamic {
+                    oauth.client_id = None;
+                    oauth.client_secret = None;
+                }
+            }
+            config
+        };
+        let first = McpClient::connect("notes", kept()).await.unwrap();
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        closed(first, &auth).await;
+
+        // a restarted process sends the kept token, and nobody is asked
+        let client = McpClient::connect("notes", kept()).await.unwrap();
+        let outcome = greet_once(&client, "l1").await;
+        assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+        closed(client, &auth).await;
+
+        // the kept access token expired (and no longer accepted): the next process refreshes it
+        // with the kept refresh token at the token endpoint its discovery found, asking nobody
+        expire(&file);
+        auth.revoke_access();
+        let client = McpClient::connect("notes", kept()).await.unwrap();
+        let outcome = greet_once(&client, "l2").await;
+        assert!(
+            matches!(&outcome, Outcome::Success { value, .. } if value == "hello, l2"),
+            "{outcome:?}"
+        );
+        assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
+        assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            auth.registrations.load(Ordering::SeqCst),
+            usize::from(dynamic)
+        );
+        client.close();
+    }
+}
+
+/// What the client logs, at every level, on the test's thread.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+// one thread, so that the subscriber set for it sees everything the client and its tasks log
+#[tokio::test(flavor = "current_thread")]
+async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens() {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+
+    let (url, auth) = protected_as(Mode {
+        dynamic: true,
+        ..Mode::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oauth/notes.json");
+    let kept = || {
+        let mut config = ServerConfig::http(&url).trusting_annotations();
+        config.oauth = Some(OAuthConfig {
+            consent: Consent::FollowRedirect,
+            token_file: Some(file.clone()),
+            ..OAuthConfig::default()
+        });
+        config
+    };
+    let first = McpClient::connect("notes", kept()).await.unwrap();
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+    // the process that registered refreshes a revoked token as the registration says
+    auth.revoke_access();
+    let outcome = greet_once(&first, "d0").await;
+    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 1);
+    closed(first, &auth).await;
+    // the registration is kept with the tokens, in a file only its owner reads
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(&format!("{DYN_SECRET}-1")),
+        "the secret is kept"
+    );
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+
+    // a restarted process whose kept access token expired refreshes it as the client registered
+    // before, authenticated by that client's secret, without registering or asking again
+    expire(&file);
+    auth.revoke_access();
+    let client = McpClient::connect("notes", kept()).await.unwrap();
+    let outcome = greet_once(&client, "d1").await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, d1"),
+        "{outcome:?}"
+    );
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+    closed(client, &auth).await;
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let kept: Value = serde_json::from_str(&text).unwrap();
+    assert_ne!(
+        kept["token_received_at"],
+        json!(1),
+        "the refreshed tokens are kept"
+    );
+    assert!(
+        text.contains(&format!("{DYN_SECRET}-1")),
+        "with the same registration"
+    );
+
+    // the logs were written (the kept tokens were taken up), and the secret is in none of them
+    let logged = logs.text();
+    assert!(logged.contains("going on with the tokens kept"), "{logged}");
+    assert!(!logged.contains(DYN_SECRET), "the secret was logged");
 }

@@ -3,7 +3,8 @@
 //! accepts only the tokens of a small authorization server (on the same listener, its issuer at
 //! `/as`), which checks what each grant sends:
 //! - the client credentials grant with `private_key_jwt`: the assertion's signature, `iss`,
-//!   `sub`, `aud` (the issuer) and a `jti` never seen before;
+//!   `sub`, `aud` (the issuer, or the token endpoint for a server set to expect that one) and a
+//!   `jti` never seen before;
 //! - enterprise-managed authorization: an identity provider (issuer `/idp`) that exchanges the
 //!   person's ID token for an ID-JAG it signs, and the JWT bearer grant that redeems it, with the
 //!   client's HTTP Basic authentication;
@@ -30,7 +31,7 @@ use axum::routing::{get, post};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde_json::{Value, json};
 use tool_mcp::client::{
-    ClientError, Grant, IdentityProvider, McpClient, OAuthConfig, ServerConfig,
+    AssertionAudience, ClientError, Grant, IdentityProvider, McpClient, OAuthConfig, ServerConfig,
 };
 use tool_runtime::executor::{ApproveAll, Executor, Outcome};
 use tool_runtime::store::MemoryStore;
@@ -80,6 +81,9 @@ enum Discovery {
 struct Servers {
     url: String,
     issuer: String,
+    token_endpoint: String,
+    /// The audience client assertions must name: the issuer unless set.
+    audience: Mutex<Option<String>>,
     idp: String,
     /// Access tokens the resource server accepts.
     valid: Mutex<Vec<String>>,
@@ -135,31 +139,8 @@ async fn token(
                 }
                 return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "secret".into());
             }
-            if field("client_assertion_type")
-                != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-                || form.contains_key("client_secret")
-            {
-                return s.refuse(StatusCode::BAD_REQUEST, "invalid_request", "type".into());
-            }
-            let mut validation = Validation::new(Algorithm::ES256);
-            validation.set_audience(&[&s.issuer]);
-            validation.set_issuer(&[CLIENT_ID]);
-            validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-            let key = DecodingKey::from_ec_pem(CLIENT_PUBLIC.as_bytes()).unwrap();
-            let claims =
-                match jsonwebtoken::decode::<Value>(field("client_assertion"), &key, &validation) {
-                    Ok(data) => data.claims,
-                    Err(e) => {
-                        return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", e.to_string());
-                    }
-                };
-            let jti = claims["jti"].as_str().unwrap_or_default().to_owned();
-            let fresh = claims["sub"] == CLIENT_ID
-                && claims["exp"].as_u64().unwrap_or_default() <= now() + 300
-                && !jti.is_empty()
-                && s.jtis.lock().unwrap().insert(jti);
-            if !fresh {
-                return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "claims".into());
+            if let Err(refused) = client_assertion(&s, &form) {
+                return refused;
             }
             s.token()
         }
@@ -167,7 +148,11 @@ async fn token(
             let basic = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok());
-            if basic != Some(AS_BASIC) {
+            if form.contains_key("client_assertion") {
+                if let Err(refused) = client_assertion(&s, &form) {
+                    return refused;
+                }
+            } else if basic != Some(AS_BASIC) {
                 return s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "basic".into());
             }
             let header = jsonwebtoken::decode_header(field("assertion"));
@@ -194,6 +179,39 @@ async fn token(
             other.into(),
         ),
     }
+}
+
+/// Checks the client assertion of `form` (`private_key_jwt`): its type, its signature by the
+/// client's key, `iss` and `sub` the client, `aud` the issuer (or the audience the test set),
+/// a `jti` never seen before; the refusal otherwise.
+fn client_assertion(s: &Servers, form: &HashMap<String, String>) -> Result<(), Response> {
+    let field = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
+    if field("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        || form.contains_key("client_secret")
+    {
+        return Err(s.refuse(StatusCode::BAD_REQUEST, "invalid_request", "type".into()));
+    }
+    let mut validation = Validation::new(Algorithm::ES256);
+    let audience = (s.audience.lock().unwrap().clone()).unwrap_or_else(|| s.issuer.clone());
+    validation.set_audience(&[audience]);
+    validation.set_issuer(&[CLIENT_ID]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    let key = DecodingKey::from_ec_pem(CLIENT_PUBLIC.as_bytes()).unwrap();
+    let claims = match jsonwebtoken::decode::<Value>(field("client_assertion"), &key, &validation) {
+        Ok(data) => data.claims,
+        Err(e) => {
+            return Err(s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", e.to_string()));
+        }
+    };
+    let jti = claims["jti"].as_str().unwrap_or_default().to_owned();
+    let fresh = claims["sub"] == CLIENT_ID
+        && claims["exp"].as_u64().unwrap_or_default() <= now() + 300
+        && !jti.is_empty()
+        && s.jtis.lock().unwrap().insert(jti);
+    if !fresh {
+        return Err(s.refuse(StatusCode::UNAUTHORIZED, "invalid_client", "claims".into()));
+    }
+    Ok(())
 }
 
 /// The identity provider's token endpoint: the token exchange of the person's ID token for an
@@ -269,6 +287,8 @@ async fn serve(discovery: Discovery) -> Arc<Servers> {
     let servers = Arc::new(Servers {
         url: format!("{base}/mcp"),
         issuer: named_issuer.clone(),
+        token_endpoint: format!("{base}/as/token"),
+        audience: Mutex::default(),
         idp: format!("{base}/idp"),
         valid: Mutex::default(),
         issued: AtomicUsize::new(0),
@@ -279,7 +299,7 @@ async fn serve(discovery: Discovery) -> Arc<Servers> {
     let metadata = json!({
         "issuer": named_issuer,
         "authorization_endpoint": format!("{base}/as/authorize"),
-        "token_endpoint": format!("{base}/as/token"),
+        "token_endpoint": servers.token_endpoint,
         "response_types_supported": ["code"],
         "grant_types_supported": ["client_credentials",
                                   "urn:ietf:params:oauth:grant-type:jwt-bearer"],
@@ -428,6 +448,113 @@ async fn a_machine_client_authenticates_with_an_assertion_its_private_key_signs(
     for line in key_lines(CLIENT_KEY) {
         assert!(!shown.contains(line), "{shown}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_assertion_is_for_the_issuer_unless_the_token_endpoint_is_configured() {
+    let servers = serve(Discovery::Resource).await;
+    let key = file(CLIENT_KEY);
+    let for_endpoint = || OAuthConfig {
+        client_assertion_audience: AssertionAudience::TokenEndpoint,
+        ..signed(key.path())
+    };
+    // a server that checks the audience against its issuer refuses one for its token endpoint
+    let e = greets(&servers, "signed", for_endpoint())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Unauthorized { message, .. } if message.contains("invalid_client")),
+        "{e:?}"
+    );
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 0);
+
+    // one that expects its token endpoint refuses the issuer's, the default, and takes its own
+    *servers.audience.lock().unwrap() = Some(servers.token_endpoint.clone());
+    let e = greets(&servers, "signed", signed(key.path()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Unauthorized { message, .. } if message.contains("invalid_client")),
+        "{e:?}"
+    );
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 0);
+    greets(&servers, "signed", for_endpoint()).await.unwrap();
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 1);
+
+    // enterprise-managed authorization: the client's assertion at the authorization server is
+    // for the audience configured too (the identity provider here takes a public client)
+    let id_token = file(ID_TOKEN);
+    let enterprise = |audience| OAuthConfig {
+        grant: Grant::EnterpriseManaged,
+        client_assertion_audience: audience,
+        identity_provider: Some(IdentityProvider {
+            issuer: servers.idp.clone(),
+            token_endpoint: format!("{}/token", servers.idp),
+            client_id: IDP_CLIENT_ID.into(),
+            id_token_file: Some(id_token.path().to_owned()),
+            ..IdentityProvider::default()
+        }),
+        ..signed(key.path())
+    };
+    let e = greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::Issuer),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Unauthorized { message, .. } if message.contains("invalid_client")),
+        "{e:?}"
+    );
+    greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::TokenEndpoint),
+    )
+    .await
+    .unwrap();
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 2);
+    *servers.audience.lock().unwrap() = None;
+    greets(
+        &servers,
+        "enterprise",
+        enterprise(AssertionAudience::Issuer),
+    )
+    .await
+    .unwrap();
+    assert_eq!(servers.issued.load(Ordering::SeqCst), 3);
+
+    // the option is a key's: with a secret it is a configuration error
+    let e = McpClient::connect(
+        "signed",
+        config(
+            &servers.url,
+            OAuthConfig {
+                client_key_file: None,
+                client_secret: Some(AS_SECRET.into()),
+                ..for_endpoint()
+            },
+        ),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Config { server, message }
+            if server == "signed" && message.contains("clientAssertionAudience")),
+        "{e:?}"
+    );
+    assert!(!format!("{e:?}").contains(AS_SECRET), "{e:?}");
+
+    // the option as a configuration file writes it
+    let read: OAuthConfig =
+        serde_json::from_value(json!({"clientAssertionAudience": "token_endpoint"})).unwrap();
+    assert_eq!(
+        read.client_assertion_audience,
+        AssertionAudience::TokenEndpoint
+    );
+    let read: OAuthConfig = serde_json::from_value(json!({})).unwrap();
+    assert_eq!(read.client_assertion_audience, AssertionAudience::Issuer);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, OAuthTokenResponse};
 use serde_json::json;
 
+use super::AssertionAudience;
+
 /// How long an assertion is accepted: one token request, with room for clocks apart.
 const LIFETIME_SECS: u64 = 120;
 
@@ -140,12 +142,13 @@ impl ClientKey {
 
 /// The client credentials grant for `client_id`, authenticated with an assertion signed by
 /// `key`, at the authorization server `metadata` describes; the token is for `resource`
-/// (RFC 8707). The token response keeps no refresh token: an expired token is replaced by the
-/// same grant, with a new assertion.
+/// (RFC 8707); the assertion is for `audience`. The token response keeps no refresh token: an
+/// expired token is replaced by the same grant, with a new assertion.
 pub(super) async fn client_credentials(
     metadata: &AuthorizationMetadata,
     client_id: &str,
     key: &ClientKey,
+    audience: AssertionAudience,
     scopes: &[String],
     resource: &str,
 ) -> Result<OAuthTokenResponse, AuthError> {
@@ -176,10 +179,17 @@ pub(super) async fn client_credentials(
         )));
     }
     // RFC 7523bis and SEP-1046: the audience of a client assertion is the authorization
-    // server's issuer identifier, so that no other server can replay it
-    let audience = metadata.issuer.as_deref().ok_or_else(|| {
-        refuse("the authorization server's metadata names no issuer for the assertion".into())
-    })?;
+    // server's issuer identifier, so that no other server can replay it; its token endpoint
+    // only when the configuration says the server expects that
+    let audience = match (audience, metadata.issuer.as_deref()) {
+        (AssertionAudience::TokenEndpoint, _) => metadata.token_endpoint.as_str(),
+        (AssertionAudience::Issuer, Some(issuer)) => issuer,
+        (AssertionAudience::Issuer, None) => {
+            return Err(refuse(
+                "the authorization server's metadata names no issuer for the assertion".into(),
+            ));
+        }
+    };
     let assertion = key.assertion(client_id, audience)?;
     let mut form = vec![
         ("grant_type", "client_credentials"),
@@ -248,7 +258,7 @@ pub(super) async fn post_form(endpoint: &str, form: &[(&str, &str)]) -> Result<V
 }
 
 /// Whether a token endpoint may receive credentials: HTTPS, or HTTP to this machine.
-fn secure(url: &reqwest::Url) -> bool {
+pub(super) fn secure(url: &reqwest::Url) -> bool {
     match url.scheme() {
         "https" => true,
         "http" => match url.host() {

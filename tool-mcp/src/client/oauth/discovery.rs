@@ -25,14 +25,15 @@ use rmcp::transport::auth::{AuthError, AuthorizationMetadata, WWWAuthenticatePar
 const LEGACY_REVISION: &str = "2025-03-26";
 
 /// The authorization server metadata of the server at `url`, discovered from its challenge
-/// `www_authenticate`.
+/// `www_authenticate`, or from the well-known URLs alone when there is none (a process going on
+/// with kept tokens has had no challenge yet).
 pub(super) async fn metadata(
     manager: &AuthorizationManager,
     url: &str,
-    www_authenticate: &str,
+    www_authenticate: Option<&str>,
 ) -> Result<AuthorizationMetadata, AuthError> {
     match manager
-        .resolve_metadata_from_challenge(Some(www_authenticate))
+        .resolve_metadata_from_challenge(www_authenticate)
         .await
     {
         Ok(resolution) => Ok(resolution.metadata),
@@ -56,12 +57,13 @@ pub(super) async fn metadata(
 /// The metadata at the authorization base URL of the server at `url` (2025-03-26, section
 /// 2.3.2), when the server publishes no protected resource metadata and that metadata's issuer
 /// is on the base URL's origin; `None` otherwise.
-async fn legacy(url: &str, www_authenticate: &str) -> Option<AuthorizationMetadata> {
+async fn legacy(url: &str, www_authenticate: Option<&str>) -> Option<AuthorizationMetadata> {
     let server = reqwest::Url::parse(url).ok()?;
-    if WWWAuthenticateParams::parse(www_authenticate, &server)
-        .resource_metadata_url
-        .is_some()
-    {
+    if www_authenticate.is_some_and(|challenge| {
+        WWWAuthenticateParams::parse(challenge, &server)
+            .resource_metadata_url
+            .is_some()
+    }) {
         return None;
     }
     let client = reqwest::Client::builder()

@@ -23,6 +23,7 @@ use rmcp::transport::auth::{
 };
 use serde_json::json;
 
+use super::AssertionAudience;
 use super::assertion::ClientKey;
 use crate::client::config::resolve;
 
@@ -33,8 +34,8 @@ pub(super) enum ClientAuth {
     None,
     /// A secret, sent with HTTP Basic authentication.
     Secret(String),
-    /// Assertions signed with its private key (`private_key_jwt`).
-    Key(Arc<ClientKey>),
+    /// Assertions signed with its private key (`private_key_jwt`), for the audience given.
+    Key(Arc<ClientKey>, AssertionAudience),
 }
 
 impl ClientAuth {
@@ -44,9 +45,9 @@ impl ClientAuth {
             ClientAuth::Secret(secret) => {
                 EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(secret.clone()))
             }
-            ClientAuth::Key(key) => {
-                EmaClientAuthentication::JwtAssertion(Arc::new(KeyAssertions(key.clone())))
-            }
+            ClientAuth::Key(key, audience) => EmaClientAuthentication::JwtAssertion(Arc::new(
+                KeyAssertions(key.clone(), *audience),
+            )),
         }
     }
 }
@@ -151,8 +152,8 @@ pub(super) async fn token(
 }
 
 /// The client assertions of a client with a private key, signed as each token request is made,
-/// for the server it is sent to.
-struct KeyAssertions(Arc<ClientKey>);
+/// for the server it is sent to (its issuer or its token endpoint, as the audience says).
+struct KeyAssertions(Arc<ClientKey>, AssertionAudience);
 
 type Assertion = Result<EmaClientAssertion, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -168,7 +169,8 @@ impl EmaClientAssertionProvider for KeyAssertions {
         Self: 'async_trait,
     {
         Box::pin(async move {
-            let assertion = self.0.assertion(&server.client_id, &server.issuer)?;
+            let audience = self.1.of(&server.issuer, &server.token_endpoint);
+            let assertion = self.0.assertion(&server.client_id, audience)?;
             Ok(EmaClientAssertion::new(assertion))
         })
     }

@@ -7,15 +7,15 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use oauth2::TokenResponse;
 use rmcp::transport::AuthorizationManager;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationRequest, AuthorizationSession, ClientCredentialsConfig,
-    CredentialStore, InMemoryCredentialStore, OAuthClientConfig, OAuthTokenResponse,
-    StoredCredentials, WWWAuthenticateParams,
+    AuthClient, AuthError, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
+    OAuthTokenResponse, StoredCredentials, WWWAuthenticateParams,
 };
 
 use super::assertion::{self, ClientKey};
 use super::enterprise::{self, ClientAuth, IdToken};
 use super::store::{self, FileStore};
-use super::{Grant, OAuthConfig, consent, discovery};
+use super::{AssertionAudience, Grant, OAuthConfig, consent, discovery, registration};
 use crate::client::ClientError;
 use crate::client::config::resolve;
 
@@ -82,6 +82,12 @@ impl Authorization {
         if config.client_secret.is_some() && key.is_some() {
             return Err(wrong(
                 "`oauth.clientSecret` and a private key (`clientKey`, `clientKeyFile`): give one",
+            ));
+        }
+        if config.client_assertion_audience != AssertionAudience::default() && key.is_none() {
+            return Err(wrong(
+                "`oauth.clientAssertionAudience` is for a private key (`clientKey`, \
+                 `clientKeyFile`)",
             ));
         }
         if (config.client_secret.is_some() || key.is_some()) && config.client_id.is_none() {
@@ -153,7 +159,7 @@ impl Authorization {
         if let Some(store) = &store {
             manager.set_credential_store(store.clone());
             if store.exists() {
-                kept(server, url, &config, &mut manager).await;
+                kept(server, url, &config, store, &mut manager).await;
             }
         }
         Ok(Arc::new(Authorization {
@@ -235,7 +241,7 @@ impl Authorization {
         if let Some(store) = &self.store {
             manager.set_credential_store(store.clone());
         }
-        let metadata = discovery::metadata(&manager, &self.url, www_authenticate).await?;
+        let metadata = discovery::metadata(&manager, &self.url, Some(www_authenticate)).await?;
         manager.set_metadata(metadata.clone());
         let config = &self.config;
         let scopes = self.scopes_for(www_authenticate);
@@ -243,7 +249,15 @@ impl Authorization {
         let token = match (config.grant, client_id, &self.key, &self.idp) {
             (Grant::ClientCredentials, Some(client_id), Some(key), _) => {
                 // the token is for this server alone (RFC 8707)
-                assertion::client_credentials(&metadata, client_id, key, &scopes, &self.url).await?
+                assertion::client_credentials(
+                    &metadata,
+                    client_id,
+                    key,
+                    config.client_assertion_audience,
+                    &scopes,
+                    &self.url,
+                )
+                .await?
             }
             (Grant::ClientCredentials, Some(client_id), None, _) => {
                 let Some(client_secret) = &config.client_secret else {
@@ -262,7 +276,9 @@ impl Authorization {
             }
             (Grant::EnterpriseManaged, Some(client_id), key, Some(idp)) => {
                 let auth = match (key, &config.client_secret) {
-                    (Some(key), _) => ClientAuth::Key(key.clone()),
+                    (Some(key), _) => {
+                        ClientAuth::Key(key.clone(), config.client_assertion_audience)
+                    }
                     (None, Some(secret)) => ClientAuth::Secret(secret.clone()),
                     (None, None) => ClientAuth::None,
                 };
@@ -279,13 +295,33 @@ impl Authorization {
             }
             (Grant::AuthorizationCode, ..) => {
                 let redirect = consent::Redirect::bind(config.redirect_port).await?;
+                let name = config.client_name.as_deref().unwrap_or("tool-mcp");
+                // the client registers itself here rather than in rmcp's session, which keeps
+                // nothing of the registration but the client ID and secret it configures
+                let registered = if client_id.is_none() && self.registers(&metadata) {
+                    let registration =
+                        registration::register(&metadata, name, &redirect.uri(), &scopes).await?;
+                    let mut metadata = metadata.clone();
+                    registration.authenticate_as_registered(&mut metadata);
+                    manager.set_metadata(metadata);
+                    if let Some(store) = &self.store {
+                        store.registered(registration.clone());
+                    }
+                    Some(registration)
+                } else {
+                    None
+                };
                 let mut request = AuthorizationRequest::new(redirect.uri())
-                    .with_client_name(config.client_name.as_deref().unwrap_or("tool-mcp"))
+                    .with_client_name(name)
                     .with_scopes(scopes);
-                if let Some(id) = client_id {
+                let (id, secret) = match &registered {
+                    Some(r) => (Some(r.client_id.as_str()), r.client_secret.as_ref()),
+                    None => (client_id, config.client_secret.as_ref()),
+                };
+                if let Some(id) = id {
                     request = request.with_preregistered_client(id);
                 }
-                if let Some(secret) = &config.client_secret {
+                if let Some(secret) = secret {
                     request = request.with_client_secret(secret.clone());
                 }
                 if let Some(url) = &config.client_metadata_url {
@@ -316,6 +352,19 @@ impl Authorization {
         )
         .await?;
         Ok(manager)
+    }
+
+    /// Whether a client without a client ID registers itself dynamically at the authorization
+    /// server `metadata` describes: when the server has a registration endpoint and the client
+    /// ID metadata document, which rmcp's session prefers, is not given or not supported there.
+    fn registers(&self, metadata: &AuthorizationMetadata) -> bool {
+        let documents = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        metadata.registration_endpoint.is_some()
+            && !(documents && self.config.client_metadata_url.is_some())
     }
 
     /// The scopes to ask for: those asked for so far with the challenge's; none when neither
@@ -375,17 +424,48 @@ async fn hold(
     manager.configure_client_id(client_id)
 }
 
-/// Makes `manager` go on with the tokens kept in its store by an earlier process: the
-/// authorization server is discovered again, and the tokens are dropped when it is another one
-/// than the one that issued them (rmcp's `initialize_from_store`). A store that cannot be used is
-/// as good as none: the server's challenge starts a new authorization, which replaces it.
-async fn kept(server: &str, url: &str, config: &OAuthConfig, manager: &mut AuthorizationManager) {
+/// Makes `manager` go on with the tokens kept in `store` by an earlier process: the
+/// authorization server is discovered again, as a flow discovers it (the 2025-03-26 revision's
+/// rule included, which the discovery of rmcp's `initialize_from_store` lacks), and the tokens
+/// are dropped when it is another one than the one that issued them (`initialize_from_store`).
+/// The client that refreshes them is the one they were issued to: the configured one with its
+/// secret, or the one that registered itself, with the secret and the token endpoint
+/// authentication kept with its registration. A store that cannot be used is as good as none:
+/// the server's challenge starts a new authorization, which replaces it.
+async fn kept(
+    server: &str,
+    url: &str,
+    config: &OAuthConfig,
+    store: &FileStore,
+    manager: &mut AuthorizationManager,
+) {
+    let mut metadata = match discovery::metadata(manager, url, None).await {
+        Ok(metadata) => metadata,
+        Err(e) => {
+            tracing::warn!(server, "the kept tokens are not used: {e}");
+            return;
+        }
+    };
+    let registration = match (&config.client_id, store.load().await) {
+        (None, Ok(Some(kept))) => store.registration(&kept.client_id),
+        _ => None,
+    };
+    if let Some(registration) = &registration {
+        registration.authenticate_as_registered(&mut metadata);
+    }
+    manager.set_metadata(metadata);
     match manager.initialize_from_store().await {
         Ok(true) => {
-            // a confidential client refreshes with its secret
-            if let (Some(id), Some(secret)) = (&config.client_id, &config.client_secret)
-                && let Err(e) = manager
-                    .configure_client(OAuthClientConfig::new(id, url).with_client_secret(secret))
+            let client = match (&registration, &config.client_id, &config.client_secret) {
+                (Some(registration), ..) => Some(registration.client_config(url)),
+                // a confidential client refreshes with its secret
+                (None, Some(id), Some(secret)) => {
+                    Some(OAuthClientConfig::new(id, url).with_client_secret(secret))
+                }
+                _ => None,
+            };
+            if let Some(client) = client
+                && let Err(e) = manager.configure_client(client)
             {
                 tracing::warn!(server, "the kept tokens cannot be refreshed: {e}");
             }
@@ -464,7 +544,8 @@ fn identity_provider(
                 "`oauth.identityProvider.clientSecret` and a private key: give one",
             ));
         }
-        (Some(key), None) => ClientAuth::Key(Arc::new(key)),
+        // the identity provider's assertions are for its issuer
+        (Some(key), None) => ClientAuth::Key(Arc::new(key), AssertionAudience::Issuer),
         (None, Some(secret)) => ClientAuth::Secret(resolve(server, secret)?),
         (None, None) => ClientAuth::None,
     };

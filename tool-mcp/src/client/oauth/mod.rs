@@ -22,8 +22,9 @@
 //! `403 insufficient_scope` asks for the scopes the server names, added to those already granted
 //! (step-up), once per request. Tokens are kept for the life of the process, for every
 //! reconnection, and, when the configuration asks (`keepTokens`, `tokenFile`), in a file only the
-//! user can read, for the next process (`store`). Secrets, private keys, identity assertions and tokens are in no `Debug`, log
-//! line or error.
+//! user can read, for the next process (`store`), with the registration of a client that
+//! registered itself (`registration`), whose secret its refresh needs. Secrets, private keys,
+//! identity assertions and tokens are in no `Debug`, log line or error.
 
 #[cfg(feature = "client-http")]
 mod assertion;
@@ -35,6 +36,8 @@ mod discovery;
 mod enterprise;
 #[cfg(feature = "client-http")]
 mod flow;
+#[cfg(feature = "client-http")]
+mod registration;
 #[cfg(feature = "client-http")]
 mod store;
 #[cfg(feature = "client-http")]
@@ -84,6 +87,11 @@ pub struct OAuthConfig {
     /// The scopes to ask for; when empty, those the server's challenge or its protected
     /// resource metadata names.
     pub scopes: Vec<String>,
+    /// The audience (`aud`) of the client assertions signed with `clientKey` or
+    /// `clientKeyFile`: `issuer` (the default), the authorization server's issuer identifier,
+    /// as RFC 7523bis and the MCP specification (SEP-1046) require; or `token_endpoint`, its
+    /// token endpoint URL, for an authorization server that still expects that one.
+    pub client_assertion_audience: AssertionAudience,
     /// How the token is obtained.
     pub grant: Grant,
     /// The enterprise identity provider whose identity assertion is exchanged for the token,
@@ -95,8 +103,10 @@ pub struct OAuthConfig {
     pub redirect_port: Option<u16>,
     /// Keep the tokens in a file only the user can read (mode `0600`), so that a restarted
     /// process goes on with them instead of asking again: `tool-mcp/oauth/NAME-HASH.json` in the
-    /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). Off by default: the
-    /// tokens are kept for the life of the process.
+    /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). A client that registered
+    /// itself dynamically is kept with them (its client ID, the secret it was given, how it
+    /// authenticates), so that the next process refreshes them as the same client. Off by
+    /// default: the tokens are kept for the life of the process.
     pub keep_tokens: bool,
     /// The file to keep the tokens in, in place of the default one; giving it keeps them.
     pub token_file: Option<std::path::PathBuf>,
@@ -113,6 +123,7 @@ impl std::fmt::Debug for OAuthConfig {
             .field("client_key", &self.client_key.as_ref().map(|_| "…"))
             .field("client_key_file", &self.client_key_file)
             .field("client_key_algorithm", &self.client_key_algorithm)
+            .field("client_assertion_audience", &self.client_assertion_audience)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_name", &self.client_name)
             .field("scopes", &self.scopes)
@@ -143,6 +154,32 @@ pub enum Grant {
     /// (RFC 7523 JWT bearer grant); nobody is asked. `clientId` with `clientSecret` or a private
     /// key is the client registered with the MCP server's authorization server.
     EnterpriseManaged,
+}
+
+/// The audience of the client assertions a client signs with its private key
+/// (`clientAssertionAudience`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssertionAudience {
+    /// The authorization server's issuer identifier, which no other server can take the
+    /// assertion for (RFC 7523bis, SEP-1046).
+    #[default]
+    Issuer,
+    /// The authorization server's token endpoint URL, as RFC 7523 allowed and some servers
+    /// still expect.
+    TokenEndpoint,
+}
+
+impl AssertionAudience {
+    /// The audience for the authorization server with the issuer `issuer` and the token
+    /// endpoint `token_endpoint`.
+    #[cfg(feature = "client-http")]
+    fn of<'a>(self, issuer: &'a str, token_endpoint: &'a str) -> &'a str {
+        match self {
+            AssertionAudience::Issuer => issuer,
+            AssertionAudience::TokenEndpoint => token_endpoint,
+        }
+    }
 }
 
 /// The enterprise identity provider of `grant = "enterprise_managed"`: where the person's

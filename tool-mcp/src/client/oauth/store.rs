@@ -2,23 +2,64 @@
 //! token and refresh token it was given instead of asking the person again: rmcp's credential
 //! store, on a file only its owner can read (`0600` on Unix, in a directory of mode `0700`),
 //! replaced whole at every save so that a reader never sees half of one.
+//!
+//! The file holds rmcp's credentials (the client ID, the tokens, the scopes granted, the issuer)
+//! and, when the tokens were issued to a client that registered itself dynamically, that
+//! client's registration (`registration`: its ID, the secret it was given, how it authenticates
+//! at the token endpoint), which a refresh by the next process needs as much as the refresh
+//! token.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use sha2::Digest;
+
+use super::registration::Registration;
+
+/// The key of the registration in the file, beside rmcp's credentials.
+const REGISTRATION: &str = "registration";
+
+/// Registrations a store remembers: the one kept in the file and those of the flows since, a
+/// flow's being the last; a flow that failed leaves the tokens of the client before it, which
+/// are still saved with their registration.
+const REGISTRATIONS: usize = 4;
 
 /// The credentials of one server, in one file.
 #[derive(Clone, Debug)]
 pub(super) struct FileStore {
     path: PathBuf,
+    /// The clients this process registered, and the one read from the file: each save writes
+    /// the registration of the client the tokens were issued to, when there is one.
+    registrations: Arc<Mutex<Vec<Registration>>>,
 }
 
 impl FileStore {
     pub(super) fn new(path: PathBuf) -> Self {
-        FileStore { path }
+        FileStore {
+            path,
+            registrations: Arc::default(),
+        }
+    }
+
+    /// Remembers the client a flow registered, so that the tokens issued to it are saved with
+    /// its registration.
+    pub(super) fn registered(&self, registration: Registration) {
+        let mut all = self.registrations.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|r| r.client_id != registration.client_id);
+        all.push(registration);
+        if all.len() > REGISTRATIONS {
+            all.remove(0);
+        }
+    }
+
+    /// The registration of `client_id`, when this process registered it or read it from the
+    /// file.
+    pub(super) fn registration(&self, client_id: &str) -> Option<Registration> {
+        let all = self.registrations.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter().rev().find(|r| r.client_id == client_id).cloned()
     }
 
     /// Whether credentials were kept.
@@ -39,8 +80,27 @@ impl FileStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.failed("read", e)),
         };
-        match serde_json::from_slice(&text) {
-            Ok(credentials) => Ok(Some(credentials)),
+        let read = serde_json::from_slice(&text).and_then(|mut kept: serde_json::Value| {
+            let registration = kept
+                .as_object_mut()
+                .and_then(|fields| fields.remove(REGISTRATION));
+            let credentials: StoredCredentials = serde_json::from_value(kept)?;
+            let registration = registration
+                .map(serde_json::from_value::<Registration>)
+                .transpose()?;
+            Ok((credentials, registration))
+        });
+        match read {
+            Ok((credentials, registration)) => {
+                // a registration is of the client the tokens were issued to, or of none
+                if let Some(registration) =
+                    registration.filter(|r| r.client_id == credentials.client_id)
+                    && self.registration(&registration.client_id).is_none()
+                {
+                    self.registered(registration);
+                }
+                Ok(Some(credentials))
+            }
             Err(_) => {
                 // a file this process cannot use is as good as none: a new authorization
                 // replaces it
@@ -51,8 +111,19 @@ impl FileStore {
     }
 
     fn save_now(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
-        let text = serde_json::to_vec(credentials)
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        // the error of serde_json names no value, only what was wrong with it
+        let wrong = |e: serde_json::Error| AuthError::CredentialStoreError(e.to_string());
+        let mut kept = serde_json::to_value(credentials).map_err(wrong)?;
+        if let (Some(fields), Some(registration)) = (
+            kept.as_object_mut(),
+            self.registration(&credentials.client_id),
+        ) {
+            fields.insert(
+                REGISTRATION.to_owned(),
+                serde_json::to_value(registration).map_err(wrong)?,
+            );
+        }
+        let text = serde_json::to_vec(&kept).map_err(wrong)?;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             let mut builder = std::fs::DirBuilder::new();
             builder.recursive(true);
@@ -230,5 +301,51 @@ mod tests {
         // a file that is not one is no credentials, and is replaced by the next save
         std::fs::write(dir.path().join("kept/notes.json"), "not json").unwrap();
         assert!(store.load().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_registered_client_is_kept_with_the_tokens_issued_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.json");
+        let store = FileStore::new(path.clone());
+        let registration: Registration = serde_json::from_value(serde_json::json!({
+            "client_id": "dyn-7", "client_secret": "secret-of-dyn-7",
+            "token_endpoint_auth_method": "client_secret_post",
+        }))
+        .unwrap();
+        store.registered(registration.clone());
+        let issued = |client: &str| {
+            let token = serde_json::from_value(serde_json::json!({
+                "access_token": "a", "token_type": "Bearer", "refresh_token": "r"
+            }))
+            .unwrap();
+            StoredCredentials::new(client.into(), Some(token), vec![], Some(7))
+        };
+        store.save(issued("dyn-7")).await.unwrap();
+
+        // the next process reads the client's registration back with its tokens
+        let again = FileStore::new(path.clone());
+        assert_eq!(again.load().await.unwrap().unwrap().client_id, "dyn-7");
+        assert_eq!(again.registration("dyn-7"), Some(registration));
+        // and saves it again with the refreshed tokens
+        again.save(issued("dyn-7")).await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("secret-of-dyn-7"), "{text}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // the store's Debug shows no secret
+        assert!(!format!("{again:?}").contains("secret-of-dyn-7"));
+
+        // tokens of another client are saved without it
+        again.save(issued("pre-registered")).await.unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("secret-of-dyn-7"), "{text}");
+        let third = FileStore::new(path);
+        assert!(third.load().await.unwrap().is_some());
+        assert_eq!(third.registration("dyn-7"), None);
     }
 }
