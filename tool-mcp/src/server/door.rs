@@ -536,7 +536,10 @@ mod tests {
         assert!(cut.is_err(), "nothing whole to receive yet");
         client.write_all(rest.as_bytes()).await.unwrap();
         client.write_all(b"\n").await.unwrap();
-        let message = door.receive().await.expect("the whole line");
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), door.receive())
+            .await
+            .expect("the line whose start was read before the cut")
+            .expect("the whole line");
         let value = serde_json::to_value(&message).unwrap();
         assert_eq!(value["id"], 9);
         assert_eq!(value["params"]["arguments"]["q"], "x");

@@ -595,10 +595,30 @@ fn request_id(id: &rmcp::model::RequestId) -> String {
         Value::String(s) => tool_runtime::display::visible_prefix(&s, 64),
         other => other.to_string(),
     };
-    let mut random = [0u8; 6];
-    getrandom::fill(&mut random).expect("the operating system's randomness is available");
-    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    format!("mcp-{raw}-{random}")
+    format!("mcp-{raw}-{:012x}", call_nonce())
+}
+
+/// 48 bits for one call: the process's count of calls, mixed under a key drawn once when the
+/// process starts. As unlikely to repeat, within a process or across processes, as 48 bits
+/// drawn for each call, without asking the operating system for each one.
+fn call_nonce() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| {
+        let mut key = [0u8; 8];
+        getrandom::fill(&mut key).expect("the operating system's randomness is available");
+        u64::from_le_bytes(key)
+    });
+    // splitmix64's finalizer: a bijection, so distinct counts give distinct values
+    let mut z = key.wrapping_add(
+        COUNT
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    );
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) & 0xffff_ffff_ffff
 }
 
 /// The name the client gave in this request (or its session's handshake).
@@ -621,4 +641,24 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_carry_the_request_id_and_do_not_repeat() {
+        let ids: std::collections::HashSet<String> = (0..10_000)
+            .map(|_| request_id(&rmcp::model::NumberOrString::Number(77)))
+            .collect();
+        assert_eq!(ids.len(), 10_000, "a call id repeated");
+        for id in ids.iter().take(3) {
+            let random = id.strip_prefix("mcp-77-").expect(id);
+            assert_eq!(random.len(), 12, "{id}");
+            assert!(random.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        }
+        let named = request_id(&rmcp::model::NumberOrString::String("req-a".into()));
+        assert!(named.starts_with("mcp-req-a-"), "{named}");
+    }
 }
