@@ -595,30 +595,9 @@ fn request_id(id: &rmcp::model::RequestId) -> String {
         Value::String(s) => tool_runtime::display::visible_prefix(&s, 64),
         other => other.to_string(),
     };
-    format!("mcp-{raw}-{:012x}", call_nonce())
-}
-
-/// 48 bits for one call: the process's count of calls, mixed under a key drawn once when the
-/// process starts. As unlikely to repeat, within a process or across processes, as 48 bits
-/// drawn for each call, without asking the operating system for each one.
-fn call_nonce() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let key = *KEY.get_or_init(|| {
-        let mut key = [0u8; 8];
-        getrandom::fill(&mut key).expect("the operating system's randomness is available");
-        u64::from_le_bytes(key)
-    });
-    // splitmix64's finalizer: a bijection, so distinct counts give distinct values
-    let mut z = key.wrapping_add(
-        COUNT
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
-    );
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) & 0xffff_ffff_ffff
+    // 48 random bits from the thread's generator (as the executor's operation ids): no system
+    // call per call
+    format!("mcp-{raw}-{:012x}", fastrand::u64(..1 << 48))
 }
 
 /// The name the client gave in this request (or its session's handshake).
