@@ -44,6 +44,9 @@
 //! `tools gateway`, the imported tools beside the application's own served over MCP, the HTTP API
 //! and the approvals page, is `tool-server`'s (its `gateway` feature).
 
+#[cfg(any(feature = "server", feature = "client"))]
+mod lines;
+
 #[cfg(feature = "server")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;

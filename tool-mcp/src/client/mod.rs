@@ -45,6 +45,7 @@
 //! The executor then runs these tools like any other: timeouts, retries (only for tools the
 //! trusted annotations call idempotent), rate limits, confirmation, gates and the audit trail.
 
+mod child;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub(crate) mod cli;
@@ -58,7 +59,6 @@ mod relay;
 mod result;
 mod watch;
 
-use std::process::Stdio;
 use std::sync::Arc;
 
 use rmcp::RoleClient;
@@ -491,9 +491,7 @@ async fn start(
             if let Some(cwd) = &config.cwd {
                 cmd.current_dir(cwd);
             }
-            let (process, stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
+            let (process, stderr) = child::ChildTransport::spawn(cmd)
                 .map_err(|e| connect_error(format!("cannot start {command:?}: {e}")))?;
             if let Some(stderr) = stderr {
                 tokio::spawn(log_stderr(name.to_owned(), stderr));

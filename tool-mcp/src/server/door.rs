@@ -14,7 +14,6 @@
 
 use std::sync::Arc;
 
-use bytes::{BufMut, BytesMut};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, ErrorData, JsonRpcMessage,
     NumberOrString, RequestMetaObject,
@@ -23,10 +22,11 @@ use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
-use tokio_util::codec::Decoder;
+
+use crate::lines::{self, Line};
 
 /// The largest JSON-RPC message a server reads by default: 4 MiB, far above any tool call's
 /// arguments (the executor bounds those much lower) and far below what would strain memory.
@@ -38,58 +38,6 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC: the method's parameters are wrong.
 const INVALID_PARAMS: i64 = -32602;
-
-/// One line as read.
-enum Line {
-    /// A complete line (without its newline).
-    Whole,
-    /// A line longer than the bound; its bytes were skipped up to its newline. How many bytes.
-    TooLong(usize),
-    /// The input ended.
-    End,
-}
-
-/// Reads up to the end of the next line, keeping at most `max` of its bytes in `buf`: a longer
-/// line is consumed to its end without being kept. `seen` counts the line's bytes so far.
-///
-/// Safe to cancel: rmcp polls its transport's `receive` beside other work and drops it when
-/// that is ready first, so everything read stays in `buf` and `seen`, and the next call goes
-/// on with the same line. The caller clears `buf` once it has used the line.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    seen: &mut usize,
-    max: usize,
-) -> std::io::Result<Line> {
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match std::mem::take(seen) {
-                0 => Line::End,
-                n if n > max => Line::TooLong(n),
-                _ => Line::Whole,
-            });
-        }
-        let (chunk, newline) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], true),
-            None => (available, false),
-        };
-        *seen += chunk.len();
-        if *seen <= max {
-            buf.extend_from_slice(chunk);
-        } else {
-            buf.clear();
-        }
-        let used = chunk.len() + usize::from(newline);
-        reader.consume(used);
-        if newline {
-            return Ok(match std::mem::take(seen) {
-                n if n > max => Line::TooLong(n),
-                _ => Line::Whole,
-            });
-        }
-    }
-}
 
 fn error(id: &Value, code: i64, message: String) -> Value {
     json!({
@@ -213,7 +161,8 @@ pub(crate) struct Door<R, W> {
     /// How many bytes of that line were read (more than `line` holds once past `max`).
     seen: usize,
     max: usize,
-    writer: Arc<Mutex<W>>,
+    /// `None` once closed.
+    writer: Arc<Mutex<Option<W>>>,
     /// The door's own error answers being written, each under the writer's lock like rmcp's.
     answers: JoinSet<()>,
     /// rmcp's own decoding, for every message but a `tools/call`.
@@ -232,7 +181,7 @@ where
             line: Vec::new(),
             seen: 0,
             max,
-            writer: Arc::new(Mutex::new(writer)),
+            writer: Arc::new(Mutex::new(Some(writer))),
             answers: JoinSet::new(),
             codec: JsonRpcMessageCodec::default(),
         }
@@ -244,7 +193,7 @@ where
         while self.answers.try_join_next().is_some() {}
         let writer = self.writer.clone();
         self.answers.spawn(async move {
-            if let Err(e) = write_line(&writer, &line).await {
+            if let Err(e) = lines::write_line(&writer, &line).await {
                 tracing::debug!(error = %e, "an MCP error answer could not be written");
             }
         });
@@ -269,10 +218,7 @@ where
         if let Some(call) = tool_call(message) {
             return Some(call);
         }
-        let mut framed = BytesMut::with_capacity(text.len() + 1);
-        framed.extend_from_slice(text);
-        framed.put_u8(b'\n');
-        match self.codec.decode(&mut framed) {
+        match lines::decode(&mut self.codec, text) {
             Ok(message) => message,
             Err(JsonRpcMessageCodecError::Serde(e)) => {
                 // JSON that is no message rmcp knows: answered as rmcp's own transport answers
@@ -281,7 +227,7 @@ where
                     ErrorData::invalid_request("Invalid request", None),
                     None,
                 );
-                if let Ok(line) = encode(&answer) {
+                if let Ok(line) = lines::encode(&answer) {
                     self.answer(line);
                 }
                 None
@@ -333,18 +279,6 @@ fn tool_call(message: Value) -> Option<RxJsonRpcMessage<RoleServer>> {
     ))
 }
 
-fn encode(message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(message)?;
-    line.push(b'\n');
-    Ok(line)
-}
-
-async fn write_line<W: AsyncWrite + Unpin>(writer: &Mutex<W>, line: &[u8]) -> std::io::Result<()> {
-    let mut writer = writer.lock().await;
-    writer.write_all(line).await?;
-    writer.flush().await
-}
-
 impl<R, W> Transport<RoleServer> for Door<R, W>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -357,14 +291,15 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         // encoded here, so that the future rmcp spawns holds the bytes, not the message
-        let line = encode(&item);
+        let line = lines::encode(&item);
         let writer = self.writer.clone();
-        async move { write_line(&writer, &line?).await }
+        async move { lines::write_line(&writer, &line?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match read_line(&mut self.reader, &mut self.line, &mut self.seen, self.max).await {
+            match lines::read_line(&mut self.reader, &mut self.line, &mut self.seen, self.max).await
+            {
                 Ok(Line::End) | Err(_) => return None,
                 Ok(Line::TooLong(n)) => {
                     tracing::warn!(
@@ -397,7 +332,10 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         // the door's answers are written before the output ends
         while self.answers.join_next().await.is_some() {}
-        self.writer.lock().await.shutdown().await
+        match self.writer.lock().await.take() {
+            Some(mut writer) => writer.shutdown().await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -447,34 +385,6 @@ mod tests {
         assert_eq!(null_id["error"]["code"], INVALID_REQUEST);
         let members = null_id.as_object().unwrap();
         assert_eq!(members.get("id"), Some(&Value::Null), "{null_id}");
-    }
-
-    #[tokio::test]
-    async fn a_line_past_the_bound_is_skipped_to_its_end_and_the_next_is_read() {
-        let input = format!("{}\nsecond\n", "x".repeat(100));
-        let mut reader = BufReader::with_capacity(16, input.as_bytes());
-        let (mut buf, mut seen) = (Vec::new(), 0);
-        assert!(matches!(
-            read_line(&mut reader, &mut buf, &mut seen, 50)
-                .await
-                .unwrap(),
-            Line::TooLong(100)
-        ));
-        assert!(buf.is_empty(), "nothing of it kept");
-        assert!(matches!(
-            read_line(&mut reader, &mut buf, &mut seen, 50)
-                .await
-                .unwrap(),
-            Line::Whole
-        ));
-        assert_eq!(buf, b"second");
-        buf.clear();
-        assert!(matches!(
-            read_line(&mut reader, &mut buf, &mut seen, 50)
-                .await
-                .unwrap(),
-            Line::End
-        ));
     }
 
     /// The request rmcp's own decoding makes of `line`, and the door's, both as sent.
