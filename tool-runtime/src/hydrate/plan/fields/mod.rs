@@ -31,7 +31,7 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 
 use super::compare::Scalar;
@@ -72,10 +72,10 @@ pub struct ReaderOf<A> {
     pub fields: &'static [&'static str],
     /// Reads JSON text into the arguments; an error when refused (the slow path then explains).
     /// Boxed where they are made, so that the value is not copied again on its way out.
-    pub read: fn(&str, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    pub read: ReadText,
     /// The same for arguments that arrived as an object (Anthropic, Ollama, Gemini, MCP): the
     /// same reader, over the object instead of the text.
-    pub read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    pub read_value: ReadValue,
     /// The argument type the functions read.
     pub _args: PhantomData<fn() -> A>,
 }
@@ -105,7 +105,7 @@ pub const fn reader<A: Reader + Send + Sync + 'static>() -> ReaderOf<A> {
 pub(crate) fn read_validated(
     value: &Value,
     fields: &'static [&'static str],
-    read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    read_value: ReadValue,
 ) -> Result<Typed, serde_json::Error> {
     let (plan, layout) = checking_nothing(fields)?;
     read_value(value, plan, &layout, usize::MAX)
@@ -140,6 +140,51 @@ fn checking_nothing<E: de::Error>(
         .as_ref()
         .and_then(|plan| Some((plan, Layout::new(plan, fields)?)))
         .ok_or_else(|| E::custom("the argument type has more fields than its reader can read"))
+}
+
+/// `ReaderOf::read`: JSON text into the boxed arguments.
+pub type ReadText = fn(&str, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>;
+/// `ReaderOf::read_value`: an object into the boxed arguments.
+pub type ReadValue = fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>;
+
+/// A tool's generated reader with its layout over the tool's plan, made once at registration:
+/// the fast path calls the reader's functions straight from the tool's check, with no dispatch
+/// through the tool's handler in between.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    layout: Layout,
+    read: ReadText,
+    read_value: ReadValue,
+}
+
+impl Bound {
+    /// The reader laid out over `plan`, or `None` when it cannot stand for it (see
+    /// [`Layout::new`]).
+    pub(crate) fn new(
+        plan: &Plan,
+        fields: &'static [&'static str],
+        read: ReadText,
+        read_value: ReadValue,
+    ) -> Option<Bound> {
+        Some(Bound {
+            layout: Layout::new(plan, fields)?,
+            read,
+            read_value,
+        })
+    }
+
+    /// Reads JSON text, checked against `plan` (the plan this reader was laid out over); `None`
+    /// when refused.
+    #[inline]
+    pub(crate) fn text(&self, text: &str, plan: &Plan, max_depth: usize) -> Option<Typed> {
+        (self.read)(text, plan, &self.layout, max_depth).ok()
+    }
+
+    /// Reads an object, checked the same way.
+    #[inline]
+    pub(crate) fn object(&self, object: &Value, plan: &Plan, max_depth: usize) -> Option<Typed> {
+        (self.read_value)(object, plan, &self.layout, max_depth).ok()
+    }
 }
 
 /// How a reader's fields line up with the schema's root object, worked out once at
@@ -511,15 +556,35 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
 }
 
 /// Reads the name of a unit variant at `place`: a JSON string, checked against the place's
-/// schema (its `enum`).
+/// schema (its `enum`), then matched by `index_of` (the variant's index; anything past the last
+/// for a name the enum does not have). The name is checked and matched where serde hands it
+/// over, borrowed or decoded, and never kept.
 #[inline]
-pub fn variant<'de, D: Deserializer<'de>>(
+pub fn variant<'de, D: Deserializer<'de>, F: Fn(&str) -> usize>(
     de: D,
     place: Place<'_>,
-) -> Result<KeyText<'de>, D::Error> {
-    let name = KeyText::deserialize(de)?;
-    place.check(Scalar::Str(name.as_str()))?;
-    Ok(name)
+    index_of: F,
+) -> Result<usize, D::Error> {
+    de.deserialize_str(VariantVisitor { place, index_of })
+}
+
+struct VariantVisitor<'p, F> {
+    place: Place<'p>,
+    index_of: F,
+}
+
+impl<F: Fn(&str) -> usize> de::Visitor<'_> for VariantVisitor<'_, F> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a variant name")
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<usize, E> {
+        self.place.check(Scalar::Str(name))?;
+        Ok((self.index_of)(name))
+    }
 }
 
 /// A variant name the enum does not have (the schema's `enum` let it through only if the
