@@ -534,6 +534,18 @@ impl Entry {
         if let Some(typed) = self.fast(&call.arguments, limits)? {
             return Ok(self.instance(call, typed, Vec::new()));
         }
+        self.hydrate_slow(call, limits)
+    }
+
+    /// The slow path of [`Entry::hydrate`]: parse, validate collecting every violation, then
+    /// deserialize. A function of its own, so that the fast path's frame holds none of its
+    /// state.
+    #[inline(never)]
+    fn hydrate_slow(
+        self: &Arc<Self>,
+        call: &ToolCall,
+        limits: &Limits,
+    ) -> Result<ToolInstance, ToolError> {
         let exact = exact_numbers(&call.arguments, limits)
             .map_err(|e| e.with_detail("tool", self.definition.name.as_ref()))?;
         let sent = exact.as_ref().unwrap_or(&call.arguments);
