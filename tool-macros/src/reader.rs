@@ -360,7 +360,9 @@ fn derive_enum(
                 de: D,
                 place: #fast::Place<'_>,
             ) -> ::core::result::Result<Self, D::Error> {
-                let __index = #fast::variant(de, place, |__name| match __name {
+                // a static: one address, which the verdicts on these names are kept under
+                static __NAMES: &[&str] = &[#(#names),*];
+                let __index = #fast::variant(de, place, __NAMES, |__name| match __name {
                     #(#names => #indices,)*
                     _ => usize::MAX,
                 })?;

@@ -555,21 +555,31 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
     })
 }
 
-/// Reads the name of a unit variant at `place`: a JSON string, checked against the place's
-/// schema (its `enum`), then matched by `index_of` (the variant's index; anything past the last
-/// for a name the enum does not have). The name is checked and matched where serde hands it
-/// over, borrowed or decoded, and never kept.
+/// Reads the name of a unit variant at `place`: a JSON string, matched by `index_of` to its
+/// index in `names` (the enum's variant names, in declaration order; anything past the last for
+/// a name the enum does not have), then checked against the place's schema (its `enum`). The
+/// name is matched where serde hands it over, borrowed or decoded, and never kept.
+///
+/// A name the match accepts is byte for byte one of `names`, so the schema's verdict on it
+/// depends only on the place and the index: it is worked out once per place for every variant
+/// (see [`Verdicts`]) and looked up after that.
 #[inline]
 pub fn variant<'de, D: Deserializer<'de>, F: Fn(&str) -> usize>(
     de: D,
     place: Place<'_>,
+    names: &'static [&'static str],
     index_of: F,
 ) -> Result<usize, D::Error> {
-    de.deserialize_str(VariantVisitor { place, index_of })
+    de.deserialize_str(VariantVisitor {
+        place,
+        names,
+        index_of,
+    })
 }
 
 struct VariantVisitor<'p, F> {
     place: Place<'p>,
+    names: &'static [&'static str],
     index_of: F,
 }
 
@@ -582,8 +592,51 @@ impl<F: Fn(&str) -> usize> de::Visitor<'_> for VariantVisitor<'_, F> {
 
     #[inline]
     fn visit_str<E: de::Error>(self, name: &str) -> Result<usize, E> {
-        self.place.check(Scalar::Str(name))?;
-        Ok((self.index_of)(name))
+        let index = (self.index_of)(name);
+        // a name the enum does not have is refused whatever the schema says of it
+        if index >= self.names.len() || !self.place.admits_variant(self.names, index) {
+            return Err(refused());
+        }
+        Ok(index)
+    }
+}
+
+/// What the schema at one place says of each variant name of one enum: the names, and one bit
+/// per name that the place's checks admit.
+#[derive(Debug, Clone, Copy)]
+pub struct Verdicts {
+    names: &'static [&'static str],
+    admitted: u64,
+}
+
+impl Place<'_> {
+    /// Whether the schema here admits `names[index]`, a unit variant's name (see [`variant`]).
+    #[inline]
+    fn admits_variant(&self, names: &'static [&'static str], index: usize) -> bool {
+        let check = |name: &str| self.0.scalar(Scalar::Str(name)).is_ok();
+        if names.len() > 64 {
+            return check(names[index]);
+        }
+        let plan = self.0.plan;
+        let slots = plan.variants.get_or_init(|| {
+            (0..plan.nodes.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        let verdicts = slots[self.0.node].get_or_init(|| Verdicts {
+            names,
+            admitted: names
+                .iter()
+                .enumerate()
+                .filter(|(_, name)| check(name))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        });
+        // one node is one type in a derived schema; another enum read here is checked directly
+        if std::ptr::eq(verdicts.names, names) {
+            verdicts.admitted & (1 << index) != 0
+        } else {
+            check(names[index])
+        }
     }
 }
 
