@@ -562,7 +562,7 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
 ///
 /// A name the match accepts is byte for byte one of `names`, so the schema's verdict on it
 /// depends only on the place and the index: it is worked out once per place for every variant
-/// (see [`Verdicts`]) and looked up after that.
+/// (see `Verdicts`) and looked up after that.
 #[inline]
 pub fn variant<'de, D: Deserializer<'de>, F: Fn(&str) -> usize>(
     de: D,
@@ -604,7 +604,7 @@ impl<F: Fn(&str) -> usize> de::Visitor<'_> for VariantVisitor<'_, F> {
 /// What the schema at one place says of each variant name of one enum: the names, and one bit
 /// per name that the place's checks admit.
 #[derive(Debug, Clone, Copy)]
-pub struct Verdicts {
+pub(crate) struct Verdicts {
     names: &'static [&'static str],
     admitted: u64,
 }
