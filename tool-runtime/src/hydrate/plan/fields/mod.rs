@@ -640,8 +640,9 @@ impl Place<'_> {
     }
 }
 
-/// A variant name the enum does not have (the schema's `enum` let it through only if the
-/// schema and the type disagree; the slow path then explains).
+/// The refusal of an index [`variant`] never hands back (it refuses a name the enum does not
+/// have itself): the generated match needs an arm for every other `usize`. Refused like any
+/// other value the reader does not take, so the slow path explains.
 pub fn unknown_variant<E: de::Error>() -> E {
     refused()
 }
