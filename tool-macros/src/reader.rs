@@ -349,6 +349,7 @@ fn derive_enum(
         names.push(name);
         variants.push(v.ident.clone());
     }
+    let indices: Vec<usize> = (0..variants.len()).collect();
     let ident = &input.ident;
     let fast = quote!(#rt::fast);
     let serde = quote!(#rt::serde);
@@ -359,9 +360,14 @@ fn derive_enum(
                 de: D,
                 place: #fast::Place<'_>,
             ) -> ::core::result::Result<Self, D::Error> {
-                let __name = #fast::variant(de, place)?;
-                match __name.as_str() {
-                    #(#names => ::core::result::Result::Ok(Self::#variants),)*
+                // a static: one address, which the verdicts on these names are kept under
+                static __NAMES: &[&str] = &[#(#names),*];
+                let __index = #fast::variant(de, place, __NAMES, |__name| match __name {
+                    #(#names => #indices,)*
+                    _ => usize::MAX,
+                })?;
+                match __index {
+                    #(#indices => ::core::result::Result::Ok(Self::#variants),)*
                     _ => ::core::result::Result::Err(#fast::unknown_variant()),
                 }
             }

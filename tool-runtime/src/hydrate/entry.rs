@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::plain::Plain;
 use super::plan::Plan;
-use super::plan::fields::Layout;
+use super::plan::fields::Bound;
 use super::plan::tree::{Tape, Tree};
 use super::refusal::invalid_arguments;
 use super::{
@@ -123,13 +123,13 @@ pub(crate) enum Sent<'a> {
 pub(crate) trait Handler: Send + Sync {
     /// Slow path: the arguments were validated as JSON; now make them typed.
     fn deserialize(&self, args: Value) -> Result<Box<dyn Any + Send + Sync>, ToolError>;
-    /// Fast path: straight from what was sent into the typed arguments, the plan checking it
-    /// as it is read. `None` sends the call down the slow path, which explains what is wrong.
+    /// Fast path through the guard: straight from what was sent into the typed arguments, the
+    /// plan checking it as it is read (a generated reader is called from the check itself, see
+    /// [`Check::Plan`]). `None` sends the call down the slow path, which explains what is wrong.
     fn fast(
         &self,
         _sent: Sent<'_>,
         _plan: &Plan,
-        _layout: Option<&Layout>,
         _max_depth: usize,
     ) -> Option<Box<dyn Any + Send + Sync>> {
         None
@@ -208,8 +208,9 @@ pub(crate) enum Check {
     Plan {
         plan: Plan,
         fast: bool,
-        /// How the reader `#[tool]` generated lines up with the plan, when it can stand for it.
-        layout: Option<Layout>,
+        /// The reader `#[tool]` generated, with how it lines up with the plan, when it can stand
+        /// for it.
+        reader: Option<Bound>,
         validator: OnceLock<Result<Validator, SchemaError>>,
     },
     /// The schema uses keywords no plan expresses: the validator, compiled at registration.
@@ -255,7 +256,7 @@ impl Check {
                     Ok(plan) => Check::Plan {
                         plan,
                         fast: true,
-                        layout: None,
+                        reader: None,
                         validator: OnceLock::new(),
                     },
                     Err(_) => Check::Validator(
@@ -308,7 +309,7 @@ impl Check {
                         Check::Plan {
                             plan,
                             fast: false,
-                            layout: None,
+                            reader: None,
                             validator,
                         }
                     }
@@ -428,7 +429,7 @@ impl Entry {
         let Check::Plan {
             plan,
             fast: true,
-            layout,
+            reader,
             ..
         } = &*self.check
         else {
@@ -447,9 +448,12 @@ impl Entry {
             }
             Arguments::Json(_) => return Ok(None),
         };
-        Ok(self
-            .handler
-            .fast(sent, plan, layout.as_ref(), limits.max_depth))
+        // the generated reader, called straight from the check; the guard through the handler
+        Ok(match (reader, sent) {
+            (Some(reader), Sent::Text(text)) => reader.text(text, plan, limits.max_depth),
+            (Some(reader), Sent::Object(object)) => reader.object(object, plan, limits.max_depth),
+            (None, sent) => self.handler.fast(sent, plan, limits.max_depth),
+        })
     }
 
     /// Every violation of the schema by `value`; empty when it is valid.
@@ -511,7 +515,7 @@ impl Entry {
             &*self.check,
             Check::Plan {
                 fast: true,
-                layout: Some(_),
+                reader: Some(_),
                 ..
             }
         )
@@ -530,6 +534,18 @@ impl Entry {
         if let Some(typed) = self.fast(&call.arguments, limits)? {
             return Ok(self.instance(call, typed, Vec::new()));
         }
+        self.hydrate_slow(call, limits)
+    }
+
+    /// The slow path of [`Entry::hydrate`]: parse, validate collecting every violation, then
+    /// deserialize. A function of its own, so that the fast path's frame holds none of its
+    /// state.
+    #[inline(never)]
+    fn hydrate_slow(
+        self: &Arc<Self>,
+        call: &ToolCall,
+        limits: &Limits,
+    ) -> Result<ToolInstance, ToolError> {
         let exact = exact_numbers(&call.arguments, limits)
             .map_err(|e| e.with_detail("tool", self.definition.name.as_ref()))?;
         let sent = exact.as_ref().unwrap_or(&call.arguments);

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::entry::{Check, Entry, Handler, RegistrationError, Sent};
 use super::plain::Plain;
 use super::plan::Plan;
-use super::plan::fields::{self, Layout};
+use super::plan::fields::{self, Bound};
 use crate::definition::{SchemaOrigin, ToolDefinition};
 use crate::error::{ErrorCode, ToolError};
 use crate::tool::{CallContext, StateRequirement, Tool};
@@ -22,11 +22,7 @@ use crate::tool::{CallContext, StateRequirement, Tool};
 struct Typed<T>(PhantomData<fn() -> T>);
 
 /// A typed tool's reader functions: `read`, `read_value` and `fields` of its `ReaderOf`.
-type ReaderFns = (
-    fn(&str, &Plan, &Layout, usize) -> Result<fields::Typed, serde_json::Error>,
-    fn(&Value, &Plan, &Layout, usize) -> Result<fields::Typed, serde_json::Error>,
-    &'static [&'static str],
-);
+type ReaderFns = (fields::ReadText, fields::ReadValue, &'static [&'static str]);
 /// The guard's check that a verbatim schema agrees with the argument type.
 type Agree = fn(&ToolDefinition) -> Result<(), RegistrationError>;
 /// A typed tool's guard functions: `text`, `object` and `value` of its `GuardOf`.
@@ -51,10 +47,6 @@ impl<T: Tool> Typed<T> {
         Some(g) => Some(g.agree),
         None => None,
     };
-    const FIELDS: Option<&'static [&'static str]> = match &T::__READER {
-        Some(r) => Some(r.fields),
-        None => None,
-    };
 }
 
 // This impl is compiled once per tool, so what it holds is multiplied by the number of tools:
@@ -65,10 +57,9 @@ impl<T: Tool> Handler for Typed<T> {
         &self,
         sent: Sent<'_>,
         plan: &Plan,
-        layout: Option<&Layout>,
         max_depth: usize,
     ) -> Option<Box<dyn Any + Send + Sync>> {
-        fast(sent, plan, layout, max_depth, Self::READER, Self::GUARD)
+        fast(sent, plan, max_depth, Self::GUARD)
     }
 
     fn to_json(&self, typed: &(dyn Any + Send + Sync)) -> Value {
@@ -116,28 +107,21 @@ impl<T: Tool> Handler for Typed<T> {
     }
 }
 
-/// The fast path of a typed tool: its generated reader where the layout lets it stand for the
-/// plan, else its guard. What was sent is checked as it is read, never the typed value: serde
-/// may accept more than the schema (aliases, `deserialize_with`, a struct sent as an array).
+/// The fast path of a typed tool through its guard (a generated reader that lines up with the
+/// plan is called from the tool's check instead, see `Check::Plan`). What was sent is checked as
+/// it is read, never the typed value: serde may accept more than the schema (aliases,
+/// `deserialize_with`, a struct sent as an array).
 fn fast(
     sent: Sent<'_>,
     plan: &Plan,
-    layout: Option<&Layout>,
     max_depth: usize,
-    reader: Option<ReaderFns>,
     guard: Option<GuardFns>,
 ) -> Option<Box<dyn Any + Send + Sync>> {
-    match (sent, layout, reader, guard) {
-        (Sent::Text(text), Some(layout), Some((read, _, _)), _) => {
-            read(text, plan, layout, max_depth).ok()
-        }
-        (Sent::Object(object), Some(layout), Some((_, read_value, _)), _) => {
-            read_value(object, plan, layout, max_depth).ok()
-        }
-        (Sent::Text(text), _, _, Some((guard, _, _))) => guard(plan, text, max_depth),
-        (Sent::Object(object), _, _, Some((_, guard, _))) => guard(plan, object),
-        // neither applies (registration then reports no fast path): the slow path reads
-        _ => None,
+    match (sent, guard) {
+        (Sent::Text(text), Some((guard, _, _))) => guard(plan, text, max_depth),
+        (Sent::Object(object), Some((_, guard, _))) => guard(plan, object),
+        // no guard (registration then reports no fast path): the slow path reads
+        (_, None) => None,
     }
 }
 
@@ -194,7 +178,8 @@ pub(crate) struct TypedParts {
     /// The argument type's: with the schema's text and origin, what decides the check.
     args: TypeId,
     definition: &'static ToolDefinition,
-    reader_fields: Option<&'static [&'static str]>,
+    /// The generated reader's functions, when the tool has one.
+    reader: Option<ReaderFns>,
     /// The guard's agreement check, when the tool has a guard.
     agree: Option<Agree>,
 }
@@ -205,7 +190,7 @@ impl TypedParts {
             id: TypeId::of::<T>(),
             args: TypeId::of::<T::Args>(),
             definition: T::definition(),
-            reader_fields: Typed::<T>::FIELDS,
+            reader: Typed::<T>::READER,
             agree: Typed::<T>::AGREE,
         }
     }
@@ -262,7 +247,7 @@ impl TypedParts {
     fn reads_as(&self, other: &TypedParts) -> bool {
         let (a, b) = (self.definition, other.definition);
         a.schema_origin == b.schema_origin
-            && self.reader_fields.is_some() == other.reader_fields.is_some()
+            && self.reader.is_some() == other.reader.is_some()
             && self.agree.is_some() == other.agree.is_some()
             && a.parameters.get() == b.parameters.get()
     }
@@ -279,16 +264,16 @@ impl TypedParts {
         if let Check::Plan {
             plan,
             fast: fast @ true,
-            layout,
+            reader,
             ..
         } = &mut check
         {
-            if let Some(fields) = self.reader_fields {
-                *layout = Layout::new(plan, fields);
+            if let Some((read, read_value, fields)) = self.reader {
+                *reader = Bound::new(plan, fields, read, read_value);
             }
             // a reader whose fields do not line up with the schema, and no guard to fall back
             // on: every call takes the slow path, and the set says so
-            *fast = layout.is_some() || self.agree.is_some();
+            *fast = reader.is_some() || self.agree.is_some();
         }
         let check = Arc::new(check);
         BY_SCHEMA

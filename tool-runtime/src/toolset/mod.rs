@@ -283,10 +283,20 @@ impl ToolSet {
         entry.fast(&arguments, &self.limits).ok().flatten()
     }
 
+    #[inline]
     fn lookup(&self, name: &str) -> Result<&Arc<Entry>, ToolError> {
-        if let Some(&i) = self.by_name.get(name) {
-            return Ok(&self.entries[i]);
+        match self.by_name.get(name) {
+            Some(&i) => Ok(&self.entries[i]),
+            None => Err(self.unknown_tool(name)),
         }
+    }
+
+    /// The error for a call to a tool the set does not have, with the nearest names. Kept out
+    /// of [`ToolSet::lookup`], which every call goes through, so that the lookup's own code stays
+    /// small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn unknown_tool(&self, name: &str) -> ToolError {
         let suggestions = self.nearest_names(name, 3);
         let shown = match name.char_indices().nth(MAX_NAME_CHARS) {
             // the model gets its own name back, but not a megabyte of it
@@ -304,7 +314,7 @@ impl ToolSet {
             err.recover(format!("did you mean {}?", quoted_list(&suggestions)))
                 .with_detail("suggestions", suggestions)
         };
-        Err(err)
+        err
     }
 
     /// The registered names nearest to `name`, best first.

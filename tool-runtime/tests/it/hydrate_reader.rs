@@ -192,3 +192,66 @@ fn a_check_is_shared_only_by_tools_that_read_their_arguments_alike() {
         assert!(set.hydrate_fast_only("search_notes", VALID).is_some());
     }
 }
+
+/// A level, one of whose variants the schema leaves out: serde reads `"hidden"`, the schema's
+/// `enum` does not list it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+    tool_runtime::ToolArgs,
+)]
+#[serde(rename_all = "snake_case")]
+enum NarrowLevel {
+    Low,
+    High,
+    #[schemars(skip)]
+    Hidden,
+}
+
+/// Sets two levels, read at two places of the schema.
+#[tool_runtime::tool(read_only)]
+async fn set_levels(
+    /// The first.
+    first: NarrowLevel,
+    /// The second, optional.
+    second: Option<NarrowLevel>,
+) -> String {
+    format!("{first:?}{second:?}")
+}
+
+/// The reader looks up the schema's verdict on a variant name, worked out once per place: the
+/// verdict is the schema's own, on every call, at every place the enum is read, for a name the
+/// schema admits and for one serde reads but the schema's `enum` leaves out.
+#[test]
+fn a_variant_the_schema_leaves_out_is_refused_on_every_call_at_every_place() {
+    let set = ToolSet::new().with::<set_levels>().unwrap();
+    assert!(set.has_generated_reader("set_levels"));
+    for _ in 0..3 {
+        for (args, admitted) in [
+            (r#"{"first": "low"}"#, true),
+            (r#"{"first": "high", "second": "low"}"#, true),
+            (r#"{"first": "low", "second": null}"#, true),
+            (r#"{"first": "hidden"}"#, false),
+            (r#"{"first": "low", "second": "hidden"}"#, false),
+            (r#"{"first": "medium"}"#, false),
+        ] {
+            assert_eq!(
+                set.hydrate_fast_only("set_levels", args).is_some(),
+                admitted,
+                "{args}"
+            );
+            match set.hydrate(&call("set_levels", args)) {
+                Ok(_) => assert!(admitted, "{args}"),
+                Err(e) => {
+                    assert!(!admitted, "{args}: {e:?}");
+                    assert_eq!(e.code, ErrorCode::INVALID_ARGUMENTS);
+                }
+            }
+        }
+    }
+}

@@ -134,6 +134,7 @@ pub(crate) fn compile<'a, J: Tree<'a>>(schema: J) -> Result<Plan, Unsupported> {
         root,
         any,
         layouts: std::sync::OnceLock::new(),
+        variants: std::sync::OnceLock::new(),
     });
     nodes.clear();
     SCRATCH.set(nodes);

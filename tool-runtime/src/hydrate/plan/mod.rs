@@ -61,6 +61,9 @@ pub struct Plan {
     /// The layouts of nested types with a generated reader (`#[derive(ToolArgs)]`), by the node
     /// they are read at; made on the first call that reads one.
     layouts: std::sync::OnceLock<Box<[std::sync::OnceLock<Option<fields::Layout>>]>>,
+    /// The verdicts on the variant names of unit enums with a generated reader, by the node
+    /// they are read at (see `fields::variant`); made on the first call that reads one.
+    variants: std::sync::OnceLock<Box<[std::sync::OnceLock<fields::Verdicts>]>>,
 }
 
 impl std::fmt::Debug for Plan {

@@ -31,7 +31,7 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess};
 use serde_json::Value;
 
 use super::compare::Scalar;
@@ -72,10 +72,10 @@ pub struct ReaderOf<A> {
     pub fields: &'static [&'static str],
     /// Reads JSON text into the arguments; an error when refused (the slow path then explains).
     /// Boxed where they are made, so that the value is not copied again on its way out.
-    pub read: fn(&str, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    pub read: ReadText,
     /// The same for arguments that arrived as an object (Anthropic, Ollama, Gemini, MCP): the
     /// same reader, over the object instead of the text.
-    pub read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    pub read_value: ReadValue,
     /// The argument type the functions read.
     pub _args: PhantomData<fn() -> A>,
 }
@@ -105,7 +105,7 @@ pub const fn reader<A: Reader + Send + Sync + 'static>() -> ReaderOf<A> {
 pub(crate) fn read_validated(
     value: &Value,
     fields: &'static [&'static str],
-    read_value: fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>,
+    read_value: ReadValue,
 ) -> Result<Typed, serde_json::Error> {
     let (plan, layout) = checking_nothing(fields)?;
     read_value(value, plan, &layout, usize::MAX)
@@ -140,6 +140,51 @@ fn checking_nothing<E: de::Error>(
         .as_ref()
         .and_then(|plan| Some((plan, Layout::new(plan, fields)?)))
         .ok_or_else(|| E::custom("the argument type has more fields than its reader can read"))
+}
+
+/// `ReaderOf::read`: JSON text into the boxed arguments.
+pub type ReadText = fn(&str, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>;
+/// `ReaderOf::read_value`: an object into the boxed arguments.
+pub type ReadValue = fn(&Value, &Plan, &Layout, usize) -> Result<Typed, serde_json::Error>;
+
+/// A tool's generated reader with its layout over the tool's plan, made once at registration:
+/// the fast path calls the reader's functions straight from the tool's check, with no dispatch
+/// through the tool's handler in between.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    layout: Layout,
+    read: ReadText,
+    read_value: ReadValue,
+}
+
+impl Bound {
+    /// The reader laid out over `plan`, or `None` when it cannot stand for it (see
+    /// [`Layout::new`]).
+    pub(crate) fn new(
+        plan: &Plan,
+        fields: &'static [&'static str],
+        read: ReadText,
+        read_value: ReadValue,
+    ) -> Option<Bound> {
+        Some(Bound {
+            layout: Layout::new(plan, fields)?,
+            read,
+            read_value,
+        })
+    }
+
+    /// Reads JSON text, checked against `plan` (the plan this reader was laid out over); `None`
+    /// when refused.
+    #[inline]
+    pub(crate) fn text(&self, text: &str, plan: &Plan, max_depth: usize) -> Option<Typed> {
+        (self.read)(text, plan, &self.layout, max_depth).ok()
+    }
+
+    /// Reads an object, checked the same way.
+    #[inline]
+    pub(crate) fn object(&self, object: &Value, plan: &Plan, max_depth: usize) -> Option<Typed> {
+        (self.read_value)(object, plan, &self.layout, max_depth).ok()
+    }
 }
 
 /// How a reader's fields line up with the schema's root object, worked out once at
@@ -510,20 +555,94 @@ pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
     })
 }
 
-/// Reads the name of a unit variant at `place`: a JSON string, checked against the place's
-/// schema (its `enum`).
+/// Reads the name of a unit variant at `place`: a JSON string, matched by `index_of` to its
+/// index in `names` (the enum's variant names, in declaration order; anything past the last for
+/// a name the enum does not have), then checked against the place's schema (its `enum`). The
+/// name is matched where serde hands it over, borrowed or decoded, and never kept.
+///
+/// A name the match accepts is byte for byte one of `names`, so the schema's verdict on it
+/// depends only on the place and the index: it is worked out once per place for every variant
+/// (see `Verdicts`) and looked up after that.
 #[inline]
-pub fn variant<'de, D: Deserializer<'de>>(
+pub fn variant<'de, D: Deserializer<'de>, F: Fn(&str) -> usize>(
     de: D,
     place: Place<'_>,
-) -> Result<KeyText<'de>, D::Error> {
-    let name = KeyText::deserialize(de)?;
-    place.check(Scalar::Str(name.as_str()))?;
-    Ok(name)
+    names: &'static [&'static str],
+    index_of: F,
+) -> Result<usize, D::Error> {
+    de.deserialize_str(VariantVisitor {
+        place,
+        names,
+        index_of,
+    })
 }
 
-/// A variant name the enum does not have (the schema's `enum` let it through only if the
-/// schema and the type disagree; the slow path then explains).
+struct VariantVisitor<'p, F> {
+    place: Place<'p>,
+    names: &'static [&'static str],
+    index_of: F,
+}
+
+impl<F: Fn(&str) -> usize> de::Visitor<'_> for VariantVisitor<'_, F> {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a variant name")
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<usize, E> {
+        let index = (self.index_of)(name);
+        // a name the enum does not have is refused whatever the schema says of it
+        if index >= self.names.len() || !self.place.admits_variant(self.names, index) {
+            return Err(refused());
+        }
+        Ok(index)
+    }
+}
+
+/// What the schema at one place says of each variant name of one enum: the names, and one bit
+/// per name that the place's checks admit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Verdicts {
+    names: &'static [&'static str],
+    admitted: u64,
+}
+
+impl Place<'_> {
+    /// Whether the schema here admits `names[index]`, a unit variant's name (see [`variant`]).
+    #[inline]
+    fn admits_variant(&self, names: &'static [&'static str], index: usize) -> bool {
+        let check = |name: &str| self.0.scalar(Scalar::Str(name)).is_ok();
+        if names.len() > 64 {
+            return check(names[index]);
+        }
+        let plan = self.0.plan;
+        let slots = plan.variants.get_or_init(|| {
+            (0..plan.nodes.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect()
+        });
+        let verdicts = slots[self.0.node].get_or_init(|| Verdicts {
+            names,
+            admitted: names
+                .iter()
+                .enumerate()
+                .filter(|(_, name)| check(name))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        });
+        // one node is one type in a derived schema; another enum read here is checked directly
+        if std::ptr::eq(verdicts.names, names) {
+            verdicts.admitted & (1 << index) != 0
+        } else {
+            check(names[index])
+        }
+    }
+}
+
+/// The refusal of an index [`variant`] never hands back (it refuses a name the enum does not
+/// have itself): the generated match needs an arm for every other `usize`. Refused like any
+/// other value the reader does not take, so the slow path explains.
 pub fn unknown_variant<E: de::Error>() -> E {
     refused()
 }
