@@ -5,7 +5,7 @@
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio_util::codec::Decoder;
 
@@ -25,7 +25,7 @@ pub(crate) enum Line {
 /// Safe to cancel: rmcp polls its transport's `receive` beside other work and drops it when
 /// that is ready first, so everything read stays in `buf` and `seen`, and the next call goes
 /// on with the same line. The caller clears `buf` once it has used the line.
-pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
+async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     seen: &mut usize,
@@ -58,6 +58,52 @@ pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
                 _ => Line::Whole,
             });
         }
+    }
+}
+
+/// The lines of a byte stream, at most `max` bytes of each kept.
+///
+/// Safe to cancel: rmcp polls its transport's `receive` beside other work and drops it when
+/// that is ready first, so a line read in part stays here and the next read goes on with it.
+pub(crate) struct Lines<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    /// How many bytes of the line were read (more than `line` holds once past `max`).
+    seen: usize,
+    max: usize,
+    /// Whether `line` holds a line already handed out, to drop when the next is read.
+    handed_out: bool,
+}
+
+impl<R: AsyncRead + Unpin> Lines<R> {
+    pub(crate) fn new(reader: R, max: usize) -> Self {
+        Lines {
+            reader: BufReader::new(reader),
+            line: Vec::new(),
+            seen: 0,
+            max,
+            handed_out: false,
+        }
+    }
+
+    /// The bound on a line's length.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Reads the next line; a whole one's text is then [`Lines::text`].
+    pub(crate) async fn next(&mut self) -> std::io::Result<Line> {
+        if std::mem::take(&mut self.handed_out) {
+            self.line.clear();
+        }
+        let line = read_line(&mut self.reader, &mut self.line, &mut self.seen, self.max).await?;
+        self.handed_out = true;
+        Ok(line)
+    }
+
+    /// The line last read whole, without its newline or a carriage return before it.
+    pub(crate) fn text(&self) -> &[u8] {
+        self.line.strip_suffix(b"\r").unwrap_or(&self.line)
     }
 }
 

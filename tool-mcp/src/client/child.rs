@@ -21,11 +21,10 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
 use serde::Deserialize;
-use tokio::io::BufReader;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 
-use crate::lines::{self, Line};
+use crate::lines::{self, Line, Lines};
 
 /// How long a server gets to exit after its input closes, and again after `SIGTERM`.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
@@ -38,9 +37,7 @@ const MAX_CALLS_IN_FLIGHT: usize = 4096;
 pub(super) struct ChildTransport {
     /// `None` once it has exited or been killed; killed on drop while it runs.
     child: Option<Child>,
-    reader: BufReader<ChildStdout>,
-    line: Vec<u8>,
-    seen: usize,
+    lines: Lines<ChildStdout>,
     /// `None` once closed: the server reads the end of its input.
     writer: Arc<Mutex<Option<ChildStdin>>>,
     codec: JsonRpcMessageCodec<RxJsonRpcMessage<RoleClient>>,
@@ -65,9 +62,7 @@ impl ChildTransport {
         let stderr = child.stderr.take();
         let transport = ChildTransport {
             child: Some(child),
-            reader: BufReader::new(stdout),
-            line: Vec::new(),
-            seen: 0,
+            lines: Lines::new(stdout, usize::MAX),
             writer: Arc::new(Mutex::new(Some(stdin))),
             codec: JsonRpcMessageCodec::default(),
             calls: HashSet::new(),
@@ -77,7 +72,7 @@ impl ChildTransport {
 
     /// The message on the line just read, or `None` when there is none for rmcp.
     fn admit(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+        let text = self.lines.text();
         if text.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
@@ -223,22 +218,17 @@ impl Transport<RoleClient> for ChildTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            match lines::read_line(&mut self.reader, &mut self.line, &mut self.seen, usize::MAX)
-                .await
-            {
+            match self.lines.next().await {
                 Ok(Line::End) | Err(_) => return None,
                 Ok(Line::TooLong(n)) => {
                     tracing::warn!(
                         bytes = n,
                         "a line from the server too long to read was skipped"
                     );
-                    self.line.clear();
                 }
                 Ok(Line::Whole) => {
-                    let message = self.admit();
-                    self.line.clear();
-                    if message.is_some() {
-                        return message;
+                    if let Some(message) = self.admit() {
+                        return Some(message);
                     }
                 }
             }

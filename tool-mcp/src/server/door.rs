@@ -22,11 +22,11 @@ use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{JsonRpcMessageCodec, JsonRpcMessageCodecError};
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
-use crate::lines::{self, Line};
+use crate::lines::{self, Line, Lines};
 
 /// The largest JSON-RPC message a server reads by default: 4 MiB, far above any tool call's
 /// arguments (the executor bounds those much lower) and far below what would strain memory.
@@ -155,12 +155,7 @@ fn kind_of(v: &Value) -> &'static str {
 /// rmcp's transport for a byte stream: JSON-RPC lines read from `R` through the checks of
 /// [`malformed`], answers written to `W`.
 pub(crate) struct Door<R, W> {
-    reader: BufReader<R>,
-    /// The line being read, kept across a cancelled `receive`.
-    line: Vec<u8>,
-    /// How many bytes of that line were read (more than `line` holds once past `max`).
-    seen: usize,
-    max: usize,
+    lines: Lines<R>,
     /// `None` once closed.
     writer: Arc<Mutex<Option<W>>>,
     /// The door's own error answers being written, each under the writer's lock like rmcp's.
@@ -177,10 +172,7 @@ where
     /// Reads `reader` and writes `writer`, refusing a line of more than `max` bytes.
     pub(crate) fn new(reader: R, writer: W, max: usize) -> Self {
         Door {
-            reader: BufReader::new(reader),
-            line: Vec::new(),
-            seen: 0,
-            max,
+            lines: Lines::new(reader, max),
             writer: Arc::new(Mutex::new(Some(writer))),
             answers: JoinSet::new(),
             codec: JsonRpcMessageCodec::default(),
@@ -202,7 +194,7 @@ where
     /// The message on the line just read, or `None` when there is none for rmcp (a blank
     /// line, one the door answered, a notification rmcp ignores).
     fn admit(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+        let text = self.lines.text();
         if text.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
@@ -298,31 +290,26 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match lines::read_line(&mut self.reader, &mut self.line, &mut self.seen, self.max).await
-            {
+            match self.lines.next().await {
                 Ok(Line::End) | Err(_) => return None,
                 Ok(Line::TooLong(n)) => {
+                    let max = self.lines.max();
                     tracing::warn!(
                         bytes = n,
-                        max = self.max,
+                        max,
                         "an MCP message over the size bound was refused"
                     );
-                    let answer = error_line(
+                    self.answer(error_line(
                         &Value::Null,
                         INVALID_REQUEST,
                         format!(
-                            "the message is {n} bytes, more than the {} bytes this server reads",
-                            self.max
+                            "the message is {n} bytes, more than the {max} bytes this server reads"
                         ),
-                    );
-                    self.line.clear();
-                    self.answer(answer);
+                    ));
                 }
                 Ok(Line::Whole) => {
-                    let message = self.admit();
-                    self.line.clear();
-                    if message.is_some() {
-                        return message;
+                    if let Some(message) = self.admit() {
+                        return Some(message);
                     }
                 }
             }

@@ -220,32 +220,47 @@ pub(super) async fn post_form(endpoint: &str, form: &[(&str, &str)]) -> Result<V
     let body = oauth2::url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().copied())
         .finish();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let response = client
+    let request = endpoint_client()?
         .post(url)
         .header(
             reqwest::header::CONTENT_TYPE,
             "application/x-www-form-urlencoded",
         )
+        .body(body);
+    answer_of(&format!("the token endpoint {endpoint}"), request).await
+}
+
+/// The HTTP client for an authorization server's endpoints: no redirect followed (credentials
+/// go to the URL the metadata names, nowhere else), 30 seconds at most.
+pub(super) fn endpoint_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Sends `request` to the endpoint `what` names, asking for JSON: the body of a successful
+/// answer, or what the server said in a refusal, its OAuth error code and description
+/// (RFC 6749 section 5.2, RFC 7591 section 3.2.2), never the whole body.
+pub(super) async fn answer_of(
+    what: &str,
+    request: reqwest::RequestBuilder,
+) -> Result<Vec<u8>, String> {
+    let response = request
         .header(reqwest::header::ACCEPT, "application/json")
-        .body(body)
         .send()
         .await
-        .map_err(|e| format!("the token endpoint {endpoint}: {}", e.without_url()))?;
+        .map_err(|e| format!("{what}: {}", e.without_url()))?;
     let status = response.status();
     let bytes = response
         .bytes()
         .await
-        .map_err(|e| format!("the token endpoint {endpoint}: {}", e.without_url()))?;
+        .map_err(|e| format!("{what}: {}", e.without_url()))?;
     if !status.is_success() {
-        // the OAuth error code and its description (RFC 6749 section 5.2), never the whole body
         let said: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
         let text = |k: &str| said.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-        let mut why = format!("the token endpoint {endpoint} answered {status}");
+        let mut why = format!("{what} answered {status}");
         if let Some(error) = text("error") {
             why.push_str(&format!(": {error}"));
         }

@@ -5,8 +5,6 @@
 //! that the client's token requests authenticate as it was registered, and so that a kept token
 //! (`store`) is refreshed by a restarted process as the same client.
 
-use std::time::Duration;
-
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, OAuthClientConfig};
 use serde::{Deserialize, Serialize};
 
@@ -101,35 +99,10 @@ pub(super) async fn register(
     if !scopes.is_empty() {
         request["scope"] = scopes.join(" ").into();
     }
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| failed(e.to_string()))?;
-    let response = client
-        .post(url)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .json(&request)
-        .send()
+    let client = super::assertion::endpoint_client().map_err(&failed)?;
+    let bytes = super::assertion::answer_of(endpoint, client.post(url).json(&request))
         .await
-        .map_err(|e| failed(format!("{endpoint}: {}", e.without_url())))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| failed(format!("{endpoint}: {}", e.without_url())))?;
-    if !status.is_success() {
-        let said: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let text = |k: &str| said.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-        let mut why = format!("{endpoint} answered {status}");
-        if let Some(error) = text("error") {
-            why.push_str(&format!(": {error}"));
-        }
-        if let Some(description) = text("error_description") {
-            why.push_str(&format!(" ({description})"));
-        }
-        return Err(failed(why));
-    }
+        .map_err(&failed)?;
     let mut registered: Registration = serde_json::from_slice(&bytes)
         .map_err(|_| failed(format!("{endpoint} answered with no client")))?;
     // an empty secret is a public client's (some servers send one), never a password to send
