@@ -54,6 +54,24 @@ struct Mode {
     /// secret and `client_secret_post`, which the token endpoint requires, though the metadata
     /// lists `client_secret_basic` too.
     dynamic: bool,
+    /// How long the secret of a client registered dynamically lasts, in seconds
+    /// (`client_secret_expires_at`); forever (`0`) when absent.
+    secret_lifetime: Option<u64>,
+}
+
+/// A client registered dynamically.
+struct Registered {
+    secret: String,
+    redirects: Vec<String>,
+    /// When its secret expires (seconds since the Unix epoch), `0` for never.
+    expires_at: u64,
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 /// What the authorization server has done and what the resource server accepts.
@@ -61,8 +79,8 @@ struct Mode {
 struct Auth {
     issuer: String,
     mode: Mode,
-    /// The secret of each client registered dynamically.
-    clients: Mutex<HashMap<String, String>>,
+    /// The clients registered dynamically.
+    clients: Mutex<HashMap<String, Registered>>,
     registrations: AtomicUsize,
     /// Access tokens the resource server accepts.
     valid: Mutex<Vec<String>>,
@@ -77,6 +95,8 @@ struct Auth {
     ended: AtomicUsize,
     /// Refuse every authorization and refresh from now on.
     refuse: AtomicBool,
+    /// Token requests refused because the client's secret, the right one, had expired.
+    dead_secrets: AtomicUsize,
 }
 
 impl Auth {
@@ -93,6 +113,24 @@ impl Auth {
         self.valid.lock().unwrap().clear();
     }
 
+    /// Refresh tokens issued so far are refused (`invalid_grant`), as revoked ones are.
+    fn revoke_refresh(&self) {
+        self.refreshable.lock().unwrap().clear();
+    }
+
+    /// The clients registered dynamically are dropped, as a server that lost or purged its
+    /// registrations has them.
+    fn forget_clients(&self) {
+        self.clients.lock().unwrap().clear();
+    }
+
+    /// The secrets of the clients registered dynamically have expired.
+    fn expire_secrets(&self) {
+        for client in self.clients.lock().unwrap().values_mut() {
+            client.expires_at = 1;
+        }
+    }
+
     /// Whether `client_id` is a client of this server.
     fn knows(&self, client_id: &str) -> bool {
         if self.mode.dynamic {
@@ -105,12 +143,15 @@ impl Auth {
     /// Whether `secret` is the secret of `client_id`.
     fn authenticates(&self, client_id: &str, secret: &str) -> bool {
         if self.mode.dynamic {
-            self.clients
-                .lock()
-                .unwrap()
-                .get(client_id)
-                .map(String::as_str)
-                == Some(secret)
+            let clients = self.clients.lock().unwrap();
+            let Some(client) = clients.get(client_id).filter(|c| c.secret == secret) else {
+                return false;
+            };
+            if client.expires_at != 0 && now() >= client.expires_at {
+                self.dead_secrets.fetch_add(1, Ordering::SeqCst);
+                return false;
+            }
+            true
         } else {
             client_id == CLIENT_ID && secret == SECRET
         }
@@ -167,12 +208,22 @@ async fn register(State(auth): State<Arc<Auth>>, body: axum::Json<Value>) -> Res
     }
     let n = auth.registrations.fetch_add(1, Ordering::SeqCst) + 1;
     let (id, secret) = (format!("dyn-client-{n}"), format!("{DYN_SECRET}-{n}"));
-    auth.clients
-        .lock()
-        .unwrap()
-        .insert(id.clone(), secret.clone());
+    let expires_at = auth
+        .mode
+        .secret_lifetime
+        .map_or(0, |lifetime| now() + lifetime);
+    auth.clients.lock().unwrap().insert(
+        id.clone(),
+        Registered {
+            secret: secret.clone(),
+            redirects: (redirects.iter())
+                .filter_map(|r| r.as_str().map(str::to_owned))
+                .collect(),
+            expires_at,
+        },
+    );
     let registered = json!({
-        "client_id": id, "client_secret": secret, "client_secret_expires_at": 0,
+        "client_id": id, "client_secret": secret, "client_secret_expires_at": expires_at,
         "token_endpoint_auth_method": "client_secret_post", "redirect_uris": redirects,
         "grant_types": ["authorization_code", "refresh_token"], "client_name": "tool-mcp",
     });
@@ -192,6 +243,14 @@ async fn authorize(
     );
     let client = q.get("client_id").map(String::as_str).unwrap_or_default();
     assert!(auth.knows(client), "an unknown client: {client}");
+    if auth.mode.dynamic {
+        // the redirect is one the client was registered with
+        let clients = auth.clients.lock().unwrap();
+        assert!(
+            clients[client].redirects.contains(&redirect),
+            "{redirect} is not a redirect of {client}"
+        );
+    }
     assert_eq!(
         q.get("code_challenge_method").map(String::as_str),
         Some("S256")
@@ -543,6 +602,7 @@ async fn tokens_kept_for_a_2025_03_26_server_are_used_and_refreshed() {
         let (url, auth) = protected_as(Mode {
             legacy: true,
             dynamic,
+            ..Mode::default()
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
@@ -689,4 +749,205 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
     let logged = logs.text();
     assert!(logged.contains("going on with the tokens kept"), "{logged}");
     assert!(!logged.contains(DYN_SECRET), "the secret was logged");
+}
+
+/// A client of the server at `url` that registers itself dynamically, its tokens kept in
+/// `file`.
+fn registering(url: &str, file: &std::path::Path) -> ServerConfig {
+    let mut config = ServerConfig::http(url).trusting_annotations();
+    config.oauth = Some(OAuthConfig {
+        consent: Consent::FollowRedirect,
+        token_file: Some(file.to_owned()),
+        ..OAuthConfig::default()
+    });
+    config
+}
+
+/// The token file `file`, read.
+fn read_kept(file: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+/// Writes `kept` to the token file `file`, as a process of another build or time left it.
+fn write_kept(file: &std::path::Path, kept: &Value) {
+    std::fs::write(file, serde_json::to_vec(kept).unwrap()).unwrap();
+}
+
+// one thread, so that the subscriber set for it sees everything the client and its tasks log
+#[tokio::test(flavor = "current_thread")]
+async fn a_client_the_authorization_server_no_longer_knows_registers_and_authorizes_again() {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+
+    let (url, auth) = protected_as(Mode {
+        dynamic: true,
+        ..Mode::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oauth/notes.json");
+    let first = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    closed(first, &auth).await;
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+
+    // the authorization server dropped the registration (and the tokens issued to it): the
+    // restarted process's refresh is refused with `invalid_client`, and the client registers
+    // and authorizes again as on first use, instead of failing until the file is deleted
+    auth.forget_clients();
+    auth.revoke_access();
+    expire(&file);
+    let client = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    let outcome = greet_once(&client, "f1").await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, f1"),
+        "{outcome:?}"
+    );
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+    closed(client, &auth).await;
+    // the file holds the new client and its tokens, and only its owner reads it
+    let kept = read_kept(&file);
+    assert_eq!(kept["client_id"], "dyn-client-2", "{kept}");
+    assert_eq!(kept["registration"]["client_id"], "dyn-client-2", "{kept}");
+    assert!(!kept.to_string().contains(&format!("{DYN_SECRET}-1")));
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+
+    // a file written by a build that kept no registration: the tokens' client, without its
+    // secret, is refused at the refresh, and the client starts again the same way
+    let mut kept = read_kept(&file);
+    kept.as_object_mut().unwrap().remove("registration");
+    write_kept(&file, &kept);
+    expire(&file);
+    auth.revoke_access();
+    let client = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    let outcome = greet_once(&client, "f2").await;
+    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 3);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 3);
+    closed(client, &auth).await;
+    let kept = read_kept(&file);
+    assert_eq!(kept["registration"]["client_id"], "dyn-client-3", "{kept}");
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+
+    // each time a warning said why, naming no secret
+    let logged = logs.text();
+    let warned = logged
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("invalid_client") && l.contains("discarded"))
+        .count();
+    assert_eq!(warned, 2, "{logged}");
+    assert!(!logged.contains(DYN_SECRET), "a secret was logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_refresh_token_is_replaced_by_an_authorization_of_the_same_client() {
+    let (url, auth) = protected_as(Mode {
+        dynamic: true,
+        ..Mode::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oauth/notes.json");
+    let client = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
+
+    // the refresh token is refused (`invalid_grant`): a new authorization, by the client
+    // registered before, redirected where it was registered to be
+    auth.revoke_access();
+    auth.revoke_refresh();
+    let outcome = greet_once(&client, "g1").await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, g1"),
+        "{outcome:?}"
+    );
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    closed(client, &auth).await;
+
+    // the same in a restarted process, with the registration kept in the file
+    auth.revoke_access();
+    auth.revoke_refresh();
+    expire(&file);
+    let client = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    let outcome = greet_once(&client, "g2").await;
+    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 3);
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+    closed(client, &auth).await;
+    let kept = read_kept(&file);
+    assert_eq!(kept["registration"]["client_id"], "dyn-client-1", "{kept}");
+    assert_eq!(kept["client_id"], "dyn-client-1", "{kept}");
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_whose_secret_expired_registers_again_before_sending_it() {
+    let (url, auth) = protected_as(Mode {
+        dynamic: true,
+        secret_lifetime: Some(3600),
+        ..Mode::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oauth/notes.json");
+    let first = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    closed(first, &auth).await;
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
+    // the secret's expiry is kept with the registration
+    let mut kept = read_kept(&file);
+    let expires = kept["registration"]["client_secret_expires_at"].as_u64();
+    assert!(expires.is_some_and(|t| t > now()), "{kept}");
+
+    // an hour later: the secret expires in half a minute, less than the margin, and the
+    // authorization server takes it no more; the access token expired too
+    kept["registration"]["client_secret_expires_at"] = json!(now() + 30);
+    kept["registration"]["client_id_issued_at"] = json!(now() - 3570);
+    write_kept(&file, &kept);
+    expire(&file);
+    auth.expire_secrets();
+    auth.revoke_access();
+    let client = McpClient::connect("notes", registering(&url, &file))
+        .await
+        .unwrap();
+    let outcome = greet_once(&client, "e1").await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, e1"),
+        "{outcome:?}"
+    );
+    // the client registered again before any token request: the dead secret was never sent
+    assert_eq!(auth.dead_secrets.load(Ordering::SeqCst), 0);
+    assert_eq!(auth.registrations.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+    closed(client, &auth).await;
+    let kept = read_kept(&file);
+    assert_eq!(kept["registration"]["client_id"], "dyn-client-2", "{kept}");
+    assert!(!kept.to_string().contains(&format!("{DYN_SECRET}-1")));
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
 }

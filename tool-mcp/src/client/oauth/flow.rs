@@ -14,6 +14,7 @@ use rmcp::transport::auth::{
 
 use super::assertion::{self, ClientKey};
 use super::enterprise::{self, ClientAuth, IdToken};
+use super::registration::Registration;
 use super::store::{self, FileStore};
 use super::{AssertionAudience, Grant, OAuthConfig, consent, discovery, registration};
 use crate::client::ClientError;
@@ -43,6 +44,12 @@ pub(crate) struct Authorization {
     scopes: std::sync::Mutex<Vec<String>>,
     /// Why the server's last refusal could not be answered, for the calls that fail on it.
     refused: std::sync::Mutex<Option<String>>,
+    /// The client that registered itself dynamically, the current tokens' (read from the file
+    /// or registered by a flow): a new authorization is asked for by it while its secret lasts.
+    registration: std::sync::Mutex<Option<Registration>>,
+    /// From when that client's secret is no longer used (seconds since the Unix epoch; `0`:
+    /// never), read by every request without taking the lock.
+    secret_deadline: AtomicU64,
 }
 
 /// Flows in a row without an accepted request after which no more are started.
@@ -156,13 +163,16 @@ impl Authorization {
             (None, false) => None,
         };
         let mut manager = manager(server, url).await?;
+        let mut registration = None;
         if let Some(store) = &store {
             manager.set_credential_store(store.clone());
             if store.exists() {
-                kept(server, url, &config, store, &mut manager).await;
+                registration = kept(server, url, &config, store, &mut manager).await;
             }
         }
         Ok(Arc::new(Authorization {
+            secret_deadline: AtomicU64::new(deadline(registration.as_ref())),
+            registration: std::sync::Mutex::new(registration),
             server: server.to_owned(),
             url: url.to_owned(),
             scopes: std::sync::Mutex::new(config.scopes.clone()),
@@ -199,6 +209,60 @@ impl Authorization {
         {
             *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
+    }
+
+    /// The client that registered itself, the current tokens'.
+    fn registration(&self) -> Option<Registration> {
+        self.registration
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Makes `registration` the client a new authorization is asked for by.
+    fn hold_registration(&self, registration: Option<Registration>) {
+        self.secret_deadline
+            .store(deadline(registration.as_ref()), Ordering::Relaxed);
+        *self.registration.lock().unwrap_or_else(|p| p.into_inner()) = registration;
+    }
+
+    /// Whether the secret of the client that registered itself expired or is about to: it is
+    /// not to be sent.
+    pub(super) fn secret_expired(&self) -> bool {
+        let deadline = self.secret_deadline.load(Ordering::Relaxed);
+        deadline != 0 && registration::now() >= deadline
+    }
+
+    /// Discards the client and the tokens issued to it, `why` (which names no secret) being
+    /// that they can no longer be used: the authorization server no longer knows the client, or
+    /// its secret expired. The token manager is replaced by one holding nothing and the kept
+    /// file removed, so that the next request goes without a token and the server's challenge
+    /// starts again as on first use (a new registration where the server offers it). Nothing
+    /// is discarded when a flow completed since `seen`: its tokens are of another client.
+    pub(super) async fn forget_client(&self, seen: u64, why: &str) {
+        let _one = self.flows.lock().await;
+        if self.generation.load(Ordering::SeqCst) != seen {
+            return;
+        }
+        tracing::warn!(
+            server = %self.server,
+            "{why}: the client and its tokens are discarded, and the client authorizes again"
+        );
+        match manager(&self.server, &self.url).await {
+            Ok(mut manager) => {
+                if let Some(store) = &self.store {
+                    manager.set_credential_store(store.clone());
+                }
+                *self.client.auth_manager.lock().await = manager;
+            }
+            Err(e) => tracing::warn!(server = %self.server, "{e}"),
+        }
+        if let Some(store) = &self.store
+            && let Err(e) = store.forget()
+        {
+            tracing::warn!(server = %self.server, "{e}");
+        }
+        self.hold_registration(None);
     }
 
     pub(super) fn refuse(&self, why: String) -> String {
@@ -294,13 +358,50 @@ impl Authorization {
                 .await?
             }
             (Grant::AuthorizationCode, ..) => {
-                let redirect = consent::Redirect::bind(config.redirect_port).await?;
+                let registers = client_id.is_none() && self.registers(&metadata);
+                // the client that registered itself asks again while its secret lasts,
+                // redirected where it was registered to be
+                let now = registration::now();
+                let again = self
+                    .registration()
+                    .filter(|r| registers && r.serves(metadata.issuer.as_deref(), &scopes, now));
+                let again = match again {
+                    Some(again) => {
+                        let port = config.redirect_port.or(again.redirect_port());
+                        match consent::Redirect::bind(port).await {
+                            Ok(redirect) if again.redirect_uris.contains(&redirect.uri()) => {
+                                Some((redirect, again))
+                            }
+                            // another port than the registration's is configured: its listener
+                            // is closed before it is listened on again, and the client registers
+                            Ok(other) => {
+                                drop(other);
+                                None
+                            }
+                            // the registration's port is taken: a free one, and a registration
+                            Err(_) => None,
+                        }
+                    }
+                    None => None,
+                };
+                let (redirect, again) = match again {
+                    Some((redirect, again)) => (redirect, Some(again)),
+                    None => (consent::Redirect::bind(config.redirect_port).await?, None),
+                };
                 let name = config.client_name.as_deref().unwrap_or("tool-mcp");
                 // the client registers itself here rather than in rmcp's session, which keeps
                 // nothing of the registration but the client ID and secret it configures
-                let registered = if client_id.is_none() && self.registers(&metadata) {
-                    let registration =
-                        registration::register(&metadata, name, &redirect.uri(), &scopes).await?;
+                let registered = if registers {
+                    let registration = match again {
+                        Some(again) => again,
+                        None => {
+                            let registration =
+                                registration::register(&metadata, name, &redirect.uri(), &scopes)
+                                    .await?;
+                            self.hold_registration(Some(registration.clone()));
+                            registration
+                        }
+                    };
                     let mut metadata = metadata.clone();
                     registration.authenticate_as_registered(&mut metadata);
                     manager.set_metadata(metadata);
@@ -431,25 +532,42 @@ async fn hold(
 /// The client that refreshes them is the one they were issued to: the configured one with its
 /// secret, or the one that registered itself, with the secret and the token endpoint
 /// authentication kept with its registration. A store that cannot be used is as good as none:
-/// the server's challenge starts a new authorization, which replaces it.
+/// the server's challenge starts a new authorization, which replaces it. A registration whose
+/// secret expired (or is about to) is discarded with the tokens issued to it, which only that
+/// secret could refresh, so that the client registers again instead of sending it. The
+/// registration the tokens go on with, when they are of a client that registered itself.
 async fn kept(
     server: &str,
     url: &str,
     config: &OAuthConfig,
     store: &FileStore,
     manager: &mut AuthorizationManager,
-) {
+) -> Option<Registration> {
     let mut metadata = match discovery::metadata(manager, url, None).await {
         Ok(metadata) => metadata,
         Err(e) => {
             tracing::warn!(server, "the kept tokens are not used: {e}");
-            return;
+            return None;
         }
     };
     let registration = match (&config.client_id, store.load().await) {
         (None, Ok(Some(kept))) => store.registration(&kept.client_id),
         _ => None,
     };
+    if let Some(registration) = &registration
+        && registration.secret_expired(registration::now())
+    {
+        tracing::warn!(
+            server,
+            client_id = %registration.client_id,
+            "the secret of the client kept with the tokens expired: the client and its tokens \
+             are discarded, and the client registers and authorizes again"
+        );
+        if let Err(e) = store.forget() {
+            tracing::warn!(server, "{e}");
+        }
+        return None;
+    }
     if let Some(registration) = &registration {
         registration.authenticate_as_registered(&mut metadata);
     }
@@ -470,10 +588,21 @@ async fn kept(
                 tracing::warn!(server, "the kept tokens cannot be refreshed: {e}");
             }
             tracing::debug!(server, "going on with the tokens kept");
+            registration
         }
-        Ok(false) => {}
-        Err(e) => tracing::warn!(server, "the kept tokens are not used: {e}"),
+        Ok(false) => None,
+        Err(e) => {
+            tracing::warn!(server, "the kept tokens are not used: {e}");
+            None
+        }
     }
+}
+
+/// From when the secret of `registration` is no longer used, `0` for never.
+fn deadline(registration: Option<&Registration>) -> u64 {
+    registration
+        .and_then(Registration::secret_deadline)
+        .unwrap_or(0)
 }
 
 /// The private key `pem` (or `${NAME}`) or the file `file` gives, for the configuration's

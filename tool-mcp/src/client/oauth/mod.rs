@@ -23,7 +23,10 @@
 //! (step-up), once per request. Tokens are kept for the life of the process, for every
 //! reconnection, and, when the configuration asks (`keepTokens`, `tokenFile`), in a file only the
 //! user can read, for the next process (`store`), with the registration of a client that
-//! registered itself (`registration`), whose secret its refresh needs. Secrets, private keys,
+//! registered itself (`registration`), whose secret its refresh needs. A client the
+//! authorization server no longer takes (a refresh refused with `invalid_client` or
+//! `unauthorized_client`, or a registered secret that expired) is discarded with its tokens,
+//! and the client starts again as on first use (`transport`). Secrets, private keys,
 //! identity assertions and tokens are in no `Debug`, log line or error.
 
 #[cfg(feature = "client-http")]
@@ -104,9 +107,16 @@ pub struct OAuthConfig {
     /// Keep the tokens in a file only the user can read (mode `0600`), so that a restarted
     /// process goes on with them instead of asking again: `tool-mcp/oauth/NAME-HASH.json` in the
     /// user's data directory (`$XDG_DATA_HOME`, else `~/.local/share`). A client that registered
-    /// itself dynamically is kept with them (its client ID, the secret it was given, how it
-    /// authenticates), so that the next process refreshes them as the same client. Off by
-    /// default: the tokens are kept for the life of the process.
+    /// itself dynamically is kept with them (its client ID, the secret it was given and when
+    /// that expires, how it authenticates), so that the next process refreshes them as the same
+    /// client. When the authorization server refuses that refresh because it no longer knows the
+    /// client (`invalid_client`, `unauthorized_client`: a registration it dropped, a file
+    /// written without the registration), or the client's secret expired (or expires within a
+    /// minute), the client and its tokens are discarded with a warning, and the client starts
+    /// again as on first use: it registers again where the server offers that, then is
+    /// authorized as the configuration says. A refused refresh token (`invalid_grant`) is
+    /// followed by a new authorization of the same client. Off by default: the tokens are kept
+    /// for the life of the process.
     pub keep_tokens: bool,
     /// The file to keep the tokens in, in place of the default one; giving it keeps them.
     pub token_file: Option<std::path::PathBuf>,

@@ -62,6 +62,16 @@ impl FileStore {
         all.iter().rev().find(|r| r.client_id == client_id).cloned()
     }
 
+    /// Discards the kept tokens and every registration: the file is removed, and the next
+    /// flow's tokens, with the client it registers, are saved afresh.
+    pub(super) fn forget(&self) -> Result<(), AuthError> {
+        self.registrations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.clear_now()
+    }
+
     /// Whether credentials were kept.
     pub(super) fn exists(&self) -> bool {
         self.path.exists()

@@ -2,6 +2,14 @@
 //! request, refreshed when it expires or is rejected), and, when the server still refuses
 //! (`401` with a challenge, `403 insufficient_scope`), a flow ([`Authorization::answer`]) and
 //! the request sent once more.
+//!
+//! A refresh the authorization server refuses with `invalid_client` or `unauthorized_client`
+//! means the client the tokens were issued to is no longer one it knows (a registration it
+//! dropped, a secret it no longer takes): the client and its tokens are discarded and the
+//! request sent again without a token, so that the server's challenge starts again as on first
+//! use. So is a client whose registered secret expired, before it is sent. (A refused refresh
+//! token, `invalid_grant`, is rmcp's to answer: the request goes without a token, and the flow
+//! asks again as the same client.)
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,6 +17,7 @@ use std::sync::atomic::Ordering;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::AuthError;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -31,8 +40,28 @@ impl OAuthHttp {
         Fut: Future<Output = Result<T, Error>>,
     {
         let auth = &self.0;
-        let seen = auth.generation.load(Ordering::SeqCst);
-        let challenge = match send().await {
+        let mut seen = auth.generation.load(Ordering::SeqCst);
+        if auth.secret_expired() {
+            auth.forget_client(
+                seen,
+                "the secret of the client that registered itself expired",
+            )
+            .await;
+            seen = auth.generation.load(Ordering::SeqCst);
+        }
+        let mut sent = send().await;
+        if let Err(Error::Auth(AuthError::TokenRefreshFailed(why))) = &sent
+            && let Some(code) = client_refused(why)
+        {
+            let why = format!(
+                "the authorization server refused the client the tokens were issued to \
+                 ({code}): it no longer knows it"
+            );
+            auth.forget_client(seen, &why).await;
+            seen = auth.generation.load(Ordering::SeqCst);
+            sent = send().await;
+        }
+        let challenge = match sent {
             Ok(answer) => {
                 auth.accepted();
                 return Ok(answer);
@@ -177,5 +206,62 @@ impl StreamableHttpClient for OAuthHttp {
             )
         })
         .await
+    }
+}
+
+/// The error code of a refused refresh, `why` (as rmcp words it, from oauth2's
+/// `RequestTokenError`), when it says the authorization server does not take the client:
+/// `invalid_client` or `unauthorized_client` (RFC 6749 section 5.2). Only the code is read: what
+/// follows it is the server's description.
+fn client_refused(why: &str) -> Option<&'static str> {
+    let answer = why.strip_prefix("Server returned error response: ")?;
+    let code = answer.split([':', ' ']).next()?;
+    ["invalid_client", "unauthorized_client"]
+        .into_iter()
+        .find(|known| *known == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use oauth2::basic::{BasicErrorResponse, BasicErrorResponseType};
+
+    use super::client_refused;
+
+    /// The words of a refused refresh, as oauth2 makes them and rmcp passes them on.
+    fn refused(code: BasicErrorResponseType, description: Option<&str>) -> String {
+        let answer = BasicErrorResponse::new(code, description.map(str::to_owned), None);
+        oauth2::RequestTokenError::<std::io::Error, _>::ServerResponse(answer).to_string()
+    }
+
+    #[test]
+    fn a_refresh_refused_for_its_client_is_told_from_other_refusals() {
+        use BasicErrorResponseType::*;
+        assert_eq!(
+            client_refused(&refused(InvalidClient, None)),
+            Some("invalid_client")
+        );
+        assert_eq!(
+            client_refused(&refused(InvalidClient, Some("client unknown"))),
+            Some("invalid_client")
+        );
+        assert_eq!(
+            client_refused(&refused(UnauthorizedClient, Some("x"))),
+            Some("unauthorized_client")
+        );
+        for other in [InvalidGrant, InvalidRequest, InvalidScope] {
+            assert_eq!(
+                client_refused(&refused(other, Some("invalid_client"))),
+                None
+            );
+        }
+        // the description is the server's: it does not make the code
+        assert_eq!(
+            client_refused(&refused(
+                BasicErrorResponseType::Extension("invalid_client_x".into()),
+                None
+            )),
+            None
+        );
+        assert_eq!(client_refused("connection reset: invalid_client"), None);
     }
 }
