@@ -358,4 +358,40 @@ mod tests {
         assert!(third.load().await.unwrap().is_some());
         assert_eq!(third.registration("dyn-7"), None);
     }
+
+    #[tokio::test]
+    async fn a_forgotten_client_leaves_neither_its_tokens_nor_its_registration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.json");
+        let store = FileStore::new(path.clone());
+        let registration: Registration = serde_json::from_value(serde_json::json!({
+            "client_id": "dyn-8", "client_secret": "secret-of-dyn-8",
+            "client_secret_expires_at": 1_900_000_000u64,
+        }))
+        .unwrap();
+        store.registered(registration);
+        let token = serde_json::from_value(serde_json::json!({
+            "access_token": "a", "token_type": "Bearer", "refresh_token": "r"
+        }))
+        .unwrap();
+        let issued = StoredCredentials::new("dyn-8".into(), Some(token), vec![], Some(7));
+        store.save(issued.clone()).await.unwrap();
+        // the secret's expiry is kept with the registration
+        let again = FileStore::new(path.clone());
+        again.load().await.unwrap();
+        let kept = again.registration("dyn-8").unwrap();
+        assert_eq!(kept.client_secret_expires_at, Some(1_900_000_000));
+
+        again.forget().unwrap();
+        assert!(!path.exists());
+        assert!(again.load().await.unwrap().is_none());
+        assert_eq!(again.registration("dyn-8"), None);
+        // tokens saved afterwards are saved without it
+        again.save(issued).await.unwrap();
+        assert!(
+            !std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("secret-of-dyn-8")
+        );
+    }
 }

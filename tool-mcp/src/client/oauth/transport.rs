@@ -54,8 +54,8 @@ impl OAuthHttp {
             && let Some(code) = client_refused(why)
         {
             let why = format!(
-                "the authorization server refused the client the tokens were issued to \
-                 ({code}): it no longer knows it"
+                "the authorization server no longer takes the client the tokens were issued to \
+                 (its refresh was refused: {code})"
             );
             auth.forget_client(seen, &why).await;
             seen = auth.generation.load(Ordering::SeqCst);
