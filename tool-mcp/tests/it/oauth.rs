@@ -8,6 +8,9 @@
 //! 2025-03-26 revision too (no protected resource metadata, the authorization server on the
 //! server's own origin), and a client that registered itself dynamically (RFC 7591) keeps its
 //! registration with them, so that its refresh is authenticated with the secret it was given.
+//! A client the authorization server no longer knows (its registration dropped, a file without
+//! the registration) or whose secret expired registers and is authorized again, the dead secret
+//! never sent; a refused refresh token is followed by a new authorization of the same client.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -950,4 +953,40 @@ async fn a_client_whose_secret_expired_registers_again_before_sending_it() {
     assert!(!kept.to_string().contains(&format!("{DYN_SECRET}-1")));
     #[cfg(unix)]
     assert_eq!(mode(&file), 0o600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_that_expires_while_the_process_runs_is_not_sent() {
+    // secrets of two seconds, and no token file: the process's own registration expires
+    let (url, auth) = protected_as(Mode {
+        dynamic: true,
+        secret_lifetime: Some(2),
+        ..Mode::default()
+    })
+    .await;
+    let mut config = ServerConfig::http(&url).trusting_annotations();
+    config.oauth = Some(OAuthConfig {
+        consent: Consent::FollowRedirect,
+        ..OAuthConfig::default()
+    });
+    let client = McpClient::connect("notes", config).await.unwrap();
+    let expiry = (auth.clients.lock().unwrap().values())
+        .map(|c| c.expires_at)
+        .max()
+        .unwrap();
+    while now() < expiry {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // the access token is refused: its refresh would need the secret, which expired
+    auth.revoke_access();
+    let registered = auth.registrations.load(Ordering::SeqCst);
+    let outcome = greet_once(&client, "x1").await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, x1"),
+        "{outcome:?}"
+    );
+    assert_eq!(auth.dead_secrets.load(Ordering::SeqCst), 0);
+    assert!(auth.registrations.load(Ordering::SeqCst) > registered);
+    assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
+    client.close();
 }
