@@ -1,6 +1,6 @@
-//! A server's tool as a dynamic tool of this crate's [`ToolSet`]: its name namespaced, its
-//! category decided by the operator's trust rather than by the server, its input schema compiled
-//! as its validator.
+//! A server's tool as a dynamic tool of a [`ToolSet`](tool_runtime::ToolSet): its name
+//! namespaced, its category decided by the operator's trust rather than by the server, its input
+//! schema compiled as its validator.
 
 use std::borrow::Cow;
 
