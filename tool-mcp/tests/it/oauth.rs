@@ -669,6 +669,18 @@ impl std::io::Write for Logs {
 }
 
 impl Logs {
+    /// Everything logged on this thread at any level, until the guard is dropped.
+    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
@@ -677,14 +689,7 @@ impl Logs {
 // one thread, so that the subscriber set for it sees everything the client and its tasks log
 #[tokio::test(flavor = "current_thread")]
 async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens() {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let (logs, _logging) = Logs::capture();
 
     let (url, auth) = protected_as(Mode {
         dynamic: true,
@@ -693,15 +698,7 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
     .await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("oauth/notes.json");
-    let kept = || {
-        let mut config = ServerConfig::http(&url).trusting_annotations();
-        config.oauth = Some(OAuthConfig {
-            consent: Consent::FollowRedirect,
-            token_file: Some(file.clone()),
-            ..OAuthConfig::default()
-        });
-        config
-    };
+    let kept = || registering(&url, &file);
     let first = McpClient::connect("notes", kept()).await.unwrap();
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
@@ -779,14 +776,7 @@ fn write_kept(file: &std::path::Path, kept: &Value) {
 // one thread, so that the subscriber set for it sees everything the client and its tasks log
 #[tokio::test(flavor = "current_thread")]
 async fn a_client_the_authorization_server_no_longer_knows_registers_and_authorizes_again() {
-    let logs = Logs::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let (logs, _logging) = Logs::capture();
 
     let (url, auth) = protected_as(Mode {
         dynamic: true,
