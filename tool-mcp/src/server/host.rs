@@ -28,7 +28,6 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tool_runtime::display::visible_lines;
 use tool_runtime::host::{
     CallHost, Form, LogEntry, LogLevel, Reply, SampleRequest, Sampled, not_supported,
@@ -36,7 +35,7 @@ use tool_runtime::host::{
 use tool_runtime::{ErrorCode, ToolError};
 
 use super::elicit::Abandoned;
-use super::progress::Note;
+use super::progress::{Note, Notes};
 
 /// The connection's logging level, shared by its calls: the least severe level sent.
 #[derive(Debug, Clone)]
@@ -87,7 +86,7 @@ fn to_mcp(level: LogLevel) -> LoggingLevel {
 /// The client of one `tools/call`, as its tool's host.
 pub(crate) struct McpHost {
     pub(crate) peer: Peer<RoleServer>,
-    pub(crate) notes: mpsc::UnboundedSender<Note>,
+    pub(crate) notes: Notes,
     pub(crate) level: Level,
     /// The tool's name, the `logger` of its entries.
     pub(crate) tool: String,
@@ -104,7 +103,7 @@ impl McpHost {
     /// What the client of `context` can do for a call to `tool`.
     pub(crate) fn of(
         context: &RequestContext<RoleServer>,
-        notes: mpsc::UnboundedSender<Note>,
+        notes: Notes,
         level: Level,
         tool: &str,
         in_rounds: bool,
@@ -137,7 +136,7 @@ impl CallHost for McpHost {
         let mut param =
             LoggingMessageNotificationParam::new(to_mcp(entry.level), Value::String(entry.message));
         param.logger = Some(self.tool.clone());
-        let _ = self.notes.send(Note::Log(param));
+        self.notes.send(Note::Log(param));
     }
 
     fn ask<'a>(&'a self, form: &'a Form) -> BoxFuture<'a, Result<Reply<Value>, ToolError>> {

@@ -7,11 +7,14 @@
 // earlier ones take it.
 #![allow(deprecated)]
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
+use tokio::runtime::Handle;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tool_runtime::progress::{Progress, Reporter};
 
 /// How long the result of a call waits for its last notifications to reach the transport.
@@ -25,9 +28,89 @@ pub(crate) enum Note {
 
 /// The notifications of one call on their way to the client.
 pub(crate) struct Forward {
-    notes: mpsc::UnboundedSender<Note>,
+    notes: Notes,
     reporter: Option<Reporter>,
-    task: tokio::task::JoinHandle<()>,
+}
+
+/// Where the notifications of one call queue, in the order they were sent. The task that sends
+/// them to the client starts with the first: most calls send none, and pay for no task.
+#[derive(Clone)]
+pub(crate) struct Notes(Arc<Mutex<Queue>>);
+
+enum Queue {
+    /// Nothing sent yet: what the sending task needs once something is.
+    Idle {
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+        runtime: Handle,
+    },
+    /// The sending task runs; it ends when the queue closes, with the last [`Notes`].
+    Sending {
+        queue: mpsc::UnboundedSender<Note>,
+        task: Option<JoinHandle<()>>,
+    },
+    /// Nothing can be sent: no runtime to send from, or the client is gone.
+    Closed,
+}
+
+impl Notes {
+    /// Queues `note` (dropped when the client is gone).
+    pub(crate) fn send(&self, note: Note) {
+        let mut queue = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Queue::Idle { .. } = &*queue {
+            let Queue::Idle {
+                peer,
+                token,
+                runtime,
+            } = std::mem::replace(&mut *queue, Queue::Closed)
+            else {
+                unreachable!("the queue was idle")
+            };
+            let (tx, rx) = mpsc::unbounded_channel();
+            let task = runtime.spawn(send_all(rx, peer, token));
+            *queue = Queue::Sending {
+                queue: tx,
+                task: Some(task),
+            };
+        }
+        if let Queue::Sending { queue, .. } = &*queue {
+            let _ = queue.send(note);
+        }
+    }
+
+    /// The sending task, when something was sent, for the result to wait on.
+    fn task(&self) -> Option<JoinHandle<()>> {
+        match &mut *self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Queue::Sending { task, .. } => task.take(),
+            Queue::Idle { .. } | Queue::Closed => None,
+        }
+    }
+}
+
+/// Sends the notifications of `queue` in order until it closes or the client is gone.
+async fn send_all(
+    mut queue: mpsc::UnboundedReceiver<Note>,
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+) {
+    while let Some(note) = queue.recv().await {
+        let sent = match note {
+            Note::Progress(report) => {
+                let Some(token) = token.clone() else {
+                    continue;
+                };
+                let mut param = ProgressNotificationParam::new(token, report.progress);
+                param.total = report.total;
+                param.message = report.message;
+                peer.notify_progress(param).await
+            }
+            Note::Log(param) => peer.notify_logging_message(param).await,
+        };
+        if sent.is_err() {
+            // the client is gone: nobody is left to tell
+            break;
+        }
+    }
 }
 
 impl Forward {
@@ -35,39 +118,20 @@ impl Forward {
     /// notifications queue here and one task sends them in order, so that a tool never waits on
     /// the client.
     pub(crate) fn start(peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Note>();
-        let progress_token = token.clone();
-        let task = tokio::spawn(async move {
-            while let Some(note) = rx.recv().await {
-                let sent = match note {
-                    Note::Progress(report) => {
-                        let Some(token) = progress_token.clone() else {
-                            continue;
-                        };
-                        let mut param = ProgressNotificationParam::new(token, report.progress);
-                        param.total = report.total;
-                        param.message = report.message;
-                        peer.notify_progress(param).await
-                    }
-                    Note::Log(param) => peer.notify_logging_message(param).await,
-                };
-                if sent.is_err() {
-                    // the client is gone: nobody is left to tell
-                    break;
-                }
-            }
-        });
+        let queue = match Handle::try_current() {
+            Ok(runtime) => Queue::Idle {
+                peer,
+                token: token.clone(),
+                runtime,
+            },
+            Err(_) => Queue::Closed,
+        };
+        let notes = Notes(Arc::new(Mutex::new(queue)));
         let reporter = token.map(|_| {
-            let tx = tx.clone();
-            Reporter::new(move |report: Progress| {
-                let _ = tx.send(Note::Progress(report));
-            })
+            let notes = notes.clone();
+            Reporter::new(move |report: Progress| notes.send(Note::Progress(report)))
         });
-        Forward {
-            notes: tx,
-            reporter,
-            task,
-        }
+        Forward { notes, reporter }
     }
 
     /// The progress sink for the call's context, when the client asked for progress.
@@ -76,19 +140,19 @@ impl Forward {
     }
 
     /// Where the call's other notifications queue.
-    pub(crate) fn notes(&self) -> mpsc::UnboundedSender<Note> {
+    pub(crate) fn notes(&self) -> Notes {
         self.notes.clone()
     }
 
     /// Waits (a bounded time) until the notifications queued so far are sent, so that they
-    /// precede the result. The queue closes when the last sender goes, with the call's context.
+    /// precede the result. The queue closes when the last [`Notes`] goes, with the call's
+    /// context.
     pub(crate) async fn finish(self) {
-        let Forward {
-            notes,
-            reporter,
-            task,
-        } = self;
+        let Forward { notes, reporter } = self;
+        let task = notes.task();
         drop((notes, reporter));
-        let _ = tokio::time::timeout(DRAIN, task).await;
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(DRAIN, task).await;
+        }
     }
 }
