@@ -1,6 +1,7 @@
 //! What every response and request goes through, whatever route serves it: the `Host` it names
-//! must be one the server answers to, errors that axum's extractors produce get the same JSON
-//! shape as the API's own, and responses say how they may be cached and sniffed.
+//! must be one the server answers to and responses say how they may be cached and sniffed (one
+//! layer, [`outer`]), and errors that axum's extractors produce get the same JSON shape as the
+//! API's own.
 
 use std::sync::Arc;
 
@@ -18,27 +19,83 @@ pub(crate) const HOST_NOT_ALLOWED: ErrorCode = ErrorCode::of("HOST_NOT_ALLOWED")
 /// How much of an extractor's plain-text rejection is read to become the error's message.
 const REJECTION_BYTES: usize = 16 * 1024;
 
-/// Refuses a request whose `Host` (or HTTP/2 authority) is not in the allowed list, as `/mcp`
-/// does: a page on another site whose name was rebound to this address must not reach the API
-/// or the approvals page with the browser's credentials. An empty list allows every host.
-pub(crate) async fn allowed_host(
-    State(allowed): State<Arc<[String]>>,
+/// The hosts a server answers to, parsed once when the router is built rather than on every
+/// request. An empty list allows every host.
+#[derive(Debug)]
+pub(crate) struct AllowedHosts {
+    every: bool,
+    hosts: Vec<Authority>,
+}
+
+impl AllowedHosts {
+    /// `list` as given to the server (`allowed_hosts`); an entry that is no host allows nothing.
+    pub(crate) fn new(list: &[String]) -> Self {
+        AllowedHosts {
+            every: list.is_empty(),
+            hosts: list.iter().filter_map(|a| Authority::parse(a)).collect(),
+        }
+    }
+
+    /// Whether the request's `Host` (or HTTP/2 authority) is allowed: what
+    /// `host_of(..).is_some_and(|h| h.is_in(list))` says, with the name compared without case
+    /// in place of a lower-case copy of it (the allowed names are in lower case already).
+    pub(crate) fn admits(&self, uri: &Uri, headers: &HeaderMap) -> bool {
+        if self.every {
+            return true;
+        }
+        let matches = |host: &str, port: Option<u16>| {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            self.hosts.iter().any(|a| {
+                a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| port == Some(p))
+            })
+        };
+        match headers.get(header::HOST) {
+            Some(host) => host
+                .to_str()
+                .ok()
+                .and_then(|text| text.parse::<axum::http::uri::Authority>().ok())
+                .is_some_and(|a| matches(a.host(), a.port_u16())),
+            None => uri
+                .authority()
+                .is_some_and(|a| matches(a.host(), a.port_u16())),
+        }
+    }
+}
+
+/// What every request and response goes through, in one layer:
+///
+/// - a request whose `Host` (or HTTP/2 authority) is not allowed is refused, as `/mcp` does: a
+///   page on another site whose name was rebound to this address must not reach the API or the
+///   approvals page with the browser's credentials;
+/// - every response, the refusal included, says it must not be sniffed as another type, and,
+///   unless it says otherwise (the page's assets do), that it must not be stored: API answers
+///   carry operations, arguments and audit records that a shared cache or the browser's disk
+///   must not keep.
+pub(crate) async fn outer(
+    State(allowed): State<Arc<AllowedHosts>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if allowed.is_empty()
-        || host_of(request.uri(), request.headers()).is_some_and(|h| h.is_in(&allowed))
-    {
-        return next.run(request).await;
-    }
-    ApiError::new(
-        ToolError::new(
-            HOST_NOT_ALLOWED,
-            "this server does not answer to the host this request names",
+    let mut response = if allowed.admits(request.uri(), request.headers()) {
+        next.run(request).await
+    } else {
+        ApiError::new(
+            ToolError::new(
+                HOST_NOT_ALLOWED,
+                "this server does not answer to the host this request names",
+            )
+            .recover("reach the server under a name it is configured to allow (`allowed_hosts`)"),
         )
-        .recover("reach the server under a name it is configured to allow (`allowed_hosts`)"),
-    )
-    .into_response()
+        .into_response()
+    };
+    let headers = response.headers_mut();
+    headers
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
 }
 
 /// A host and port, compared as rmcp compares them at `/mcp`: the name without brackets and in
@@ -144,21 +201,6 @@ pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
     e.into_response()
 }
 
-/// Every response says it must not be sniffed as another type, and, unless it says otherwise
-/// (the page's assets do), that it must not be stored: API answers carry operations, arguments
-/// and audit records that a shared cache or the browser's disk must not keep.
-pub(crate) async fn headers(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let headers = response.headers_mut();
-    headers
-        .entry(header::X_CONTENT_TYPE_OPTIONS)
-        .or_insert(HeaderValue::from_static("nosniff"));
-    headers
-        .entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static("no-store"));
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +224,53 @@ mod tests {
         assert!(allowed("tools.example:443", &["tools.example:443"]));
         assert!(!allowed("tools.example:8443", &["tools.example:443"]));
         assert!(!allowed("bad host", &loopback));
+    }
+
+    /// The list parsed once admits exactly the hosts that `host_of` and `is_in` admit.
+    #[test]
+    fn the_parsed_list_admits_what_the_list_admits() {
+        let lists: [&[&str]; 4] = [
+            &["localhost", "127.0.0.1", "::1"],
+            &["Tools.Example:443", "[::1]:8080"],
+            &["bad host", ""],
+            &[],
+        ];
+        let hosts = [
+            "localhost:8080",
+            "LOCALHOST",
+            "LocalHost:1",
+            "[::1]:3000",
+            "[::1]:8080",
+            "127.0.0.1:1",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "tools.example:443",
+            "TOOLS.EXAMPLE:443",
+            "tools.example:8443",
+            "tools.example",
+            "bad host",
+            "",
+        ];
+        for list in lists {
+            let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            let parsed = AllowedHosts::new(&owned);
+            for host in hosts {
+                let mut headers = HeaderMap::new();
+                headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+                let uri = Uri::from_static("/");
+                let expected =
+                    owned.is_empty() || host_of(&uri, &headers).is_some_and(|h| h.is_in(&owned));
+                assert_eq!(
+                    parsed.admits(&uri, &headers),
+                    expected,
+                    "{host} in {list:?}"
+                );
+            }
+            // no Host header: the request's authority decides
+            let uri = Uri::from_static("http://LOCALHOST:9/x");
+            let expected = owned.is_empty()
+                || host_of(&uri, &HeaderMap::new()).is_some_and(|h| h.is_in(&owned));
+            assert_eq!(parsed.admits(&uri, &HeaderMap::new()), expected, "{list:?}");
+        }
     }
 }

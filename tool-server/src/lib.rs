@@ -209,10 +209,9 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         .layer(axum::middleware::from_fn(hygiene::json_errors))
         .merge(page::router())
         .merge(mcp)
-        .layer(axum::middleware::from_fn(hygiene::headers))
         .layer(axum::middleware::from_fn_with_state(
-            hosts,
-            hygiene::allowed_host,
+            Arc::new(hygiene::AllowedHosts::new(&hosts)),
+            hygiene::outer,
         ));
     (router, doc.as_ref().clone())
 }
