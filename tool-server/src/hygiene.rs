@@ -1,14 +1,17 @@
 //! What every response and request goes through, whatever route serves it: the `Host` it names
 //! must be one the server answers to and responses say how they may be cached and sniffed (one
-//! layer, [`outer`]), and errors that axum's extractors produce get the same JSON shape as the
+//! layer, [`Outer`]), and errors that axum's extractors produce get the same JSON shape as the
 //! API's own.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
+use futures::future::{BoxFuture, Either, Map, Ready, Then, ready};
 use tool_runtime::{ErrorCode, ToolError};
 
 use crate::error::ApiError;
@@ -50,11 +53,14 @@ impl AllowedHosts {
             })
         };
         match headers.get(header::HOST) {
-            Some(host) => host
-                .to_str()
-                .ok()
-                .and_then(|text| text.parse::<axum::http::uri::Authority>().ok())
-                .is_some_and(|a| matches(a.host(), a.port_u16())),
+            Some(host) => match plain_authority(host.as_bytes()) {
+                Some((name, port)) => matches(name, port),
+                None => host
+                    .to_str()
+                    .ok()
+                    .and_then(|text| text.parse::<axum::http::uri::Authority>().ok())
+                    .is_some_and(|a| matches(a.host(), a.port_u16())),
+            },
             None => uri
                 .authority()
                 .is_some_and(|a| matches(a.host(), a.port_u16())),
@@ -62,7 +68,34 @@ impl AllowedHosts {
     }
 }
 
-/// What every request and response goes through, in one layer:
+/// A `Host` value that is a name of letters, digits, dots and hyphens, optionally followed by
+/// `:` and a port that fits a `u16`: its name and port, read without building an
+/// `http::uri::Authority` (which copies the value). Such a value parses as an authority with that
+/// very host and port, so the answer is the same; any other value (an IPv6 literal, user info, a
+/// port out of range) is left to the full parse.
+fn plain_authority(value: &[u8]) -> Option<(&str, Option<u16>)> {
+    let (name, port) = match value.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let digits = &value[colon + 1..];
+            if digits.is_empty() || digits.len() > 5 || !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let port = std::str::from_utf8(digits).ok()?.parse::<u16>().ok()?;
+            (&value[..colon], Some(port))
+        }
+        None => (value, None),
+    };
+    if name.is_empty()
+        || !name
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+    {
+        return None;
+    }
+    Some((std::str::from_utf8(name).ok()?, port))
+}
+
+/// What every request and response goes through, in one layer around every route:
 ///
 /// - a request whose `Host` (or HTTP/2 authority) is not allowed is refused, as `/mcp` does: a
 ///   page on another site whose name was rebound to this address must not reach the API or the
@@ -71,23 +104,68 @@ impl AllowedHosts {
 ///   unless it says otherwise (the page's assets do), that it must not be stored: API answers
 ///   carry operations, arguments and audit records that a shared cache or the browser's disk
 ///   must not keep.
-pub(crate) async fn outer(
-    State(allowed): State<Arc<AllowedHosts>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let mut response = if allowed.admits(request.uri(), request.headers()) {
-        next.run(request).await
-    } else {
-        ApiError::new(
-            ToolError::new(
-                HOST_NOT_ALLOWED,
-                "this server does not answer to the host this request names",
+///
+/// A tower layer rather than `axum::middleware::from_fn`, which boxes a future and clones the
+/// inner service into a boxed `Next` on every request: this one calls the inner service and
+/// maps its future.
+#[derive(Clone)]
+pub(crate) struct Outer {
+    pub(crate) allowed: Arc<AllowedHosts>,
+}
+
+impl<S> tower_layer::Layer<S> for Outer {
+    type Service = OuterService<S>;
+
+    fn layer(&self, inner: S) -> OuterService<S> {
+        OuterService {
+            inner,
+            allowed: self.allowed.clone(),
+        }
+    }
+}
+
+/// [`Outer`] around one route.
+#[derive(Clone)]
+pub(crate) struct OuterService<S> {
+    inner: S,
+    allowed: Arc<AllowedHosts>,
+}
+
+type Answered = Result<Response, Infallible>;
+
+impl<S> tower_service::Service<Request> for OuterService<S>
+where
+    S: tower_service::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Answered>, Map<S::Future, fn(Answered) -> Answered>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if !self.allowed.admits(request.uri(), request.headers()) {
+            let refusal = ApiError::new(
+                ToolError::new(
+                    HOST_NOT_ALLOWED,
+                    "this server does not answer to the host this request names",
+                )
+                .recover(
+                    "reach the server under a name it is configured to allow (`allowed_hosts`)",
+                ),
             )
-            .recover("reach the server under a name it is configured to allow (`allowed_hosts`)"),
-        )
-        .into_response()
-    };
+            .into_response();
+            return Either::Left(ready(Ok(caching_headers(refusal))));
+        }
+        let add: fn(Answered) -> Answered = |answered| answered.map(caching_headers);
+        Either::Right(self.inner.call(request).map(add))
+    }
+}
+
+/// `nosniff`, and `no-store` unless the response says how it may be cached.
+fn caching_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers
         .entry(header::X_CONTENT_TYPE_OPTIONS)
@@ -160,17 +238,65 @@ pub(crate) fn host_of(uri: &Uri, headers: &HeaderMap) -> Option<Authority> {
 
 /// Gives an error that is not already JSON (the plain-text rejections of axum's query, path and
 /// JSON extractors) the API's error shape, keeping its text as the message.
-pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+///
+/// A tower layer, as [`Outer`] is: a response that needs nothing (every success, every JSON
+/// error) passes through the inner future's own; only a plain-text error is read and rewritten
+/// in a boxed future.
+#[derive(Clone, Copy)]
+pub(crate) struct JsonErrors;
+
+impl<S> tower_layer::Layer<S> for JsonErrors {
+    type Service = JsonErrorsService<S>;
+
+    fn layer(&self, inner: S) -> JsonErrorsService<S> {
+        JsonErrorsService(inner)
+    }
+}
+
+/// [`JsonErrors`] around one route.
+#[derive(Clone)]
+pub(crate) struct JsonErrorsService<S>(S);
+
+type Reshaped = Either<Ready<Answered>, BoxFuture<'static, Answered>>;
+
+impl<S> tower_service::Service<Request> for JsonErrorsService<S>
+where
+    S: tower_service::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Then<S::Future, Reshaped, fn(Answered) -> Reshaped>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let reshape: fn(Answered) -> Reshaped = |answered| {
+            let Ok(response) = answered;
+            if is_json_or_no_error(&response) {
+                Either::Left(ready(Ok(response)))
+            } else {
+                Either::Right(Box::pin(async move { Ok(json_error(response).await) }))
+            }
+        };
+        self.0.call(request).then(reshape)
+    }
+}
+
+fn is_json_or_no_error(response: &Response) -> bool {
     let status = response.status();
     let json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if json || !(status.is_client_error() || status.is_server_error()) {
-        return response;
-    }
+    json || !(status.is_client_error() || status.is_server_error())
+}
+
+/// A plain-text error response as the API's JSON error, its text as the message.
+async fn json_error(response: Response) -> Response {
+    let status = response.status();
     let text = axum::body::to_bytes(response.into_body(), REJECTION_BYTES)
         .await
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
@@ -229,10 +355,11 @@ mod tests {
     /// The list parsed once admits exactly the hosts that `host_of` and `is_in` admit.
     #[test]
     fn the_parsed_list_admits_what_the_list_admits() {
-        let lists: [&[&str]; 4] = [
+        let lists: [&[&str]; 5] = [
             &["localhost", "127.0.0.1", "::1"],
             &["Tools.Example:443", "[::1]:8080"],
             &["bad host", ""],
+            &["localhost:80", "127.0.0.1"],
             &[],
         ];
         let hosts = [
@@ -250,6 +377,15 @@ mod tests {
             "tools.example",
             "bad host",
             "",
+            "localhost:",
+            "localhost:99999",
+            "localhost:080",
+            "localhost:8080:1",
+            ":8080",
+            "user@localhost",
+            "local_host",
+            "127.0.0.1",
+            "TOOLS.example:0443",
         ];
         for list in lists {
             let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
