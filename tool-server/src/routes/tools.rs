@@ -235,14 +235,33 @@ pub(crate) fn answer(
         ));
     }
     match &exec.outcome {
-        Outcome::Pending { .. } => {
-            Ok((StatusCode::ACCEPTED, Json(ExecutionView::of(exec))).into_response())
-        }
+        Outcome::Pending { .. } => json_response(StatusCode::ACCEPTED, exec),
         Outcome::Error { error } if before_running(&error.code) => {
             Err(ApiError::new((**error).clone()))
         }
-        _ => Ok(Json(ExecutionView::of(exec)).into_response()),
+        _ => json_response(StatusCode::OK, exec),
     }
+}
+
+/// The execution as a JSON response: written into a buffer sized for a short answer, which
+/// serde_json writes to directly (`axum::Json` writes through a `BytesMut` writer, one
+/// `io::Write` call per piece of every string).
+fn json_response(
+    status: StatusCode,
+    exec: &tool_runtime::executor::Execution,
+) -> Result<Response, ApiError> {
+    let mut body = Vec::with_capacity(256);
+    serde_json::to_writer(&mut body, &ExecutionView::of(exec))
+        .map_err(|e| ApiError::internal(format!("writing the answer: {e}")))?;
+    Ok((
+        status,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response())
 }
 
 /// Failures that stop a call before its tool runs: the request was wrong or not allowed.
