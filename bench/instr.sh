@@ -7,7 +7,7 @@
 # them the stable companion of a time ratio on a shared machine (they do not see cache misses,
 # branch mispredictions or lock contention, so they are a companion, not a replacement).
 #
-#   bash bench/instr.sh hydrate|registration|executor|codec|all
+#   bash bench/instr.sh hydrate|registration|executor|codec|http_call|all
 #       a markdown table: case, instructions per operation, baseline, ratio
 #   bash bench/instr.sh check
 #       every operation of bench/budgets.txt against its budget: exits non-zero when one costs
@@ -60,6 +60,8 @@ catalog_mixed10_forced jsonschema_1000 3"
 cases_executor="direct_call - 4000
 run_read_only direct_call 4000
 run_confirmed direct_call 4000"
+cases_http_call="bare_call - 2000
+router_call bare_call 2000"
 cases_codec=""
 for p in openai openai-responses anthropic ollama gemini mcp; do
   cases_codec+="encode_fresh/$p - 300
@@ -72,7 +74,9 @@ decode/$p parse/$p 2000
 "
 done
 
-crate_of() { case "$1" in codec) echo tool-providers ;; *) echo tool-runtime ;; esac; }
+crate_of() {
+  case "$1" in codec) echo tool-providers ;; http_call) echo tool-server ;; *) echo tool-runtime ;; esac
+}
 
 build_all() { # bench... -> builds them in one cargo call (bench profile); writes $OUT/bin.<bench>
   local args=() b crates
@@ -93,14 +97,23 @@ for line in sys.stdin:
   done
 }
 
-# Every mode builds all the benches in one cargo call: features are unified over the packages
-# built together, so one build gives every count, and the tables' counts are the budgets' counts.
+# Every mode builds the runtime's and the providers' benches in one cargo call: features are
+# unified over the packages built together, so one build gives every count, and the tables'
+# counts are the budgets' counts. The server's bench is built in a second call: its
+# dev-dependencies turn on tool-runtime features (sqlite, redis) that the first build does not
+# have, and building it with the others would change what their counts measure.
 ALL_BENCHES=(hydrate registration executor codec)
+SERVER_BENCHES=(http_call)
+
+build_every() {
+  build_all "${ALL_BENCHES[@]}"
+  build_all "${SERVER_BENCHES[@]}"
+}
 
 binary() { # bench -> path of the bench executable (built with the bench profile)
   # INSTR_NO_BUILD=1 reuses the path found last time (no cargo, so no wait on its lock)
   if [ "${INSTR_NO_BUILD:-0}" != 1 ] || [ ! -x "$(cat "$OUT/bin.$1" 2>/dev/null)" ]; then
-    build_all "${ALL_BENCHES[@]}"
+    build_every
   fi
   cat "$OUT/bin.$1"
 }
@@ -146,7 +159,7 @@ budget_rows() { # the rows of the budget file: bench case iterations budget
 check() { # set: rewrite the budgets with the counts; otherwise compare
   local mode="$1" bench case iters budget n over=0 rows="" base
   echo "toolchain: $(cargo_ -V) ($(rustc "+$TOOLCHAIN" -V)), bench profile; valgrind: $(valgrind --version)"
-  if [ "${INSTR_NO_BUILD:-0}" != 1 ]; then build_all "${ALL_BENCHES[@]}"; fi
+  if [ "${INSTR_NO_BUILD:-0}" != 1 ]; then build_every; fi
   printf '| operation | budget | count | change |\n|---|---|---|---|\n'
   while read -r bench case iters budget; do
     n="$(count "$(cat "$OUT/bin.$bench")" "$case" "$iters")"
@@ -187,7 +200,7 @@ elif [ "$WHAT" = set-budgets ]; then
   check set
   exit 0
 elif [ "$WHAT" = all ]; then
-  for b in hydrate registration executor codec; do run_bench "$b"; done
+  for b in hydrate registration executor codec http_call; do run_bench "$b"; done
 else
   run_bench "$WHAT"
 fi

@@ -30,6 +30,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::routing::post;
+use test_support::instr;
 use tool_runtime::executor::{CacheConfig, ExecutorConfig};
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{
@@ -576,7 +577,101 @@ async fn bench() {
     }
 }
 
+/// One request, as a client sends it, to `uri` in the process (no socket).
+fn request(uri: &str, token: Option<&str>) -> axum::http::Request<axum::body::Body> {
+    let mut request = axum::http::Request::post(uri)
+        .header(header::HOST, "127.0.0.1")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::CONTENT_LENGTH, REQUEST_BODY.len());
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    request
+        .body(axum::body::Body::from(REQUEST_BODY))
+        .expect("a valid request")
+}
+
+/// The instruction counts of `bench/instr.sh http_call`: one request handed to a router in the
+/// process, on a current-thread runtime, its answer read whole and its length checked. The
+/// tool is the `non_blocking` form, so that the whole call runs on the counted thread.
+///
+/// - `bare_call`: the bare handler's router (the baseline);
+/// - `router_call`: `tool_server::router`, with the agent's token.
+fn instr_cases() -> Vec<instr::Case> {
+    use hyper::service::Service;
+    use hyper_util::service::TowerToHyperService;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let set = tool_runtime::toolset![read_note_in_place].expect("the tool registers");
+    let executor = Executor::builder(set)
+        .config(ExecutorConfig {
+            cache: CacheConfig {
+                enabled: false,
+                ..CacheConfig::default()
+            },
+            ..ExecutorConfig::default()
+        })
+        .store(Arc::new(MemoryStore::new()))
+        .build()
+        .expect("the executor builds");
+    let options = ServerOptions::new(Tokens::new(AGENT, APPROVER).expect("valid tokens"));
+    let server = TowerToHyperService::new(tool_server::router(executor, options));
+    let uri = format!("/api/v1/tools/{TOOL}/call");
+    let answer = rt.block_on(async {
+        let response = server
+            .call(request(&uri, Some(AGENT)))
+            .await
+            .expect("infallible");
+        assert_eq!(response.status(), 200);
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("the answer is read")
+    });
+    let answer_len = answer.len();
+    let bare_app = TowerToHyperService::new(
+        axum::Router::new()
+            .route(ROUTE, post(bare))
+            .with_state(answer),
+    );
+    let rt = Arc::new(rt);
+    let (rt1, uri1) = (rt.clone(), uri.clone());
+    vec![
+        instr::Case::warm("bare_call", move || {
+            rt1.block_on(async {
+                let response = bare_app
+                    .call(request(&uri1, None))
+                    .await
+                    .expect("infallible");
+                assert_eq!(response.status(), 200);
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .expect("the answer is read");
+                assert_eq!(body.len(), answer_len);
+            })
+        }),
+        instr::Case::warm("router_call", move || {
+            rt.block_on(async {
+                let response = server
+                    .call(request(&uri, Some(AGENT)))
+                    .await
+                    .expect("infallible");
+                assert_eq!(response.status(), 200);
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .expect("the answer is read");
+                assert_eq!(body.len(), answer_len);
+            })
+        }),
+    ]
+}
+
 fn main() {
+    if instr::run_if_requested(instr_cases) {
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

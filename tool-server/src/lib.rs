@@ -206,14 +206,12 @@ fn split(executor: Executor, options: ServerOptions) -> (Router, utoipa::openapi
         )
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
-        .layer(axum::middleware::from_fn(hygiene::json_errors))
+        .layer(hygiene::JsonErrors)
         .merge(page::router())
         .merge(mcp)
-        .layer(axum::middleware::from_fn(hygiene::headers))
-        .layer(axum::middleware::from_fn_with_state(
-            hosts,
-            hygiene::allowed_host,
-        ));
+        .layer(hygiene::Outer {
+            allowed: Arc::new(hygiene::AllowedHosts::new(&hosts)),
+        });
     (router, doc.as_ref().clone())
 }
 

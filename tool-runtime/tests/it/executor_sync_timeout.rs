@@ -145,6 +145,89 @@ async fn a_panicking_sync_body_is_tool_panicked() {
     assert!(err.message.contains("sync body gave up on 3"), "{err:?}");
 }
 
+/// A sync body that changes something (so it runs through the executor's general path, not the
+/// read-only one) and waits at the gate.
+#[tool(create, timeout = "50ms")]
+fn blocking_create(
+    /// Ignored.
+    note: Option<String>,
+    State(gate): State<Gate>,
+) -> Result<String, ToolError> {
+    let _ = note;
+    let opened = gate.wait();
+    if let Some(tx) = gate.done.lock().unwrap().take() {
+        let _ = tx.send(opened);
+    }
+    Ok("created".into())
+}
+
+/// The same sync body, panicking.
+#[tool(create)]
+fn panics_creating(
+    /// Panics when above zero.
+    n: u32,
+) -> u32 {
+    if n > 0 {
+        panic!("sync create body gave up on {n}");
+    }
+    n
+}
+
+/// On the general path too, a sync body that blocks past its timeout answers `TIMEOUT` on a
+/// current-thread runtime (the thread the timer fires on is never the body's), and one that
+/// panics answers `TOOL_PANICKED`.
+#[tokio::test]
+async fn a_blocking_or_panicking_sync_body_that_changes_something_times_out_or_is_tool_panicked() {
+    let gate = Gate::default();
+    let (tx, rx) = mpsc::channel();
+    *gate.done.lock().unwrap() = Some(tx);
+    let set = tool_runtime::toolset![blocking_create, panics_creating]
+        .unwrap()
+        .with_state(gate.clone());
+    let cfg = ExecutorConfig {
+        auto_confirm_create: true,
+        ..quick()
+    };
+    let (exec, sink) = executor(set, cfg, &Person::default());
+
+    let r = exec
+        .call(
+            &ToolCall::new("c1", "blocking_create", "{}"),
+            CallContext::new("c1"),
+        )
+        .await;
+    let err = r.outcome.error().expect("the call timed out");
+    assert_eq!(err.code, ErrorCode::TIMEOUT, "{err:?}");
+    assert_eq!(err.details["timeout_ms"], 50);
+    assert_eq!(sink.records()[0].error_code.as_deref(), Some("TIMEOUT"));
+    // the timeout came while the body was still blocked
+    assert!(matches!(rx.try_recv(), Err(mpsc::TryRecvError::Empty)));
+    gate.open();
+    let opened = tokio::task::spawn_blocking(move || rx.recv())
+        .await
+        .unwrap()
+        .expect("the body reports how it ended");
+    assert!(opened);
+
+    let r = exec
+        .call(
+            &ToolCall::new("c2", "panics_creating", r#"{"n": 4}"#),
+            CallContext::new("c2"),
+        )
+        .await;
+    let err = r.outcome.error().expect("the call failed");
+    assert_eq!(err.code, ErrorCode::TOOL_PANICKED, "{err:?}");
+    assert!(
+        err.message.contains("sync create body gave up on 4"),
+        "{err:?}"
+    );
+    assert_eq!(sink.records().len(), 2, "one record per call");
+    assert_eq!(
+        sink.records()[1].error_code.as_deref(),
+        Some("TOOL_PANICKED")
+    );
+}
+
 /// Counts its calls and fails the first one with a retryable error.
 #[derive(Clone, Default)]
 struct Calls(Arc<AtomicUsize>);

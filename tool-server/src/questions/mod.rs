@@ -158,8 +158,12 @@ impl Live {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Wakes the streams watching for changes. With none watching nothing is sent: a stream that
+    /// subscribes later reads the maps after subscribing, so it sees every change made before.
     fn touch(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        if self.changed.receiver_count() > 0 {
+            self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        }
     }
 
     /// A receiver that wakes on every change.
@@ -494,6 +498,26 @@ mod tests {
             }),
             timeout: Duration::from_secs(60),
         }
+    }
+
+    /// A change made while nobody watches wakes nobody and is in the view a later watcher reads
+    /// after subscribing; a change made while someone watches wakes them.
+    #[test]
+    fn a_watcher_sees_changes_made_before_it_subscribed_and_is_woken_by_later_ones() {
+        let live = Live::new();
+        let first = live.reporter().running("c1", "order");
+        let mut changes = live.subscribe();
+        assert_eq!(live.snapshot().running.len(), 1);
+        assert!(!changes.has_changed().expect("the sender lives"));
+        let second = live.reporter().running("c2", "order");
+        assert!(changes.has_changed().expect("the sender lives"));
+        changes.borrow_and_update();
+        drop(first);
+        assert!(changes.has_changed().expect("the sender lives"));
+        assert_eq!(live.snapshot().running.len(), 1);
+        drop(changes);
+        drop(second);
+        assert!(live.snapshot().running.is_empty());
     }
 
     #[tokio::test]

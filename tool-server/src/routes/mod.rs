@@ -16,8 +16,10 @@ mod summary;
 mod tools;
 
 use axum::http::{Method, Uri};
+use serde::Serialize;
 use serde_json::{Map, Value};
-use tool_runtime::{ErrorCode, ToolError, executor::Execution};
+use tool_runtime::executor::{Execution, Outcome, Undo};
+use tool_runtime::{ErrorCode, ToolError};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -76,6 +78,37 @@ pub(crate) fn execution_json(exec: &Execution) -> Value {
     Value::Object(out)
 }
 
+/// The object [`execution_json`] builds, serialized straight from the execution without building
+/// it: the same keys in the same order (the call id, the tool, the outcome's fields with `status`
+/// first, then `full`, `undo` and `audit_failure` when present), so an answer costs no
+/// intermediate `Value` tree. The two are compared by the tests below.
+#[derive(Serialize)]
+pub(crate) struct ExecutionView<'a> {
+    call_id: &'a str,
+    tool: &'a str,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    undo: Option<&'a Undo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit_failure: Option<&'a str>,
+}
+
+impl<'a> ExecutionView<'a> {
+    pub(crate) fn of(exec: &'a Execution) -> Self {
+        ExecutionView {
+            call_id: exec.call_id.as_str(),
+            tool: exec.tool.as_ref(),
+            outcome: &exec.outcome,
+            full: exec.full.as_deref(),
+            undo: exec.undo.as_deref(),
+            audit_failure: exec.audit_failure.as_deref(),
+        }
+    }
+}
+
 /// Runs a store-bound executor method on the blocking pool: the store is synchronous and may
 /// wait on disk or the network, which must not hold a runtime worker.
 pub(crate) async fn blocking<T: Send + 'static>(
@@ -109,4 +142,77 @@ pub(crate) async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     );
     e.set_status(axum::http::StatusCode::METHOD_NOT_ALLOWED);
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_runtime::definition::Safety;
+    use tool_runtime::executor::{Decider, Preview};
+
+    use super::*;
+
+    fn execution(outcome: Outcome) -> Execution {
+        serde_json::from_value(json!({
+            "call_id": "http-0123456789abcdef0123456789abcdef",
+            "tool": "read_note",
+            "outcome": outcome,
+        }))
+        .expect("an execution")
+    }
+
+    /// Every outcome, and the optional facts, serialize through the view to the very bytes of
+    /// the object `execution_json` builds.
+    #[test]
+    fn the_view_writes_what_execution_json_builds() {
+        let error = ToolError::new(ErrorCode::INVALID_ARGUMENTS, "no \"id\"")
+            .recover("send an id")
+            .with_detail("field", "id");
+        let preview = Preview {
+            call_id: "c1".into(),
+            tool: "delete_note".into(),
+            intent: "delete the note n1".into(),
+            category: Safety::Modify,
+            arguments: json!({"id": "n1", "nested": {"b": 1, "a": [1, 2]}}),
+            reversible: false,
+            change: None,
+            first_use: None,
+        };
+        let mut executions = vec![
+            execution(Outcome::Success {
+                value: json!("the note n1"),
+                truncated: false,
+            }),
+            execution(Outcome::Success {
+                value: json!({"z": 1, "a": {"y": null, "b": [true, 1.5]}}),
+                truncated: true,
+            }),
+            execution(Outcome::Error {
+                error: Box::new(error),
+            }),
+            execution(Outcome::Denied {
+                reason: "not today".into(),
+                by: Decider::User,
+            }),
+            execution(Outcome::Pending {
+                operation_id: "op-1".into(),
+                preview: Box::new(preview),
+            }),
+        ];
+        let mut every_fact = execution(Outcome::Success {
+            value: json!("cut"),
+            truncated: true,
+        });
+        every_fact.full = Some(Box::new(json!({"whole": "value", "and": [1, 2, 3]})));
+        every_fact.undo = Some(Box::new(Undo::Journaled {
+            id: "un-0123".into(),
+        }));
+        every_fact.audit_failure = Some("the store is gone".into());
+        executions.push(every_fact);
+        for exec in &executions {
+            let built = serde_json::to_string(&execution_json(exec)).expect("serializes");
+            let viewed = serde_json::to_string(&ExecutionView::of(exec)).expect("serializes");
+            assert_eq!(viewed, built);
+        }
+    }
 }

@@ -15,7 +15,7 @@ use tool_runtime::{
 };
 use utoipa::{IntoParams, ToSchema};
 
-use super::execution_json;
+use super::{ExecutionView, execution_json};
 use crate::AppState;
 use crate::auth::{AgentAccess, Role};
 use crate::body::JsonBody;
@@ -113,9 +113,19 @@ impl CallRequest {
     }
 }
 
-/// A call id for a call made over HTTP: `http-` and 32 hex digits.
+/// A call id for a call made over HTTP: `http-` and 32 hex digits (lower case), written digit by
+/// digit into a string of the right size rather than through the formatting machinery.
 fn new_call_id() -> String {
-    format!("http-{:032x}", fastrand::u128(..))
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let n = fastrand::u128(..);
+    let mut id = String::with_capacity(5 + 32);
+    id.push_str("http-");
+    id.extend(
+        (0..32)
+            .rev()
+            .map(|i| char::from(DIGITS[(n >> (i * 4)) as usize & 0xf])),
+    );
+    id
 }
 
 /// Hydrates a call without running it: the arguments as the tool would receive them, or every
@@ -225,14 +235,33 @@ pub(crate) fn answer(
         ));
     }
     match &exec.outcome {
-        Outcome::Pending { .. } => {
-            Ok((StatusCode::ACCEPTED, Json(execution_json(exec))).into_response())
-        }
+        Outcome::Pending { .. } => json_response(StatusCode::ACCEPTED, exec),
         Outcome::Error { error } if before_running(&error.code) => {
             Err(ApiError::new((**error).clone()))
         }
-        _ => Ok(Json(execution_json(exec)).into_response()),
+        _ => json_response(StatusCode::OK, exec),
     }
+}
+
+/// The execution as a JSON response: written into a buffer sized for a short answer, which
+/// serde_json writes to directly (`axum::Json` writes through a `BytesMut` writer, one
+/// `io::Write` call per piece of every string).
+fn json_response(
+    status: StatusCode,
+    exec: &tool_runtime::executor::Execution,
+) -> Result<Response, ApiError> {
+    let mut body = Vec::with_capacity(256);
+    serde_json::to_writer(&mut body, &ExecutionView::of(exec))
+        .map_err(|e| ApiError::internal(format!("writing the answer: {e}")))?;
+    Ok((
+        status,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response())
 }
 
 /// Failures that stop a call before its tool runs: the request was wrong or not allowed.
@@ -251,4 +280,27 @@ fn before_running(code: &ErrorCode) -> bool {
         ErrorCode::of("DEFINITION_CHANGED"),
     ]
     .contains(code)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_call_id_is_http_and_32_lower_case_hex_digits() {
+        let ids: Vec<String> = (0..64).map(|_| super::new_call_id()).collect();
+        for id in &ids {
+            let digits = id.strip_prefix("http-").expect("the prefix");
+            assert_eq!(digits.len(), 32, "{id}");
+            assert!(
+                digits
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+                "{id}"
+            );
+            // the digits are the number's, most significant first, as `{:032x}` writes them
+            let n = u128::from_str_radix(digits, 16).expect("hex");
+            assert_eq!(format!("http-{n:032x}"), *id);
+        }
+        let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+    }
 }
