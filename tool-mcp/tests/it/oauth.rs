@@ -751,6 +751,33 @@ async fn a_client_that_registered_itself_keeps_its_registration_with_its_tokens(
     assert!(!logged.contains(DYN_SECRET), "the secret was logged");
 }
 
+/// The client a restarted process connects, registering itself at `url` with its tokens kept
+/// in `file`.
+async fn connected(url: &str, file: &std::path::Path) -> McpClient {
+    McpClient::connect("notes", registering(url, file))
+        .await
+        .unwrap()
+}
+
+/// `client` greets `who` through the server.
+async fn greets(client: &McpClient, who: &str) {
+    let outcome = greet_once(client, who).await;
+    assert!(
+        matches!(&outcome, Outcome::Success { value, .. } if *value == format!("hello, {who}")),
+        "{outcome:?}"
+    );
+}
+
+/// The token file `file`, which must keep the registration of `client_id` and be readable by
+/// its owner alone.
+fn kept_for(file: &std::path::Path, client_id: &str) -> Value {
+    let kept = read_kept(file);
+    assert_eq!(kept["registration"]["client_id"], client_id, "{kept}");
+    #[cfg(unix)]
+    assert_eq!(mode(file), 0o600);
+    kept
+}
+
 /// A client of the server at `url` that registers itself dynamically, its tokens kept in
 /// `file`.
 fn registering(url: &str, file: &std::path::Path) -> ServerConfig {
@@ -785,9 +812,7 @@ async fn a_client_the_authorization_server_no_longer_knows_registers_and_authori
     .await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("oauth/notes.json");
-    let first = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
+    let first = connected(&url, &file).await;
     closed(first, &auth).await;
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
@@ -798,25 +823,16 @@ async fn a_client_the_authorization_server_no_longer_knows_registers_and_authori
     auth.forget_clients();
     auth.revoke_access();
     expire(&file);
-    let client = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
-    let outcome = greet_once(&client, "f1").await;
-    assert!(
-        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, f1"),
-        "{outcome:?}"
-    );
+    let client = connected(&url, &file).await;
+    greets(&client, "f1").await;
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 2);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
     assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
     closed(client, &auth).await;
     // the file holds the new client and its tokens, and only its owner reads it
-    let kept = read_kept(&file);
+    let kept = kept_for(&file, "dyn-client-2");
     assert_eq!(kept["client_id"], "dyn-client-2", "{kept}");
-    assert_eq!(kept["registration"]["client_id"], "dyn-client-2", "{kept}");
     assert!(!kept.to_string().contains(&format!("{DYN_SECRET}-1")));
-    #[cfg(unix)]
-    assert_eq!(mode(&file), 0o600);
 
     // a file written by a build that kept no registration: the tokens' client, without its
     // secret, is refused at the refresh, and the client starts again the same way
@@ -825,18 +841,12 @@ async fn a_client_the_authorization_server_no_longer_knows_registers_and_authori
     write_kept(&file, &kept);
     expire(&file);
     auth.revoke_access();
-    let client = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
-    let outcome = greet_once(&client, "f2").await;
-    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    let client = connected(&url, &file).await;
+    greets(&client, "f2").await;
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 3);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 3);
     closed(client, &auth).await;
-    let kept = read_kept(&file);
-    assert_eq!(kept["registration"]["client_id"], "dyn-client-3", "{kept}");
-    #[cfg(unix)]
-    assert_eq!(mode(&file), 0o600);
+    kept_for(&file, "dyn-client-3");
 
     // each time a warning said why, naming no secret
     let logged = logs.text();
@@ -857,9 +867,7 @@ async fn a_refused_refresh_token_is_replaced_by_an_authorization_of_the_same_cli
     .await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("oauth/notes.json");
-    let client = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
+    let client = connected(&url, &file).await;
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 1);
 
@@ -867,11 +875,7 @@ async fn a_refused_refresh_token_is_replaced_by_an_authorization_of_the_same_cli
     // registered before, redirected where it was registered to be
     auth.revoke_access();
     auth.revoke_refresh();
-    let outcome = greet_once(&client, "g1").await;
-    assert!(
-        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, g1"),
-        "{outcome:?}"
-    );
+    greets(&client, "g1").await;
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     closed(client, &auth).await;
@@ -880,20 +884,14 @@ async fn a_refused_refresh_token_is_replaced_by_an_authorization_of_the_same_cli
     auth.revoke_access();
     auth.revoke_refresh();
     expire(&file);
-    let client = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
-    let outcome = greet_once(&client, "g2").await;
-    assert!(matches!(&outcome, Outcome::Success { .. }), "{outcome:?}");
+    let client = connected(&url, &file).await;
+    greets(&client, "g2").await;
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 3);
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
     closed(client, &auth).await;
-    let kept = read_kept(&file);
-    assert_eq!(kept["registration"]["client_id"], "dyn-client-1", "{kept}");
+    let kept = kept_for(&file, "dyn-client-1");
     assert_eq!(kept["client_id"], "dyn-client-1", "{kept}");
-    #[cfg(unix)]
-    assert_eq!(mode(&file), 0o600);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -906,9 +904,7 @@ async fn a_client_whose_secret_expired_registers_again_before_sending_it() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("oauth/notes.json");
-    let first = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
+    let first = connected(&url, &file).await;
     closed(first, &auth).await;
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 1);
     // the secret's expiry is kept with the registration
@@ -924,25 +920,16 @@ async fn a_client_whose_secret_expired_registers_again_before_sending_it() {
     expire(&file);
     auth.expire_secrets();
     auth.revoke_access();
-    let client = McpClient::connect("notes", registering(&url, &file))
-        .await
-        .unwrap();
-    let outcome = greet_once(&client, "e1").await;
-    assert!(
-        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, e1"),
-        "{outcome:?}"
-    );
+    let client = connected(&url, &file).await;
+    greets(&client, "e1").await;
     // the client registered again before any token request: the dead secret was never sent
     assert_eq!(auth.dead_secrets.load(Ordering::SeqCst), 0);
     assert_eq!(auth.registrations.load(Ordering::SeqCst), 2);
     assert_eq!(auth.authorizations.load(Ordering::SeqCst), 2);
     assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
     closed(client, &auth).await;
-    let kept = read_kept(&file);
-    assert_eq!(kept["registration"]["client_id"], "dyn-client-2", "{kept}");
+    let kept = kept_for(&file, "dyn-client-2");
     assert!(!kept.to_string().contains(&format!("{DYN_SECRET}-1")));
-    #[cfg(unix)]
-    assert_eq!(mode(&file), 0o600);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -970,11 +957,7 @@ async fn a_secret_that_expires_while_the_process_runs_is_not_sent() {
     // the access token is refused: its refresh would need the secret, which expired
     auth.revoke_access();
     let registered = auth.registrations.load(Ordering::SeqCst);
-    let outcome = greet_once(&client, "x1").await;
-    assert!(
-        matches!(&outcome, Outcome::Success { value, .. } if value == "hello, x1"),
-        "{outcome:?}"
-    );
+    greets(&client, "x1").await;
     assert_eq!(auth.dead_secrets.load(Ordering::SeqCst), 0);
     assert!(auth.registrations.load(Ordering::SeqCst) > registered);
     assert_eq!(auth.refreshes.load(Ordering::SeqCst), 0);
