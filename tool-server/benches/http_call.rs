@@ -591,6 +591,20 @@ fn request(uri: &str, token: Option<&str>) -> axum::http::Request<axum::body::Bo
         .expect("a valid request")
 }
 
+/// The body of `app`'s answer to `request`, handed to it in the process as hyper hands it a
+/// request; the answer must be `200 OK`.
+async fn answered(
+    app: &hyper_util::service::TowerToHyperService<axum::Router>,
+    request: axum::http::Request<axum::body::Body>,
+) -> axum::body::Bytes {
+    use hyper::service::Service;
+    let response = app.call(request).await.expect("infallible");
+    assert_eq!(response.status(), 200);
+    axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("the answer is read")
+}
+
 /// The instruction counts of `bench/instr.sh http_call`: one request handed to a router in the
 /// process, on a current-thread runtime, its answer read whole and its length checked. The
 /// tool is the `non_blocking` form, so that the whole call runs on the counted thread.
@@ -598,7 +612,6 @@ fn request(uri: &str, token: Option<&str>) -> axum::http::Request<axum::body::Bo
 /// - `bare_call`: the bare handler's router (the baseline);
 /// - `router_call`: `tool_server::router`, with the agent's token.
 fn instr_cases() -> Vec<instr::Case> {
-    use hyper::service::Service;
     use hyper_util::service::TowerToHyperService;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -620,16 +633,7 @@ fn instr_cases() -> Vec<instr::Case> {
     let options = ServerOptions::new(Tokens::new(AGENT, APPROVER).expect("valid tokens"));
     let server = TowerToHyperService::new(tool_server::router(executor, options));
     let uri = format!("/api/v1/tools/{TOOL}/call");
-    let answer = rt.block_on(async {
-        let response = server
-            .call(request(&uri, Some(AGENT)))
-            .await
-            .expect("infallible");
-        assert_eq!(response.status(), 200);
-        axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("the answer is read")
-    });
+    let answer = rt.block_on(answered(&server, request(&uri, Some(AGENT))));
     let answer_len = answer.len();
     let bare_app = TowerToHyperService::new(
         axum::Router::new()
@@ -640,30 +644,12 @@ fn instr_cases() -> Vec<instr::Case> {
     let (rt1, uri1) = (rt.clone(), uri.clone());
     vec![
         instr::Case::warm("bare_call", move || {
-            rt1.block_on(async {
-                let response = bare_app
-                    .call(request(&uri1, None))
-                    .await
-                    .expect("infallible");
-                assert_eq!(response.status(), 200);
-                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .expect("the answer is read");
-                assert_eq!(body.len(), answer_len);
-            })
+            let body = rt1.block_on(answered(&bare_app, request(&uri1, None)));
+            assert_eq!(body.len(), answer_len);
         }),
         instr::Case::warm("router_call", move || {
-            rt.block_on(async {
-                let response = server
-                    .call(request(&uri, Some(AGENT)))
-                    .await
-                    .expect("infallible");
-                assert_eq!(response.status(), 200);
-                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .expect("the answer is read");
-                assert_eq!(body.len(), answer_len);
-            })
+            let body = rt.block_on(answered(&server, request(&uri, Some(AGENT))));
+            assert_eq!(body.len(), answer_len);
         }),
     ]
 }
