@@ -17,7 +17,7 @@ mod tools;
 
 use axum::http::{Method, Uri};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tool_runtime::executor::{Execution, Outcome, Undo};
 use tool_runtime::{ErrorCode, ToolError};
 use utoipa_axum::router::OpenApiRouter;
@@ -54,34 +54,15 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(run_events::events))
 }
 
-/// An execution as the API answers it: the outcome's fields (`status` first) at the top level,
-/// beside the call id, the tool, and the full result, undo and audit facts when present.
+/// An execution as the API answers it, as a `Value` (for a detail of an error): what
+/// [`ExecutionView`] writes.
 pub(crate) fn execution_json(exec: &Execution) -> Value {
-    let mut out = Map::new();
-    out.insert("call_id".into(), Value::from(exec.call_id.as_str()));
-    out.insert("tool".into(), Value::from(exec.tool.as_ref()));
-    if let Value::Object(outcome) = exec.outcome.to_json() {
-        out.extend(outcome);
-    }
-    if let Some(full) = exec.full.as_deref() {
-        out.insert("full".into(), full.clone());
-    }
-    if let Some(undo) = &exec.undo {
-        out.insert(
-            "undo".into(),
-            serde_json::to_value(undo).unwrap_or(Value::Null),
-        );
-    }
-    if let Some(failure) = &exec.audit_failure {
-        out.insert("audit_failure".into(), Value::from(failure.as_str()));
-    }
-    Value::Object(out)
+    serde_json::to_value(ExecutionView::of(exec)).unwrap_or(Value::Null)
 }
 
-/// The object [`execution_json`] builds, serialized straight from the execution without building
-/// it: the same keys in the same order (the call id, the tool, the outcome's fields with `status`
-/// first, then `full`, `undo` and `audit_failure` when present), so an answer costs no
-/// intermediate `Value` tree. The two are compared by the tests below.
+/// An execution as the API answers it, serialized straight from the execution: the call id, the
+/// tool, the outcome's fields (`status` first) at the top level, then `full`, `undo` and
+/// `audit_failure` when present, so an answer costs no intermediate `Value` tree.
 #[derive(Serialize)]
 pub(crate) struct ExecutionView<'a> {
     call_id: &'a str,
@@ -150,7 +131,29 @@ mod tests {
     use tool_runtime::definition::Safety;
     use tool_runtime::executor::{Decider, Preview};
 
+    use serde_json::Map;
+
     use super::*;
+
+    /// The answer's object built by hand from the execution's parts, as the reference.
+    fn built(exec: &Execution) -> Value {
+        let mut out = Map::new();
+        out.insert("call_id".into(), Value::from(exec.call_id.as_str()));
+        out.insert("tool".into(), Value::from(exec.tool.as_ref()));
+        if let Value::Object(outcome) = exec.outcome.to_json() {
+            out.extend(outcome);
+        }
+        if let Some(full) = exec.full.as_deref() {
+            out.insert("full".into(), full.clone());
+        }
+        if let Some(undo) = &exec.undo {
+            out.insert("undo".into(), serde_json::to_value(undo).unwrap());
+        }
+        if let Some(failure) = &exec.audit_failure {
+            out.insert("audit_failure".into(), Value::from(failure.as_str()));
+        }
+        Value::Object(out)
+    }
 
     fn execution(outcome: Outcome) -> Execution {
         serde_json::from_value(json!({
@@ -162,7 +165,7 @@ mod tests {
     }
 
     /// Every outcome, and the optional facts, serialize through the view to the very bytes of
-    /// the object `execution_json` builds.
+    /// the object built by hand from the execution's parts, and `execution_json` is that object.
     #[test]
     fn the_view_writes_what_execution_json_builds() {
         let error = ToolError::new(ErrorCode::INVALID_ARGUMENTS, "no \"id\"")
@@ -210,9 +213,11 @@ mod tests {
         every_fact.audit_failure = Some("the store is gone".into());
         executions.push(every_fact);
         for exec in &executions {
-            let built = serde_json::to_string(&execution_json(exec)).expect("serializes");
+            let built = serde_json::to_string(&built(exec)).expect("serializes");
             let viewed = serde_json::to_string(&ExecutionView::of(exec)).expect("serializes");
             assert_eq!(viewed, built);
+            let as_value = serde_json::to_string(&execution_json(exec)).expect("serializes");
+            assert_eq!(as_value, built);
         }
     }
 }
