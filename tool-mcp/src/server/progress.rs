@@ -57,22 +57,20 @@ impl Notes {
     /// Queues `note` (dropped when the client is gone).
     pub(crate) fn send(&self, note: Note) {
         let mut queue = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Queue::Idle { .. } = &*queue {
-            let Queue::Idle {
+        *queue = match std::mem::replace(&mut *queue, Queue::Closed) {
+            Queue::Idle {
                 peer,
                 token,
                 runtime,
-            } = std::mem::replace(&mut *queue, Queue::Closed)
-            else {
-                unreachable!("the queue was idle")
-            };
-            let (tx, rx) = mpsc::unbounded_channel();
-            let task = runtime.spawn(send_all(rx, peer, token));
-            *queue = Queue::Sending {
-                queue: tx,
-                task: Some(task),
-            };
-        }
+            } => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                Queue::Sending {
+                    queue: tx,
+                    task: Some(runtime.spawn(send_all(rx, peer, token))),
+                }
+            }
+            started => started,
+        };
         if let Queue::Sending { queue, .. } = &*queue {
             let _ = queue.send(note);
         }
