@@ -3,7 +3,8 @@
 //! the call's task waits without holding the runtime's thread; the in-memory store is called in
 //! place, since a thread hop would cost more than its answer. The audit record of a call goes
 //! first to [`Store::try_append_audit`] in place, which a store that blocks answers only when
-//! it can write at once (SQLite with nobody else writing), and to the blocking pool otherwise.
+//! it can write at once (SQLite: a read-only call's record appended to its spool, any other with
+//! nobody else writing), and to the blocking pool otherwise.
 //! Either way a store that panics gives a [`StoreError`], and the executor's usual handling of a
 //! failed store applies (a record reported as lost, a call refused, an approval left pending),
 //! instead of a crashed task.

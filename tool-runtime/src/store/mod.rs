@@ -412,7 +412,10 @@ pub trait Store: Send + Sync + 'static {
     }
 
     /// Appends an audit record; the store gives it the next sequence number
-    /// ([`AuditRecord::seq`]) in the same write.
+    /// ([`AuditRecord::seq`]) when it enters the trail, at the latest before the next
+    /// [`Store::query_audit`] of any handle on the store answers. (The SQLite store spools the
+    /// records of read-only calls and moves them into its table in batches: their numbers follow
+    /// the order they reach the table.)
     ///
     /// A store that counts changes ([`Store::changes`]) counts the record of a call that may
     /// have changed something ([`AuditRecord::is_change`]) in the same write.

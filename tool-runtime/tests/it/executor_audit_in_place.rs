@@ -1,9 +1,12 @@
-//! The audit record written in place: with the SQLite store free (no other thread on its
-//! connection, no other connection or process holding the file's write lock), the executor
-//! writes a call's record on the call's own thread ([`Store::try_append_audit`]), without the
-//! hop to the blocking pool and back; with the lock held it falls back to the blocking pool,
-//! where the write may wait. Either way each call has exactly one record, written before the
-//! execution is returned, and a record that cannot be written is reported on the execution.
+//! The audit record written in place: the executor offers a call's record to the SQLite store
+//! on the call's own thread ([`Store::try_append_audit`]), without the hop to the blocking pool
+//! and back. A read-only call's record is appended to the store's audit spool, which waits for
+//! nobody, so it is written in place even while another connection holds the file's write lock,
+//! and reaches the trail (the `audit` table) before any query of it. A record of a change is
+//! written into the table in place when the file's lock is free, and on the blocking pool, where
+//! the write may wait, when it is not. Either way each call has exactly one record, written
+//! before the execution is returned, and a record that cannot be written is reported on the
+//! execution.
 //!
 //! The store is the real SQLite store on a file, seen through a wrapper that notes which of its
 //! two audit methods each call used, on which thread, and what the attempt in place answered.
@@ -15,18 +18,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use executor_support::{Counter, def, echo, quick};
+use executor_support::{Counter, change_record, def, echo, quick, read_only_record};
 use serde_json::json;
-use tool_runtime::executor::{
-    ActivityQuery, AuditRecord, Decider, Decision, Executor, Outcome, Status, Window,
-};
+use tool_runtime::executor::{ActivityQuery, AuditRecord, Executor, Outcome, Window};
 use tool_runtime::store::{
     GateScope, JournalEntry, PendingOperation, PendingState, Resolve, Scrubbed, SqliteStore, Store,
     StoreError, UnreadableOperation,
 };
-use tool_runtime::{
-    CallContext, ToolCall, ToolSet, definition::Safety, hydrate::Arguments, tool::Initiator,
-};
+use tool_runtime::{CallContext, ToolCall, ToolSet, definition::Safety, hydrate::Arguments};
 
 /// How a record reached the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,36 +168,6 @@ fn records_of(path: &Path, id: &str) -> usize {
         .count()
 }
 
-/// A record as the executor would write one.
-fn record(id: &str) -> AuditRecord {
-    AuditRecord {
-        timestamp_ms: 1,
-        correlation_id: "corr".into(),
-        call_id: id.to_owned().into(),
-        session: None,
-        tool: "look".into(),
-        category: Safety::ReadOnly,
-        initiator: Initiator::Model,
-        decision: Decision::Allowed,
-        decided_by: Decider::Policy,
-        decided_via: None,
-        duration_us: 1,
-        status: Status::Success,
-        cancelled_by: None,
-        error_code: None,
-        result_summary: None,
-        arguments: None,
-        repairs: Vec::new(),
-        attempts: 1,
-        cached: false,
-        validated: true,
-        no_schema_mode: None,
-        operation_id: None,
-        undo_id: None,
-        seq: None,
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn a_free_sqlite_writer_takes_the_record_on_the_calls_thread() {
     let dir = tempfile::tempdir().unwrap();
@@ -226,7 +195,7 @@ async fn a_free_sqlite_writer_takes_the_record_on_the_calls_thread() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn a_write_lock_held_by_another_connection_sends_the_record_to_the_blocking_pool() {
+async fn a_write_lock_held_by_another_connection_does_not_hold_up_a_read_only_calls_record() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.sqlite3");
     let store = Watched::open(&path);
@@ -236,40 +205,24 @@ async fn a_write_lock_held_by_another_connection_sends_the_record_to_the_blockin
 
     let other = rusqlite::Connection::open(&path).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
-    // let go well after the call reached the store (it has nothing else to wait for), within
-    // the store's busy timeout
-    let releasing = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        other.execute_batch("ROLLBACK").unwrap();
-    });
     let exec = executor.call(&look("c1"), CallContext::default()).await;
-    releasing.join().unwrap();
-
     assert!(exec.outcome.is_success(), "{:?}", exec.outcome);
-    assert_eq!(
-        exec.audit_failure, None,
-        "the lock passed within the timeout"
-    );
-    let seen = store.take();
-    assert_eq!(
-        seen.iter().map(|(way, _)| *way).collect::<Vec<_>>(),
-        [Way::InPlace { written: false }, Way::Full { written: true }],
-        "tried in place, declined at once, then written where it could wait"
-    );
-    assert_eq!(seen[0].1, here, "the attempt is made on the call's thread");
-    assert_ne!(seen[1].1, here, "the wait is on the blocking pool");
-    assert_eq!(records_of(&path, "c1"), 1);
-
-    // the lock gone, the next record is written in place again
-    let exec = executor.call(&look("c2"), CallContext::default()).await;
     assert_eq!(exec.audit_failure, None);
-    assert_eq!(store.take(), vec![(Way::InPlace { written: true }, here)]);
-    assert_eq!(records_in(&path).len(), 2);
-    assert_eq!(counter.get(), 2);
+    assert_eq!(
+        store.take(),
+        vec![(Way::InPlace { written: true }, here)],
+        "spooled on the call's thread while the lock is held"
+    );
+    // the lock gone, a query finds the record in the trail, once
+    other.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(records_of(&path, "c1"), 1);
+    assert_eq!(records_in(&path).len(), 1);
+    assert_eq!(counter.get(), 1);
 }
 
-/// The attempt in place never waits for a lock, and leaves the store's busy timeout as it was:
-/// a write on the full path afterwards still waits for the lock to pass.
+/// A record of a change goes into the table itself: the attempt in place never waits for a lock,
+/// and leaves the store's busy timeout as it was, so a write on the full path afterwards still
+/// waits for the lock to pass. A read-only call's record is spooled at once under the same lock.
 #[test]
 fn the_attempt_in_place_does_not_wait_and_keeps_the_busy_timeout() {
     let dir = tempfile::tempdir().unwrap();
@@ -288,14 +241,21 @@ fn the_attempt_in_place_does_not_wait_and_keeps_the_busy_timeout() {
         other.execute_batch("ROLLBACK").unwrap();
     });
     assert!(
-        store.try_append_audit(&record("r1")).is_none(),
+        store.try_append_audit(&change_record("r1")).is_none(),
         "declined at once while the lock is held"
     );
+    assert!(
+        matches!(
+            store.try_append_audit(&read_only_record("s1")),
+            Some(Ok(()))
+        ),
+        "a read-only call's record is spooled under the lock"
+    );
     // the full path waits (up to the busy timeout kept through the attempt) and writes
-    store.append_audit(&record("r2")).unwrap();
+    store.append_audit(&change_record("r2")).unwrap();
     releasing.join().unwrap();
     assert!(matches!(
-        store.try_append_audit(&record("r3")),
+        store.try_append_audit(&change_record("r3")),
         Some(Ok(()))
     ));
 
@@ -304,8 +264,9 @@ fn the_attempt_in_place_does_not_wait_and_keeps_the_busy_timeout() {
         .collect();
     assert_eq!(
         ids,
-        ["r3", "r2"],
-        "newest first; the declined r1 is not there"
+        ["s1", "r3", "r2"],
+        "newest in the trail first (the spooled record enters it when it is queried); the \
+         declined r1 is not there"
     );
 }
 

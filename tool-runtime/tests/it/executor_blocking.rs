@@ -326,8 +326,9 @@ async fn a_slow_store_does_not_hold_up_the_runtime_while_an_operation_is_parked_
     assert!(matches!(op.state, PendingState::Completed { .. }), "{op:?}");
 }
 
-/// The real SQLite store, its file locked by another connection for a while: the write of the
-/// audit record waits in SQLite's busy handler, on the blocking pool, while the runtime runs on.
+/// The real SQLite store, its file locked by another connection for a while: the write of a
+/// change's audit record waits in SQLite's busy handler, on the blocking pool, while the runtime
+/// runs on.
 #[tokio::test(flavor = "current_thread")]
 async fn a_sqlite_file_locked_by_another_connection_does_not_hold_up_the_runtime() {
     let dir = tempfile::tempdir().unwrap();
@@ -335,8 +336,11 @@ async fn a_sqlite_file_locked_by_another_connection_does_not_hold_up_the_runtime
     let store = Arc::new(SqliteStore::open(&path).unwrap());
     let mut set = ToolSet::new();
     let counter = Counter::default();
-    echo(&mut set, def("look", Safety::ReadOnly), &counter);
-    let executor = build(set, quick(), store).build().unwrap();
+    echo(&mut set, def("note", Safety::Create), &counter);
+    let executor = build(set, quick(), store)
+        .confirmation(ApproveAll)
+        .build()
+        .unwrap();
 
     let other = rusqlite::Connection::open(&path).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
@@ -357,7 +361,7 @@ async fn a_sqlite_file_locked_by_another_connection_does_not_hold_up_the_runtime
     };
     let exec = executor
         .call(
-            &call("look", "c1", json!({"text": "hi"})),
+            &call("note", "c1", json!({"text": "hi"})),
             CallContext::default(),
         )
         .await;

@@ -49,4 +49,5 @@ mod select_pick;
 mod store_mcp_sessions;
 mod store_pins;
 mod store_runs;
+mod store_spool;
 mod terminal_question;

@@ -3,21 +3,52 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::spool::AuditSpool;
 use super::{SqliteStore, err, from_json, json_err, sql_int, to_json};
 use crate::records::{ActivityQuery, AuditRecord};
 use crate::store::StoreError;
 
 impl SqliteStore {
+    /// Writes `r` into the spool when it goes there ([`SqliteStore::spool_for`]) and the spool
+    /// takes it, else into the table.
     pub(super) fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
+        if let Some(spool) = self.spool_for(r) {
+            self.still_the_file()?;
+            match spool.append(&to_json(r)?) {
+                Ok(()) => return Ok(()),
+                Err(e) => tracing::warn!(error = %e,
+                    "the audit spool refused a record: it is written into the SQLite file"),
+            }
+        }
         let row = AuditRow::of(r)?;
         row.insert(&*self.writer()?, r)
     }
 
-    /// [`SqliteStore::write_audit`] if it needs no waiting ([`SqliteStore::write_now`]): `None`,
-    /// with nothing written, otherwise.
+    /// [`SqliteStore::write_audit`] if it needs no waiting (the spool's append, or
+    /// [`SqliteStore::write_now`]): `None`, with nothing written, otherwise.
     pub(super) fn try_write_audit(&self, r: &AuditRecord) -> Option<()> {
+        if let Some(spool) = self.spool_for(r) {
+            self.still_the_file().ok()?;
+            return spool.try_append(&to_json(r).ok()?).ok();
+        }
         let row = AuditRow::of(r).ok()?;
         self.write_now(|conn| row.insert(conn, r))
+    }
+
+    /// The spool, if `r` goes there: a record that is not a change, in a store whose spool
+    /// is open (see the spool's module docs).
+    fn spool_for(&self, r: &AuditRecord) -> Option<&AuditSpool> {
+        self.spool.as_deref().filter(|_| !r.is_change())
+    }
+
+    /// Moves what the spool holds into the table, so that a query sees it; a spool that cannot
+    /// be moved now leaves the query with what the table holds.
+    pub(super) fn settle_spool(&self) {
+        let Some(spool) = &self.spool else { return };
+        let Ok(conn) = self.writer() else { return };
+        if let Err(e) = spool.settle(&conn) {
+            tracing::debug!(error = %e.message, "the audit spool could not be moved before a query");
+        }
     }
 
     /// How many changes the trail has recorded ([`Store::changes`](crate::store::Store::changes)).
@@ -83,16 +114,21 @@ impl SqliteStore {
 }
 
 /// The columns of a record made outside the connection's lock.
-struct AuditRow {
+pub(super) struct AuditRow {
     initiator: serde_json::Value,
     data: String,
 }
 
 impl AuditRow {
     fn of(r: &AuditRecord) -> Result<Self, StoreError> {
+        Self::with_text(r, to_json(r)?)
+    }
+
+    /// The row of `r`, whose JSON text is `data`.
+    pub(super) fn with_text(r: &AuditRecord, data: String) -> Result<Self, StoreError> {
         Ok(AuditRow {
             initiator: serde_json::to_value(r.initiator).map_err(json_err)?,
-            data: to_json(r)?,
+            data,
         })
     }
 
@@ -114,7 +150,7 @@ impl AuditRow {
         tx.commit().map_err(err)
     }
 
-    fn insert_row(&self, conn: &Connection, r: &AuditRecord) -> Result<(), StoreError> {
+    pub(super) fn insert_row(&self, conn: &Connection, r: &AuditRecord) -> Result<(), StoreError> {
         // every call writes one: the statement is parsed once per connection, not per record
         let mut insert = conn
             .prepare_cached(

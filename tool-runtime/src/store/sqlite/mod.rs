@@ -26,6 +26,9 @@ pub struct SqliteStore {
     file: Option<(PathBuf, FileId)>,
     /// Checkpoints the write-ahead log off the writers' path (`None` in memory).
     checkpointer: Option<checkpoint::Checkpointer>,
+    /// Where the records of read-only calls are appended (`None` in memory, or when the file
+    /// beside the database cannot be used).
+    spool: Option<std::sync::Arc<spool::AuditSpool>>,
     /// How long a write waits for another connection's lock ([`SqliteStore::with_busy_timeout`]).
     busy_timeout: Duration,
 }
@@ -39,6 +42,8 @@ mod mcp_sessions;
 mod migrate;
 mod pins;
 mod runs;
+#[cfg_attr(not(unix), path = "spool_none.rs")]
+mod spool;
 mod starts;
 
 fn file_id(path: &Path) -> Option<FileId> {
@@ -198,7 +203,10 @@ impl SqliteStore {
             ..e
         })?;
         if file_id(path).is_some() {
-            let checkpointer = checkpoint::Checkpointer::start(path, &store.conn());
+            let spool = spool::AuditSpool::open(path, &store.conn()).map(std::sync::Arc::new);
+            let checkpointer = checkpoint::Checkpointer::start(path, &store.conn(), spool.clone());
+            // without the thread that moves it, nothing is spooled
+            store.spool = spool.filter(|_| checkpointer.is_some());
             store.checkpointer = checkpointer;
         }
         // a path that names no file (a `file:` URI) is not watched
@@ -240,6 +248,7 @@ impl SqliteStore {
         conn.execute_batch(pins::SCHEMA).map_err(err)?;
         conn.execute_batch(starts::SCHEMA).map_err(err)?;
         conn.execute_batch(mcp_sessions::SCHEMA).map_err(err)?;
+        conn.execute_batch(spool::SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
         migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {
@@ -247,6 +256,7 @@ impl SqliteStore {
             backlog: AuditBacklog::default(),
             file: None,
             checkpointer: None,
+            spool: None,
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
         })
     }
@@ -698,6 +708,7 @@ impl Store for SqliteStore {
         // records kept through a passing fault go in first; if the store still refuses them, the
         // query shows what is written
         let _ = self.backlog.flush(&|r| self.write_audit(r));
+        self.settle_spool();
         self.query_written(q)
     }
 

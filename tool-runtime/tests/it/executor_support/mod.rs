@@ -11,12 +11,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tool_runtime::executor::{
-    Answer, ConfirmationHandler, ConfirmationRequest, Executor, ExecutorConfig, MemoryAuditSink,
+    Answer, AuditRecord, ConfirmationHandler, ConfirmationRequest, Decider, Decision, Executor,
+    ExecutorConfig, MemoryAuditSink, Status,
 };
 use tool_runtime::store::MemoryStore;
 use tool_runtime::{
     CallContext, ToolError, ToolSet,
     definition::{Safety, ToolDefinition},
+    tool::Initiator,
 };
 
 /// Counts calls.
@@ -133,4 +135,42 @@ pub fn quick() -> ExecutorConfig {
 
 pub fn sleep_ms(ms: u64) -> tokio::time::Sleep {
     tokio::time::sleep(Duration::from_millis(ms))
+}
+
+/// The audit record of a read-only call `id`, as the executor would write one.
+pub fn read_only_record(id: &str) -> AuditRecord {
+    AuditRecord {
+        timestamp_ms: 1,
+        correlation_id: "corr".into(),
+        call_id: id.to_owned().into(),
+        session: None,
+        tool: "look".into(),
+        category: Safety::ReadOnly,
+        initiator: Initiator::Model,
+        decision: Decision::Allowed,
+        decided_by: Decider::Policy,
+        decided_via: None,
+        duration_us: 1,
+        status: Status::Success,
+        cancelled_by: None,
+        error_code: None,
+        result_summary: None,
+        arguments: None,
+        repairs: Vec::new(),
+        attempts: 1,
+        cached: false,
+        validated: true,
+        no_schema_mode: None,
+        operation_id: None,
+        undo_id: None,
+        seq: None,
+    }
+}
+
+/// A record of a call that changed something: written into the table, with the count of changes.
+pub fn change_record(id: &str) -> AuditRecord {
+    AuditRecord {
+        category: Safety::Modify,
+        ..read_only_record(id)
+    }
 }
