@@ -7,7 +7,7 @@
 //! own, and its lock is per open file, as between processes. The killed process is this test
 //! binary started again with `STORE_SPOOL_CHILD` set to the database's path.
 
-use crate::executor_support::read_only_record;
+use crate::executor_support::{change_record, read_only_record};
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -206,4 +206,29 @@ fn a_spool_shorter_than_what_was_moved_is_moved_from_its_start() {
         .map(|r| r.call_id.to_string())
         .collect();
     assert_eq!(got, ["new-2", "new-1", "new-0"]);
+}
+
+/// A change's record goes into the table itself; the trail still keeps the order the records
+/// were written in, spooled or not.
+#[test]
+fn the_trail_keeps_the_order_records_were_written_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.sqlite3");
+    let store = SqliteStore::open(&db).unwrap();
+    append_all(&store, &ids("read-", 2));
+    assert!(matches!(
+        store.try_append_audit(&change_record("change-0")),
+        Some(Ok(()))
+    ));
+    append_all(&store, &ids("read-after-", 1));
+    store.append_audit(&change_record("change-1")).unwrap();
+    let got: Vec<String> = (store.query_audit(&ActivityQuery::default()).unwrap())
+        .iter()
+        .rev()
+        .map(|r| r.call_id.to_string())
+        .collect();
+    assert_eq!(
+        got,
+        ["read-0", "read-1", "change-0", "read-after-0", "change-1"]
+    );
 }

@@ -21,7 +21,10 @@ impl SqliteStore {
             }
         }
         let row = AuditRow::of(r)?;
-        row.insert(&*self.writer()?, r)
+        let conn = self.writer()?;
+        // a lock that stops the move stops the insert too, which reports it
+        let _ = self.settle_before(&conn);
+        row.insert(&conn, r)
     }
 
     /// [`SqliteStore::write_audit`] if it needs no waiting (the spool's append, or
@@ -32,7 +35,18 @@ impl SqliteStore {
             return spool.try_append(&to_json(r).ok()?).ok();
         }
         let row = AuditRow::of(r).ok()?;
-        self.write_now(|conn| row.insert(conn, r))
+        self.write_now(|conn| {
+            self.settle_before(conn)?;
+            row.insert(conn, r)
+        })
+    }
+
+    /// Moves the spool into the table before a record is inserted there, so that the trail
+    /// keeps the order records were written in: what was spooled first gets the lower number.
+    fn settle_before(&self, conn: &Connection) -> Result<(), StoreError> {
+        self.spool
+            .as_ref()
+            .map_or(Ok(()), |spool| spool.settle(conn))
     }
 
     /// The spool, if `r` goes there: a record that is not a change, in a store whose spool
