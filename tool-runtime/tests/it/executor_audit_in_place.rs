@@ -264,9 +264,8 @@ fn the_attempt_in_place_does_not_wait_and_keeps_the_busy_timeout() {
         .collect();
     assert_eq!(
         ids,
-        ["s1", "r3", "r2"],
-        "newest in the trail first (the spooled record enters it when it is queried); the \
-         declined r1 is not there"
+        ["r3", "r2", "s1"],
+        "newest first, in the order written; the declined r1 is not there"
     );
 }
 
