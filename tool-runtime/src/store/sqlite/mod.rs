@@ -18,6 +18,12 @@ use crate::tool::Credential;
 
 /// A [`Store`] in a SQLite file. Open the same file from several handles or processes: the
 /// compare-and-set operations run in immediate transactions, which SQLite serialises.
+///
+/// Beside the file `PATH` the store keeps SQLite's `PATH-wal` and `PATH-shm`, and on Unix its
+/// audit spool `PATH-audit`: the records of read-only calls, appended with one write each and
+/// moved into the `audit` table a few times a second and before every query of the trail (a
+/// query always sees them). Copy, move or delete the four together: a spool left beside another
+/// database would be moved into that one's trail.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
     backlog: AuditBacklog,
