@@ -322,6 +322,9 @@ fn killed_at_random_points_every_operation_is_pending_done_once_or_in_doubt() {
         exec.pending().unwrap().into_iter().map(|o| o.id).collect();
     let listed_in_doubt: HashSet<String> =
         exec.in_doubt().unwrap().into_iter().map(|o| o.id).collect();
+    // the records of parking are not changes: they go through the store's audit spool, which
+    // the kills cut at random points (appending, moving, emptying) and the next child moves
+    let mut parked: HashMap<String, usize> = HashMap::new();
     let confirmed: HashMap<String, usize> = {
         let mut by_op = HashMap::new();
         let mut offset = 0;
@@ -337,6 +340,9 @@ fn killed_at_random_points_every_operation_is_pending_done_once_or_in_doubt() {
                 break;
             }
             offset += page.len();
+            for r in page.iter().filter(|r| r.decision == Decision::Deferred) {
+                *parked.entry(r.call_id.to_string()).or_insert(0) += 1;
+            }
             for r in page.iter().filter(|r| r.decision == Decision::Confirmed) {
                 assert_eq!(r.status, Status::Success, "{r:?}");
                 *by_op
@@ -356,6 +362,14 @@ fn killed_at_random_points_every_operation_is_pending_done_once_or_in_doubt() {
         assert!(
             call_ids.contains(id.as_str()),
             "{id} ran but no operation stands for it"
+        );
+    }
+    assert!(!parked.is_empty(), "no parking was audited");
+    for (id, n) in &parked {
+        assert_eq!(*n, 1, "{id} has {n} parking records");
+        assert!(
+            call_ids.contains(id.as_str()),
+            "{id} audited as parked but no operation stands for it"
         );
     }
 
@@ -410,10 +424,12 @@ fn killed_at_random_points_every_operation_is_pending_done_once_or_in_doubt() {
     eprintln!(
         "crash loop: {rounds} rounds, {rounds} kills in {:.1} s; {} operations: {pending} pending, \
          {done} done once, {} in doubt ({in_doubt_ran} ran, {in_doubt_not_run} did not); \
-         {} executions in the journal, 0 twice; in doubt after each kill: {in_doubt_after_kill:?}",
+         {} executions in the journal, 0 twice; {} parkings audited, 0 twice; in doubt after each \
+         kill: {in_doubt_after_kill:?}",
         elapsed.as_secs_f64(),
         ops.len(),
         in_doubt_ran + in_doubt_not_run,
         runs.values().sum::<usize>(),
+        parked.len(),
     );
 }
