@@ -16,8 +16,8 @@ use executor_support::*;
 use serde_json::json;
 use tool_runtime::display::change_lines;
 use tool_runtime::executor::{
-    ActivityQuery, AuditRecord, Change, Decider, Decision, Deferred, Executor, ExecutorConfig,
-    Outcome, Preview, Status, StoreConfig, StoreKind,
+    ActivityQuery, AuditRecord, Change, Decision, Deferred, Executor, ExecutorConfig, Outcome,
+    Preview, StoreConfig, StoreKind,
 };
 use tool_runtime::store::{
     GateScope, InverseCall, JournalEntry, MemoryStore, PendingOperation, PendingState, RedisStore,
@@ -346,28 +346,13 @@ fn record(i: u64, tool: &str, who: Initiator, session: Option<&str>, corr: &str)
     AuditRecord {
         timestamp_ms: 1_000 + i,
         correlation_id: corr.into(),
-        call_id: format!("c{i}").into(),
         session: session.map(Into::into),
         tool: tool.to_owned().into(),
-        category: Safety::ReadOnly,
         initiator: who,
-        decision: Decision::Allowed,
-        decided_by: Decider::Policy,
-        decided_via: None,
         duration_us: 10,
-        status: Status::Success,
-        cancelled_by: None,
-        error_code: None,
         result_summary: Some(format!("r{i}")),
         arguments: Some(json!({"n": i}).into()),
-        repairs: vec![],
-        attempts: 1,
-        cached: false,
-        validated: true,
-        no_schema_mode: None,
-        operation_id: None,
-        undo_id: None,
-        seq: None,
+        ..read_only_record(&format!("c{i}"))
     }
 }
 

@@ -45,6 +45,22 @@ fn ids(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
 
+/// A store on a new file in a directory of its own (kept while the store is used).
+fn fresh() -> (tempfile::TempDir, PathBuf, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state.sqlite3");
+    let store = SqliteStore::open(&db).unwrap();
+    (dir, db, store)
+}
+
+/// The call ids of the trail, newest first.
+fn trail_ids(store: &SqliteStore) -> Vec<String> {
+    (store.query_audit(&ActivityQuery::default()).unwrap())
+        .iter()
+        .map(|r| r.call_id.to_string())
+        .collect()
+}
+
 /// Appends the records of `ids` in place, as the executor does, each one answered at once.
 fn append_all(store: &SqliteStore, ids: &[String]) {
     for id in ids {
@@ -114,9 +130,7 @@ fn records_a_killed_process_left_in_the_spool_reach_the_trail_once() {
 
 #[test]
 fn a_record_cut_short_is_skipped_and_the_next_one_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("state.sqlite3");
-    let store = SqliteStore::open(&db).unwrap();
+    let (_dir, db, store) = fresh();
     append_all(&store, &ids("a-", 1));
     std::fs::OpenOptions::new()
         .append(true)
@@ -125,11 +139,7 @@ fn a_record_cut_short_is_skipped_and_the_next_one_kept() {
         .write_all(b"\x1e{\"call_id\":\"torn\"")
         .unwrap();
     append_all(&store, &ids("b-", 1));
-    let got: Vec<String> = (store.query_audit(&ActivityQuery::default()).unwrap())
-        .iter()
-        .map(|r| r.call_id.to_string())
-        .collect();
-    assert_eq!(got, ["b-0", "a-0"]);
+    assert_eq!(trail_ids(&store), ["b-0", "a-0"]);
 }
 
 /// Two stores (as two processes) append from several threads while both move the spool, on
@@ -189,9 +199,7 @@ fn two_stores_on_one_file_put_each_record_in_the_trail_once() {
 /// all new.
 #[test]
 fn a_spool_shorter_than_what_was_moved_is_moved_from_its_start() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("state.sqlite3");
-    let store = SqliteStore::open(&db).unwrap();
+    let (_dir, db, store) = fresh();
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     append_all(&store, &ids("new-", 3));
@@ -201,20 +209,14 @@ fn a_spool_shorter_than_what_was_moved_is_moved_from_its_start() {
              ON CONFLICT (id) DO UPDATE SET moved = 1000000; COMMIT",
         )
         .unwrap();
-    let got: Vec<String> = (store.query_audit(&ActivityQuery::default()).unwrap())
-        .iter()
-        .map(|r| r.call_id.to_string())
-        .collect();
-    assert_eq!(got, ["new-2", "new-1", "new-0"]);
+    assert_eq!(trail_ids(&store), ["new-2", "new-1", "new-0"]);
 }
 
 /// A change's record goes into the table itself; the trail still keeps the order the records
 /// were written in, spooled or not.
 #[test]
 fn the_trail_keeps_the_order_records_were_written_in() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("state.sqlite3");
-    let store = SqliteStore::open(&db).unwrap();
+    let (_dir, _db, store) = fresh();
     append_all(&store, &ids("read-", 2));
     assert!(matches!(
         store.try_append_audit(&change_record("change-0")),
@@ -222,13 +224,8 @@ fn the_trail_keeps_the_order_records_were_written_in() {
     ));
     append_all(&store, &ids("read-after-", 1));
     store.append_audit(&change_record("change-1")).unwrap();
-    let got: Vec<String> = (store.query_audit(&ActivityQuery::default()).unwrap())
-        .iter()
-        .rev()
-        .map(|r| r.call_id.to_string())
-        .collect();
     assert_eq!(
-        got,
-        ["read-0", "read-1", "change-0", "read-after-0", "change-1"]
+        trail_ids(&store),
+        ["change-1", "read-after-0", "change-0", "read-1", "read-0"]
     );
 }
