@@ -24,7 +24,9 @@
 //!
 //! Every store that has the spool open holds a shared `flock` on it. The file is emptied only by
 //! a store that can take the lock exclusively, so that no other process can be appending: when it
-//! opens, and on the checkpointing thread's turns when it is alone on the file.
+//! opens, and on the checkpointing thread's turns when it is alone on the file. While other
+//! stores have it open, the part already moved is given back to the disk as a hole (Linux), so
+//! the file's length grows but the room it takes does not.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
@@ -199,7 +201,11 @@ impl AuditSpool {
         if self.file.try_lock().is_err() {
             // converting the lock let go of the shared one: take it again (an exclusive holder
             // is emptying the file, which does not take long)
-            return self.file.lock_shared().map_err(io_err);
+            self.file.lock_shared().map_err(io_err)?;
+            // another store has the file open: it cannot be emptied, but what was moved need
+            // not take room on the disk
+            self.free_moved(moved(conn)?);
+            return Ok(());
         }
         let emptied = self.empty(conn);
         let shared = self.file.lock_shared().map_err(io_err);
@@ -271,6 +277,38 @@ impl AuditSpool {
                 Ok(())
             }
         }
+    }
+
+    /// Gives the disk back the blocks of the spool's first `moved` bytes, keeping its length
+    /// (a hole reads as zeros, which is never read again: moves start after it). Linux only;
+    /// elsewhere, and on file systems without holes, the spool keeps its blocks until emptied.
+    fn free_moved(&self, moved: u64) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let Ok(until) = libc::off_t::try_from(moved & !4095) else {
+                return;
+            };
+            if until == 0 {
+                return;
+            }
+            // SAFETY: `fallocate` on a descriptor this spool owns, over a range of its file;
+            // it touches no memory of this process.
+            let freed = unsafe {
+                libc::fallocate(
+                    self.file.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    0,
+                    until,
+                )
+            };
+            if freed != 0 {
+                tracing::debug!(error = %std::io::Error::last_os_error(),
+                    "the moved part of the audit spool keeps its blocks");
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = moved;
     }
 
     fn len(&self) -> Result<u64, StoreError> {
