@@ -9,16 +9,15 @@ use crate::records::{ActivityQuery, AuditRecord};
 use crate::store::StoreError;
 
 impl SqliteStore {
-    /// Writes `r` into the spool when it goes there ([`SqliteStore::spool_for`]) and the spool
-    /// takes it, else into the table.
+    /// Writes `r` into the spool when it goes there ([`SqliteStore::spool_append`]) and the
+    /// spool takes it, else into the table.
     pub(super) fn write_audit(&self, r: &AuditRecord) -> Result<(), StoreError> {
-        if let Some(spool) = self.spool_for(r) {
-            self.still_the_file()?;
-            match spool.append(&to_json(r)?) {
-                Ok(()) => return Ok(()),
-                Err(e) => tracing::warn!(error = %e,
-                    "the audit spool refused a record: it is written into the SQLite file"),
-            }
+        match self.spool_append(r, AuditSpool::append) {
+            Some(Ok(())) => return Ok(()),
+            Some(Err(e)) if e.retryable => tracing::warn!(error = %e.message,
+                "the audit spool refused a record: it is written into the SQLite file"),
+            Some(Err(e)) => return Err(e),
+            None => {}
         }
         let row = AuditRow::of(r)?;
         let conn = self.writer()?;
@@ -30,9 +29,8 @@ impl SqliteStore {
     /// [`SqliteStore::write_audit`] if it needs no waiting (the spool's append, or
     /// [`SqliteStore::write_now`]): `None`, with nothing written, otherwise.
     pub(super) fn try_write_audit(&self, r: &AuditRecord) -> Option<()> {
-        if let Some(spool) = self.spool_for(r) {
-            self.still_the_file().ok()?;
-            return spool.try_append(&to_json(r).ok()?).ok();
+        if let Some(spooled) = self.spool_append(r, AuditSpool::try_append) {
+            return spooled.ok();
         }
         let row = AuditRow::of(r).ok()?;
         self.write_now(|conn| {
@@ -49,10 +47,20 @@ impl SqliteStore {
             .map_or(Ok(()), |spool| spool.settle(conn))
     }
 
-    /// The spool, if `r` goes there: a record that is not a change, in a store whose spool
-    /// is open (see the spool's module docs).
-    fn spool_for(&self, r: &AuditRecord) -> Option<&AuditSpool> {
-        self.spool.as_deref().filter(|_| !r.is_change())
+    /// Appends `r` to the spool with `append` if it goes there (a record that is not a change,
+    /// in a store whose spool is open; see the spool's module docs): `None` when it does not.
+    /// A spool that did not take it is a retryable error (the table may); a file deleted or
+    /// replaced while open is not, as for the table.
+    fn spool_append(
+        &self,
+        r: &AuditRecord,
+        append: fn(&AuditSpool, &str) -> std::io::Result<()>,
+    ) -> Option<Result<(), StoreError>> {
+        let spool = self.spool.as_deref().filter(|_| !r.is_change())?;
+        Some(self.still_the_file().and_then(|()| {
+            append(spool, &to_json(r)?)
+                .map_err(|e| StoreError::unavailable(format!("the audit spool: {e}")))
+        }))
     }
 
     /// Moves what the spool holds into the table, so that a query sees it; a spool that cannot

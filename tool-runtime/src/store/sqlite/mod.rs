@@ -110,6 +110,10 @@ CREATE TABLE IF NOT EXISTS changes (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     count INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS audit_spool (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    moved INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
@@ -254,7 +258,6 @@ impl SqliteStore {
         conn.execute_batch(pins::SCHEMA).map_err(err)?;
         conn.execute_batch(starts::SCHEMA).map_err(err)?;
         conn.execute_batch(mcp_sessions::SCHEMA).map_err(err)?;
-        conn.execute_batch(spool::SCHEMA).map_err(err)?;
         migrate::migrate_journal(&conn)?;
         migrate::migrate_pending_counts(&conn)?;
         Ok(SqliteStore {

@@ -40,14 +40,6 @@ use super::{err, from_json};
 use crate::records::AuditRecord;
 use crate::store::StoreError;
 
-/// The table that says how many bytes of the spool are in the trail.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS audit_spool (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    moved INTEGER NOT NULL
-);
-";
-
 /// The start of each record (ASCII record separator, as RFC 7464 has it).
 const RS: u8 = 0x1e;
 /// The end of each record. serde_json writes no raw line feed inside a JSON text.
@@ -65,16 +57,8 @@ pub(super) struct AuditSpool {
     appends: RwLock<()>,
 }
 
-impl std::fmt::Debug for AuditSpool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuditSpool")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
-}
-
 /// The spool beside the database at `db`.
-pub(super) fn path_of(db: &Path) -> PathBuf {
+fn path_of(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
     name.push("-audit");
     PathBuf::from(name)

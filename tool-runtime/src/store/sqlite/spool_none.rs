@@ -5,16 +5,7 @@ use rusqlite::Connection;
 
 use crate::store::StoreError;
 
-/// The spool's table, kept so that a file moved between systems reads the same.
-pub(super) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS audit_spool (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    moved INTEGER NOT NULL
-);
-";
-
 /// No spool can be opened here: a value of this type cannot exist.
-#[derive(Debug)]
 pub(super) enum AuditSpool {}
 
 impl AuditSpool {
