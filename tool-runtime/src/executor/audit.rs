@@ -469,6 +469,10 @@ impl Secrets {
 
     /// Takes the sensitive field names of the tool `definition`.
     pub(crate) fn use_definition(&mut self, definition: &ToolDefinition) {
+        // most tools mark no field sensitive: nothing to copy then
+        if self.sensitive.is_empty() && definition.sensitive.is_empty() {
+            return;
+        }
         self.sensitive = definition.sensitive.clone();
     }
 

@@ -93,8 +93,7 @@ impl Executor {
         let cfg = &self.inner.config;
         instance.is_runnable()
             && (self.inner.undo.is_empty() || !self.inner.undo.contains_key(def.name.as_ref()))
-            && (cfg.rate_limits.tools.is_empty() && cfg.rate_limits.categories.is_empty()
-                || super::limit::windows(def, &cfg.rate_limits).is_empty())
+            && !super::limit::limited(def, &cfg.rate_limits)
             && !(cx.record_start && !(def.safety.is_read_only() || def.idempotent))
             // the arguments are made as JSON only for a cache
             && !(self.caches(def) && self.cache_waits(def, instance.arguments()))

@@ -20,6 +20,14 @@ pub struct RateLimiter {
 
 static GLOBAL: LazyLock<RateLimiter> = LazyLock::new(RateLimiter::default);
 
+/// Whether any window applies to a call of `def`: what `!windows(def, cfg).is_empty()` says,
+/// without making the keys (every call asks this; few are limited).
+#[inline]
+pub(crate) fn limited(def: &ToolDefinition, cfg: &RateLimitConfig) -> bool {
+    cfg.categories.keys().any(|c| *c == def.safety)
+        || (!cfg.tools.is_empty() && cfg.tools.contains_key(def.name.as_ref()))
+}
+
 /// The windows that apply to a call of `def`, by key (`tool:NAME`, `category:NAME`).
 pub(crate) fn windows(def: &ToolDefinition, cfg: &RateLimitConfig) -> Vec<(String, Window)> {
     // most tools have no limit: no allocation and no hashing for them

@@ -48,7 +48,17 @@ pub fn requirement(def: &ToolDefinition, cfg: &ExecutorConfig, gate_passed: bool
 }
 
 /// The refusal of the allow and deny lists, if any. The deny list wins.
+#[inline]
 pub(crate) fn refusal(name: &str, cfg: &ExecutorConfig) -> Option<ToolError> {
+    // most configurations have neither list: nothing to compare for them
+    if cfg.deny.is_empty() && cfg.allow.is_none() {
+        return None;
+    }
+    listed_refusal(name, cfg)
+}
+
+#[cold]
+fn listed_refusal(name: &str, cfg: &ExecutorConfig) -> Option<ToolError> {
     let denied = cfg.deny.iter().any(|d| d == name);
     let not_allowed = cfg
         .allow

@@ -255,12 +255,16 @@ impl Executor {
             None => exec.outcome.error().map(|e| e.code.to_string()),
         };
         let duration_us = trail.started.elapsed().as_micros() as u64;
-        let span = tracing::Span::current();
-        span.record("gen_ai.tool.category", category.as_str());
-        span.record("tool.decision", decision_name(trail.decision));
-        span.record("tool.status", status.as_str());
-        if let Some(code) = &error_code {
-            span.record("error.type", code.as_str());
+        // the fields belong to the call's `execute_tool` span, an INFO span: below that level
+        // there is none to record them on, and finding the current span is not free
+        if tracing::level_enabled!(tracing::Level::INFO) {
+            let span = tracing::Span::current();
+            span.record("gen_ai.tool.category", category.as_str());
+            span.record("tool.decision", decision_name(trail.decision));
+            span.record("tool.status", status.as_str());
+            if let Some(code) = &error_code {
+                span.record("error.type", code.as_str());
+            }
         }
         tracing::info!(
             target: "tool_runtime::audit",

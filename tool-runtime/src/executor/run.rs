@@ -60,7 +60,7 @@ impl Executor {
             }
             lookup => lookup.into_key(),
         };
-        let limited = !super::limit::windows(def, &cfg.rate_limits).is_empty();
+        let limited = super::limit::limited(def, &cfg.rate_limits);
         if let Err(error) = match limited {
             true => Box::pin(self.acquire_rate(def, &cfg.rate_limits)).await,
             false => Ok(()),
