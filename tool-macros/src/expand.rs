@@ -407,7 +407,7 @@ fn args_struct(input: &Input, c: &Checked, constant: bool, deserialize: bool) ->
 enum Body {
     /// An `async fn`: awaited in place.
     Async,
-    /// A sync `fn`: on tokio's blocking pool.
+    /// A sync `fn`: on the runtime's threads for sync bodies.
     Blocking,
     /// A sync `fn` with `non_blocking`: called in place, in the call's first poll.
     InPlace,
@@ -416,9 +416,9 @@ enum Body {
 /// The body of `Tool::call` for a function: unpack the args, extract injected values, call the
 /// function unchanged, and convert its result.
 ///
-/// A sync function runs on tokio's blocking pool (`__private::run_blocking`): run inline, a body
-/// that blocks would hold the thread that also has to notice the executor's timeout, and on a
-/// current-thread runtime the timeout could never fire. So everything it receives moves into the
+/// A sync function runs on the runtime's threads for sync bodies (`__private::run_blocking`):
+/// run inline, a body that blocks would hold the thread that also has to notice the executor's
+/// timeout, and on a current-thread runtime the timeout could never fire. So everything it receives moves into the
 /// closure: the arguments, the injected values (which must therefore be `Send + 'static`, checked
 /// at the parameter), and for `&CallContext` a clone of the context. With `non_blocking` the
 /// author vouches that the body never blocks, and it is called in place as an async fn's body is

@@ -53,11 +53,13 @@ use proc_macro::TokenStream;
 /// `E: Into<ToolError>`, or a plain `T`; `T: Serialize + JsonSchema` and its schema is the
 /// output schema.
 ///
-/// A sync function runs on tokio's blocking thread pool (`spawn_blocking`), never on the thread
-/// that polls the call, so the executor's timeout fires even while the body blocks (the body keeps
-/// its thread until it returns; its late result is dropped). Its injected values therefore move to
-/// that thread and must be `Send + 'static` (`State<T>` always is); `&CallContext` is a clone.
-/// The hop costs two thread hand-offs per call, which dominate a short body's cost under load. A
+/// A sync function runs on the runtime's threads for sync bodies (long-lived, one per core, more
+/// when bodies block; within the caller's tokio runtime context, as `spawn_blocking` runs a
+/// closure), never on the thread that polls the call, so the executor's timeout fires even while
+/// the body blocks (the body keeps its thread until it returns; its late result is dropped). Its
+/// injected values therefore move to that thread and must be `Send + 'static` (`State<T>` always
+/// is); `&CallContext` is a clone. The hop costs a hand-off to another thread and back per call,
+/// which is most of a short body's cost under load. A
 /// sync function whose body never blocks (a computation, a lookup in memory) can opt out with
 /// `non_blocking`: it is then called in place, on the thread that polls the call, as an async
 /// fn's body is, and the executor's timeout cannot interrupt it. Nothing moves then: `&CallContext`
@@ -82,7 +84,7 @@ use proc_macro::TokenStream;
 /// | `tags = ["a", "b"]` or `tags("a", "b")` | tags for pre-selection |
 /// | `examples = [r#"{..}"#]` | example argument objects: valid JSON, checked against a verbatim schema |
 /// | `timeout = "30s"` or `timeout_ms = 30000` | per-tool timeout (`ms`, `s`, `m`, `h`) |
-/// | `non_blocking` | a sync `fn` whose body never blocks (no IO, no locks held long, no sleeping: a computation or a lookup in memory) is called in place, on the thread that polls the call, instead of on tokio's blocking pool, saving the two thread hand-offs of each call. The trade-off, the author's to make: neither the executor's timeout nor a per-tool one can interrupt the body (a per-tool timeout is refused with it), and while it runs it holds a runtime worker thread, so a body that does block stalls the other tasks of that thread (on a current-thread runtime, all of them). Refused on an `async fn` and on a struct tool, which run in place already |
+/// | `non_blocking` | a sync `fn` whose body never blocks (no IO, no locks held long, no sleeping: a computation or a lookup in memory) is called in place, on the thread that polls the call, instead of on the threads for sync bodies, saving the two thread hand-offs of each call. The trade-off, the author's to make: neither the executor's timeout nor a per-tool one can interrupt the body (a per-tool timeout is refused with it), and while it runs it holds a runtime worker thread, so a body that does block stalls the other tasks of that thread (on a current-thread runtime, all of them). Refused on an `async fn` and on a struct tool, which run in place already |
 /// | `strict` | OpenAI strict mode: checked at compile time for verbatim schemas and for maps/defaults of derived ones; a derived schema is brought into strict form, and what cannot be is refused at registration by `toolset!` |
 /// | `parameters = r#"{..}"#` | an inline verbatim JSON Schema, stored byte for byte |
 /// | `schema = "file.json"` | a verbatim schema file relative to `CARGO_MANIFEST_DIR`; its relative file `$ref`s are inlined under `$defs`; the files are tracked for rebuilds |

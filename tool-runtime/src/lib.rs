@@ -43,3 +43,4 @@ mod lean;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod bodies;

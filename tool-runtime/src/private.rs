@@ -184,23 +184,23 @@ pub fn check(def: &ToolDefinition) -> Result<(), RegistrationError> {
     })
 }
 
-/// Runs a sync tool body on tokio's blocking thread pool and waits for it without blocking, so
-/// that the executor's timeout can fire while the body blocks (the body itself cannot be stopped:
-/// it keeps its thread until it returns, and its result is dropped). A panic in the body is
-/// resumed here, so the executor reports it as it does for async bodies. Outside a tokio runtime
-/// the body runs inline.
+/// Runs a sync tool body on the threads kept for sync bodies (see `bodies`) and waits for it
+/// without blocking, so that the executor's timeout can fire while the body blocks (the body
+/// itself cannot be stopped: it keeps its thread until it returns, and its result is dropped). A
+/// panic in the body is resumed here, so the executor reports it as it does for async bodies.
+/// Outside a tokio runtime the body runs inline.
 pub async fn run_blocking<T, F>(body: F) -> Result<T, ToolError>
 where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,
 {
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => match handle.spawn_blocking(body).await {
+        Ok(handle) => match crate::bodies::run(handle, body).await {
             Ok(result) => result,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(_) => Err(ToolError::new(
+            Err(crate::bodies::Lost::Panicked(payload)) => std::panic::resume_unwind(payload),
+            Err(crate::bodies::Lost::Dropped) => Err(ToolError::new(
                 crate::error::ErrorCode::INTERNAL,
-                "the tool's thread was cancelled (the runtime is shutting down)",
+                "the tool's body was dropped before it ran (the process is ending)",
             )),
         },
         Err(_) => body(),

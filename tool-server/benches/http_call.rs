@@ -17,11 +17,12 @@
 //! reported per request.
 //!
 //! `cargo bench -p tool-server --bench http_call`, with the tool as a sync fn, whose body runs on
-//! tokio's blocking pool; `HTTP_CALL_TOOL=non_blocking` for the same sync fn marked
-//! `#[tool(non_blocking)]` (called in place), `HTTP_CALL_TOOL=async` for it as an `async fn`,
-//! and `HTTP_CALL_TOOL=pool` / `idle_pool` for the alternatives to tokio's blocking pool that
-//! were measured for the default: the sync body handed to a small pool of long-lived threads over
-//! a channel (`idle_pool`: only to an idle one, else to tokio's blocking pool).
+//! the runtime's threads for sync bodies; `HTTP_CALL_TOOL=non_blocking` for the same sync fn
+//! marked `#[tool(non_blocking)]` (called in place), `HTTP_CALL_TOOL=async` for it as an
+//! `async fn`, `HTTP_CALL_TOOL=spawn_blocking` for its body on tokio's blocking pool (the
+//! baseline of the runtime's own threads), and `HTTP_CALL_TOOL=pool` / `idle_pool` for two
+//! simpler hand-offs: the sync body handed to a fixed pool of long-lived
+//! threads over a channel (`idle_pool`: only to an idle one, else to tokio's blocking pool).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,7 +58,7 @@ const IN_FLIGHT: usize = 16;
 const CONCURRENT: usize = 32_000;
 
 /// Reads one note. Trivially cheap on purpose: the bench measures what is around the tool. A sync
-/// function, so its body runs on tokio's blocking pool (a hop to another thread and back).
+/// function, so its body runs on the threads for sync bodies (a hop to another thread and back).
 #[tool(read_only)]
 pub fn read_note(
     /// The note's id.
@@ -145,6 +146,17 @@ pub async fn read_note_idle_pooled(
         }))
         .expect("the pool runs");
     rx.await.expect("the pool's thread answers")
+}
+
+/// The sync body on tokio's blocking pool (`HTTP_CALL_TOOL=spawn_blocking`).
+#[tool(read_only, name = "read_note")]
+pub async fn read_note_spawn_blocking(
+    /// The note's id.
+    id: String,
+) -> Result<String, ToolError> {
+    tokio::task::spawn_blocking(move || read_note(id))
+        .await
+        .expect("the body ran")
 }
 
 /// The sync body run on [`POOL`], its result sent back over a oneshot channel.
@@ -386,7 +398,11 @@ async fn bench() {
     let (set, body) = match body.as_str() {
         "" | "sync" => (
             tool_runtime::toolset![read_note],
-            "sync fn, its body on tokio's blocking pool",
+            "sync fn, its body on the threads for sync bodies",
+        ),
+        "spawn_blocking" => (
+            tool_runtime::toolset![read_note_spawn_blocking],
+            "sync fn's body on tokio's blocking pool",
         ),
         "non_blocking" => (
             tool_runtime::toolset![read_note_in_place],
@@ -405,7 +421,10 @@ async fn bench() {
             "sync fn's body handed to an idle long-lived thread, else to tokio's blocking pool",
         ),
         other => {
-            panic!("HTTP_CALL_TOOL={other:?}: say sync, non_blocking, async, pool or idle_pool")
+            panic!(
+                "HTTP_CALL_TOOL={other:?}: say sync, non_blocking, async, spawn_blocking, pool or \
+                 idle_pool"
+            )
         }
     };
     let set = set.expect("the tool registers");
@@ -468,7 +487,7 @@ async fn bench() {
         String::from_utf8_lossy(&answer),
         answer.len()
     );
-    println!("tool: {body} (HTTP_CALL_TOOL=sync|non_blocking|async|pool|idle_pool)");
+    println!("tool: {body} (HTTP_CALL_TOOL=sync|non_blocking|async|spawn_blocking|pool|idle_pool)");
     println!(
         "executor: MemoryStore with audit records to the store, result cache off; tokio \
          multi-thread runtime, {} workers (client and servers share it)",
