@@ -25,7 +25,7 @@ use std::sync::{Condvar, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// How long queued bodies may wait without a thread taking any before the pool grows.
-pub(crate) const STALL: Duration = Duration::from_millis(10);
+const STALL: Duration = Duration::from_millis(10);
 
 /// How long a thread the pool grew by waits for work before it ends.
 const KEEP_ALIVE: Duration = Duration::from_secs(10);
@@ -94,7 +94,8 @@ static POOL: LazyLock<&'static Pool> = LazyLock::new(|| {
 });
 
 /// Runs `body` on the pool within `handle`'s runtime context and waits for it without blocking.
-/// The body runs to its end even when the returned future is dropped before.
+/// Once the returned future has been polled, the body runs to its end even if the future is
+/// dropped before it ends.
 pub(crate) async fn run<T, F>(handle: tokio::runtime::Handle, body: F) -> Result<T, Lost>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -149,7 +150,12 @@ impl Pool {
             if let Some(job) = state.queue.pop_front() {
                 state.taken += 1;
                 drop(state);
-                job();
+                // a job catches its body's panic; this catches one from dropping an answer nobody
+                // waits for (a panic payload whose drop panics), which would end the thread, and
+                // leaks that payload rather than drop it here
+                if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(job)) {
+                    std::mem::forget(payload);
+                }
                 state = self.lock();
                 continue;
             }
