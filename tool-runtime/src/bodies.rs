@@ -204,19 +204,15 @@ impl Pool {
                 .wait_timeout(state, STALL)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
-            let stalled = !state.queue.is_empty()
-                && state.taken == seen
-                && state.idle == 0
-                && state.threads < MAX_THREADS;
-            if state.queue.is_empty() && state.taken == seen {
-                quiet += 1;
-                if quiet >= QUIET_PERIODS {
-                    state.watch_asleep = true;
-                }
-            } else {
+            let progressed = std::mem::replace(&mut seen, state.taken) != state.taken;
+            let waiting = !state.queue.is_empty();
+            let stalled = waiting && !progressed && state.idle == 0 && state.threads < MAX_THREADS;
+            if waiting || progressed {
                 quiet = 0;
+            } else {
+                quiet += 1;
+                state.watch_asleep = quiet >= QUIET_PERIODS;
             }
-            seen = state.taken;
             if stalled {
                 drop(state);
                 self.start_thread(true);

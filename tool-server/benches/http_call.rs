@@ -134,9 +134,7 @@ pub async fn read_note_idle_pooled(
     id: String,
 ) -> Result<String, ToolError> {
     if !IDLE_POOL.claim() {
-        return tokio::task::spawn_blocking(move || read_note(id))
-            .await
-            .expect("the body ran");
+        return read_note_spawn_blocking(id).await;
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
     IDLE_POOL
