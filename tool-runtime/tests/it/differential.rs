@@ -566,3 +566,38 @@ fn plan_equals_validator_on_values() {
 pub(crate) fn one() -> u32 {
     1
 }
+
+/// A tool with an `f64` its reader reads as serde does: below 2^53 the float read is the number
+/// sent, beyond it an integer and its float may differ.
+#[tool(read_only)]
+fn weigh(
+    /// A weight.
+    #[arg(min = -1e300, max = 9007199254740992.0)]
+    grams: f64,
+) -> Result<f64, ToolError> {
+    Ok(grams)
+}
+
+#[test]
+fn floats_beyond_two_to_the_53_are_judged_as_sent() {
+    let set = ToolSet::new().with::<weigh>().unwrap();
+    assert!(set.has_generated_reader("weigh"));
+    let hydrate = |text: &str| set.hydrate(&ToolCall::new("c", "weigh", text));
+    // within the range the fast path decides
+    assert!(
+        set.hydrate_fast_only("weigh", r#"{"grams": 12.5}"#)
+            .is_some()
+    );
+    assert!(hydrate(r#"{"grams": 12.5}"#).is_ok());
+    // 2^53 + 1 reads as the float 2^53, which the maximum admits; the number sent is above it,
+    // so the fast path leaves it to the slow path, which refuses it
+    assert!(
+        set.hydrate_fast_only("weigh", r#"{"grams": 9007199254740993}"#)
+            .is_none()
+    );
+    let refused = hydrate(r#"{"grams": 9007199254740993}"#).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::INVALID_ARGUMENTS, "{refused:?}");
+    // a large number the schema admits is still accepted, by the slow path
+    let accepted = hydrate(r#"{"grams": -1e200}"#).unwrap();
+    assert_eq!(accepted.arguments()["grams"], json!(-1e200));
+}

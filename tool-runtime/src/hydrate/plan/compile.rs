@@ -394,6 +394,7 @@ impl<'a, J: Tree<'a>> Compiler<'a, J> {
             }
         }
         checks.keys = keys;
+        checks.quick = super::Quick::of(&checks);
         // JSON Schema: an object instance needs every required key whether or not `type` says
         // object; the plan sees objects only through their serialized keys, which is that.
         Ok(Node::Checks(checks))

@@ -7,7 +7,7 @@ use serde::ser::{self, Serialize};
 
 use super::compare::{Scalar, admits, compare_limit, scalar_eq};
 use super::keys::KeyWriter;
-use super::{Checks, Limit, Node, NodeId, Plan, Reject, Span, TypeSet};
+use super::{Checks, Limit, Node, NodeId, Plan, Quick, Reject, Span, TypeSet};
 
 /// What a node resolves to once references and nullability are followed.
 enum Target<'p> {
@@ -81,6 +81,27 @@ impl<'p> Walker<'p> {
         matches!(self.resolve(), Target::Any)
     }
 
+    /// What a scalar here is accepted by outright (see [`Quick`]).
+    pub(super) fn quick(&self) -> Quick {
+        match self.resolve() {
+            Target::Any => Quick::ALL,
+            Target::Never => Quick::NONE,
+            Target::Checks(c, false) => c.quick,
+            Target::Checks(c, true) => c.quick.or_null(),
+        }
+    }
+
+    /// The same, where the plan holds it: a nullable node's is not held (its scalars are then
+    /// all judged by the full checks).
+    #[inline]
+    pub(super) fn quick_ref(&self) -> &'p Quick {
+        match self.resolve() {
+            Target::Any => &Quick::ALL,
+            Target::Checks(c, false) => &c.quick,
+            Target::Never | Target::Checks(_, true) => &Quick::NONE,
+        }
+    }
+
     // inlined so that each caller's scalar kind, known where it reads one, prunes the checks
     // of the other kinds
     #[inline(always)]
@@ -90,53 +111,79 @@ impl<'p> Walker<'p> {
             Target::Never => return Err(Reject),
             Target::Checks(c, n) => (c, n),
         };
-        if nullable && matches!(s, Scalar::Null) {
+        if c.quick.accepts(s) || (nullable && matches!(s, Scalar::Null)) {
             return Ok(());
         }
-        if let Some(t) = c.types
-            && !admits(t, s)
-        {
-            return Err(Reject);
-        }
-        if let Some(allowed) = &c.allowed
-            && !allowed.iter().any(|v| scalar_eq(s, v))
-        {
-            return Err(Reject);
-        }
-        match s {
-            Scalar::I(_) | Scalar::U(_) | Scalar::F(_) => {
-                let cmp = |limit: Option<Limit>| limit.map(|l| compare_limit(s, l));
-                if let Some(b) = c.bounds.as_deref()
-                    && (cmp(b.minimum).is_some_and(Ordering::is_lt)
-                        || cmp(b.exclusive_minimum).is_some_and(Ordering::is_le)
-                        || cmp(b.maximum).is_some_and(Ordering::is_gt)
-                        || cmp(b.exclusive_maximum).is_some_and(Ordering::is_ge))
-                {
-                    return Err(Reject);
-                }
+        checked(c, s)
+    }
+}
+
+/// The full checks of `c` on a scalar the quick ones did not accept outright: out of line, since
+/// most values never need them.
+#[inline(never)]
+fn checked(c: &Checks, s: Scalar<'_>) -> Result<(), Reject> {
+    if let Some(t) = c.types
+        && !admits(t, s)
+    {
+        return Err(Reject);
+    }
+    if let Some(allowed) = &c.allowed
+        && !allowed.iter().any(|v| scalar_eq(s, v))
+    {
+        return Err(Reject);
+    }
+    match s {
+        Scalar::I(_) | Scalar::U(_) | Scalar::F(_) => {
+            let cmp = |limit: Option<Limit>| limit.map(|l| compare_limit(s, l));
+            if let Some(b) = c.bounds.as_deref()
+                && (cmp(b.minimum).is_some_and(Ordering::is_lt)
+                    || cmp(b.exclusive_minimum).is_some_and(Ordering::is_le)
+                    || cmp(b.maximum).is_some_and(Ordering::is_gt)
+                    || cmp(b.exclusive_maximum).is_some_and(Ordering::is_ge))
+            {
+                return Err(Reject);
             }
-            Scalar::Str(text) if !c.length.is_any() => {
-                // The length in characters lies between a quarter of the byte length and the
-                // byte length (UTF-8): count only when those bounds leave a limit undecided.
-                let (fewest, most) = ((text.len() as u64).div_ceil(4), text.len() as u64);
-                // with only one limit, the other (`0` or `u64::MAX`) decides every length
-                let Span { min, max } = c.length;
-                if most < min || fewest > max {
-                    return Err(Reject);
-                }
-                let undecided = (fewest < min && most >= min) || (most > max && fewest <= max);
-                if undecided && !c.length.admits(text.chars().count() as u64) {
-                    return Err(Reject);
-                }
+        }
+        Scalar::Str(text) if !c.length.is_any() => {
+            // The length in characters lies between a quarter of the byte length and the
+            // byte length (UTF-8): count only when those bounds leave a limit undecided.
+            let (fewest, most) = ((text.len() as u64).div_ceil(4), text.len() as u64);
+            // with only one limit, the other (`0` or `u64::MAX`) decides every length
+            let Span { min, max } = c.length;
+            if most < min || fewest > max {
+                return Err(Reject);
             }
-            Scalar::Str(_) | Scalar::Null | Scalar::Bool(_) => {}
+            let undecided = (fewest < min && most >= min) || (most > max && fewest <= max);
+            if undecided && !c.length.admits(text.chars().count() as u64) {
+                return Err(Reject);
+            }
         }
-        if let Some(d) = &c.delegate
-            && !d.is_valid(&s.to_value())
-        {
-            return Err(Reject);
-        }
-        Ok(())
+        Scalar::Str(_) | Scalar::Null | Scalar::Bool(_) => {}
+    }
+    if let Some(d) = &c.delegate
+        && !d.is_valid(&s.to_value())
+    {
+        return Err(Reject);
+    }
+    Ok(())
+}
+
+impl<'p> Walker<'p> {
+    /// An array of `len` scalars here, judged as a whole (its type, item count and depth): the
+    /// walker its elements are checked at, which nothing below them needs.
+    #[inline(always)]
+    pub(super) fn scalars(&self, len: usize) -> Result<Walker<'p>, Reject> {
+        let depth = self.open()?;
+        let node = match self.compound(TypeSet::ARRAY)? {
+            Some(c) if !c.item_count.admits(len as u64) => return Err(Reject),
+            Some(c) => c.items.unwrap_or(self.plan.any),
+            None => self.plan.any,
+        };
+        Ok(Walker {
+            plan: self.plan,
+            node,
+            depth,
+        })
     }
 
     /// Entering an array or object: `None` when anything goes below this point.

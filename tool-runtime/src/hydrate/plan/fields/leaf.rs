@@ -3,11 +3,11 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, Deserializer};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess};
 
 use super::{AsLeaf, KindSeed, Place, refused};
 use crate::hydrate::plan::compare::{Scalar, Sent, SentVisitor};
-use crate::hydrate::plan::walk::{self, Walker};
+use crate::hydrate::plan::walk::{self, SeqWalker, Walker};
 
 /// A type whose deserialization from JSON text is exactly known, so that reading it with serde
 /// and checking what was read is the same as checking what was sent: a string reads only a
@@ -17,39 +17,127 @@ use crate::hydrate::plan::walk::{self, Walker};
 pub trait Leaf: Sized {
     /// Reads the value, checking it against `place`.
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error>;
-}
 
-impl Leaf for String {
-    // inlined into the field's read (and the element loop of a vector), as serde's derive
-    // inlines its fields' reads: a string is the commonest field
+    /// Reads the next value of `map`, checked against `place`.
     #[inline(always)]
-    fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
-        let s = String::deserialize(de)?;
-        place.check(Scalar::Str(&s))?;
-        Ok(s)
+    fn value<'de, M: MapAccess<'de>>(map: &mut M, place: Place<'_>) -> Result<Self, M::Error> {
+        map.next_value_seed(seed::<Self>(place))
+    }
+
+    /// Reads the next element of `seq`, checked against `place`; `None` at the end.
+    #[inline(always)]
+    fn element<'de, S: SeqAccess<'de>>(
+        seq: &mut S,
+        place: Place<'_>,
+    ) -> Result<Option<Self>, S::Error> {
+        seq.next_element_seed(seed::<Self>(place))
+    }
+
+    /// [`Leaf::value`] of an `Option<Self>`.
+    #[inline(always)]
+    fn option_value<'de, M: MapAccess<'de>>(
+        map: &mut M,
+        place: Place<'_>,
+    ) -> Result<Option<Self>, M::Error> {
+        map.next_value_seed(seed::<Option<Self>>(place))
+    }
+
+    /// [`Leaf::value`] of a `Vec<Self>`.
+    #[inline(always)]
+    fn vec_value<'de, M: MapAccess<'de>>(
+        map: &mut M,
+        place: Place<'_>,
+    ) -> Result<Vec<Self>, M::Error> {
+        map.next_value_seed(seed::<Vec<Self>>(place))
     }
 }
 
-impl Leaf for bool {
-    #[inline]
-    fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
-        let b = bool::deserialize(de)?;
-        place.check(Scalar::Bool(b))?;
-        Ok(b)
+#[inline(always)]
+fn seed<T: Leaf>(place: Place<'_>) -> KindSeed<'_, T, AsLeaf<T>> {
+    KindSeed {
+        kind: AsLeaf(PhantomData),
+        place,
+        _value: PhantomData,
     }
 }
 
-macro_rules! integer_leaf {
-    ($($ty:ty => $scalar:ident as $wide:ty),* $(,)?) => {$(
+/// The leaves serde reads without a place: `value`, `element`, `option_value` and `vec_value`
+/// read them (and options and vectors of them) with serde's own seed and check what was read
+/// afterwards. A map's or a sequence's read of the next value is then the one serde's derive
+/// instantiates for the same type (small enough to be inlined into the reader, as it is into the
+/// derive's visitor), and the check stays out of it. `$scalar` is what the schema is asked
+/// about, from `$v`, a reference to the value read.
+macro_rules! checked_after {
+    ($ty:ty, |$v:ident| $scalar:expr) => {
         impl Leaf for $ty {
             #[inline]
             fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
-                // serde reads only a JSON integer that fits: the value is the number sent
-                let v = <$ty>::deserialize(de)?;
-                place.check(Scalar::$scalar(v as $wide))?;
-                Ok(v)
+                let value = <$ty>::deserialize(de)?;
+                let $v = &value;
+                place.check($scalar)?;
+                Ok(value)
+            }
+
+            #[inline(always)]
+            fn value<'de, M: MapAccess<'de>>(
+                map: &mut M,
+                place: Place<'_>,
+            ) -> Result<Self, M::Error> {
+                let value = map.next_value::<$ty>()?;
+                let $v = &value;
+                place.check($scalar)?;
+                Ok(value)
+            }
+
+            #[inline(always)]
+            fn element<'de, S: SeqAccess<'de>>(
+                seq: &mut S,
+                place: Place<'_>,
+            ) -> Result<Option<Self>, S::Error> {
+                let Some(value) = seq.next_element::<$ty>()? else {
+                    return Ok(None);
+                };
+                let $v = &value;
+                place.check($scalar)?;
+                Ok(Some(value))
+            }
+
+            #[inline(always)]
+            fn option_value<'de, M: MapAccess<'de>>(
+                map: &mut M,
+                place: Place<'_>,
+            ) -> Result<Option<Self>, M::Error> {
+                let value = map.next_value::<Option<$ty>>()?;
+                match &value {
+                    None => place.check(Scalar::Null)?,
+                    Some($v) => place.check($scalar)?,
+                }
+                Ok(value)
+            }
+
+            #[inline(always)]
+            fn vec_value<'de, M: MapAccess<'de>>(
+                map: &mut M,
+                place: Place<'_>,
+            ) -> Result<Vec<Self>, M::Error> {
+                let value = map.next_value::<Vec<$ty>>()?;
+                let item = place.scalars(value.len())?;
+                for $v in &value {
+                    item.check($scalar)?;
+                }
+                Ok(value)
             }
         }
+    };
+}
+
+checked_after!(String, |s| Scalar::Str(s));
+checked_after!(bool, |b| Scalar::Bool(*b));
+
+macro_rules! integer_leaf {
+    ($($ty:ty => $scalar:ident as $wide:ty),* $(,)?) => {$(
+        // serde reads only a JSON integer that fits: the value is the number sent
+        checked_after!($ty, |v| Scalar::$scalar(*v as $wide));
     )*};
 }
 
@@ -58,25 +146,111 @@ integer_leaf!(
     i8 => I as i64, i16 => I as i64, i32 => I as i64, i64 => I as i64, isize => I as i64,
 );
 
+/// A number as sent, read the way serde reads the float type named by `T`.
+struct SentAs<T>(PhantomData<fn() -> T>);
+
 macro_rules! float_leaf {
     ($($ty:ty => $method:ident),* $(,)?) => {$(
+        impl<'de> de::DeserializeSeed<'de> for SentAs<$ty> {
+            type Value = Sent;
+
+            #[inline]
+            fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Sent, D::Error> {
+                de.$method(SentVisitor)
+            }
+        }
+
         impl Leaf for $ty {
             #[inline]
             fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
                 let sent = de.$method(SentVisitor)?;
                 place.check(sent.scalar())?;
-                // the conversions serde's own float impls make from each kind of number
-                Ok(match sent {
+                Ok(sent.into())
+            }
+
+            // as `checked_after!`: the number as sent is read by a seed of its own and checked
+            // after
+            #[inline(always)]
+            fn value<'de, M: MapAccess<'de>>(
+                map: &mut M,
+                place: Place<'_>,
+            ) -> Result<Self, M::Error> {
+                let sent = map.next_value_seed(SentAs::<$ty>(PhantomData))?;
+                place.check(sent.scalar())?;
+                Ok(sent.into())
+            }
+
+            #[inline(always)]
+            fn element<'de, S: SeqAccess<'de>>(
+                seq: &mut S,
+                place: Place<'_>,
+            ) -> Result<Option<Self>, S::Error> {
+                let Some(sent) = seq.next_element_seed(SentAs::<$ty>(PhantomData))? else {
+                    return Ok(None);
+                };
+                place.check(sent.scalar())?;
+                Ok(Some(sent.into()))
+            }
+        }
+
+        impl From<Sent> for $ty {
+            /// The conversions serde's own float impls make from each kind of number.
+            #[inline]
+            fn from(sent: Sent) -> $ty {
+                match sent {
                     Sent::U(u) => u as $ty,
                     Sent::I(i) => i as $ty,
                     Sent::F(f) => f as $ty,
-                })
+                }
             }
         }
     )*};
 }
 
-float_leaf!(f32 => deserialize_f32, f64 => deserialize_f64);
+float_leaf!(f32 => deserialize_f32);
+
+/// An `f64` is read by serde's own seed and checked as the float read: the verdict on the
+/// number sent wherever the two are the same number, which they are below 2^53 in magnitude
+/// (every integer there is exactly a float). A larger float that is not accepted outright is
+/// refused here, and the slow path judges the number as sent.
+impl Leaf for f64 {
+    #[inline]
+    fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
+        let sent = de.deserialize_f64(SentVisitor)?;
+        place.check(sent.scalar())?;
+        Ok(sent.into())
+    }
+
+    #[inline(always)]
+    fn value<'de, M: MapAccess<'de>>(map: &mut M, place: Place<'_>) -> Result<Self, M::Error> {
+        let value = map.next_value::<f64>()?;
+        place.check_float(value)?;
+        Ok(value)
+    }
+
+    #[inline(always)]
+    fn element<'de, S: SeqAccess<'de>>(
+        seq: &mut S,
+        place: Place<'_>,
+    ) -> Result<Option<Self>, S::Error> {
+        let Some(value) = seq.next_element::<f64>()? else {
+            return Ok(None);
+        };
+        place.check_float(value)?;
+        Ok(Some(value))
+    }
+}
+
+impl From<Sent> for f64 {
+    #[inline]
+    fn from(sent: Sent) -> f64 {
+        match sent {
+            Sent::U(u) => u as f64,
+            Sent::I(i) => i as f64,
+            Sent::F(f) => f,
+        }
+    }
+}
 
 impl<T: Leaf> Leaf for Option<T> {
     #[inline]
@@ -106,6 +280,11 @@ impl<T: Leaf> Leaf for Option<T> {
 
         de.deserialize_option(OptionVisitor::<T>(place, PhantomData))
     }
+
+    #[inline(always)]
+    fn value<'de, M: MapAccess<'de>>(map: &mut M, place: Place<'_>) -> Result<Self, M::Error> {
+        T::option_value(map, place)
+    }
 }
 
 impl<T: Leaf> Leaf for Vec<T> {
@@ -120,29 +299,11 @@ impl<T: Leaf> Leaf for Vec<T> {
             }
 
             fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Vec<T>, S::Error> {
-                let mut items = self.0.0.seq().map_err(|_| refused::<S::Error>())?;
-                // every element has the same place (its node and depth do not depend on its
-                // index); one with nothing to check and no depth to count still has its type's
-                // own checks (there are none below a leaf's element type)
-                let place = Place(items.item().unwrap_or(Walker {
-                    plan: self.0.0.plan,
-                    node: self.0.0.plan.any,
-                    depth: walk::UNLIMITED,
-                }));
+                let (mut items, place) = self.0.items()?;
                 let mut out = Vec::new();
-                loop {
-                    let seed = KindSeed {
-                        kind: AsLeaf::<T>(PhantomData),
-                        place,
-                        _value: PhantomData,
-                    };
-                    match seq.next_element_seed(seed)? {
-                        Some(v) => {
-                            items.counted();
-                            out.push(v);
-                        }
-                        None => break,
-                    }
+                while let Some(v) = T::element(&mut seq, place)? {
+                    items.counted();
+                    out.push(v);
                 }
                 items.finish().map_err(|_| refused::<S::Error>())?;
                 Ok(out)
@@ -150,5 +311,50 @@ impl<T: Leaf> Leaf for Vec<T> {
         }
 
         de.deserialize_seq(VecVisitor::<T>(place, PhantomData))
+    }
+
+    #[inline(always)]
+    fn value<'de, M: MapAccess<'de>>(map: &mut M, place: Place<'_>) -> Result<Self, M::Error> {
+        T::vec_value(map, place)
+    }
+}
+
+impl<'p> Place<'p> {
+    /// Checks `value`, an `f64` serde read, as [`Leaf for f64`](Leaf) says.
+    #[inline(always)]
+    fn check_float<E: de::Error>(&self, value: f64) -> Result<(), E> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        if self.quick.accepts(Scalar::F(value)) {
+            return Ok(());
+        }
+        if value.abs() >= EXACT {
+            return Err(refused());
+        }
+        self.walker.scalar(Scalar::F(value)).map_err(|_| refused())
+    }
+
+    /// The place of the elements of an array of `len` scalars here, once the array as a whole
+    /// passed its checks (see `Walker::scalars`).
+    #[inline(always)]
+    fn scalars<E: de::Error>(self, len: usize) -> Result<Place<'p>, E> {
+        self.walker
+            .scalars(len)
+            .map(Place::at)
+            .map_err(|_| refused())
+    }
+
+    /// The walker of an array at this place, and the place of its elements: every element has
+    /// the same place (its node and depth do not depend on its index). One with nothing to
+    /// check and no depth to count still has its type's own checks (there are none below a
+    /// leaf's element type).
+    #[inline]
+    fn items<E: de::Error>(self) -> Result<(SeqWalker<'p>, Place<'p>), E> {
+        let items = self.walker.seq().map_err(|_| refused::<E>())?;
+        let place = Place::at(items.item().unwrap_or(Walker {
+            plan: self.walker.plan,
+            node: self.walker.plan.any,
+            depth: walk::UNLIMITED,
+        }));
+        Ok((items, place))
     }
 }

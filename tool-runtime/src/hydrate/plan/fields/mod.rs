@@ -37,7 +37,7 @@ use serde_json::Value;
 use super::compare::Scalar;
 use super::guard::{Guard, GuardSeed};
 use super::walk::Walker;
-use super::{Node, NodeId, Plan};
+use super::{Node, NodeId, Plan, Quick};
 
 pub use super::guard::KeyText;
 pub use leaf::Leaf;
@@ -193,8 +193,9 @@ impl Bound {
 pub struct Layout {
     /// The reader's field names it was made for.
     names: &'static [&'static str],
-    /// Each field's schema node (its property's, else `additionalProperties`', else anything).
-    fields: Box<[NodeId]>,
+    /// Each field's schema node (its property's, else `additionalProperties`', else anything),
+    /// with what it accepts outright.
+    fields: Box<[(NodeId, Quick)]>,
     /// The fields the schema requires, one bit per field index.
     required: u64,
     /// What a key that is no field must satisfy.
@@ -261,9 +262,20 @@ impl Layout {
         if unread || required_seen != c.required_count {
             return None;
         }
+        let laid_out = nodes
+            .into_iter()
+            .map(|node| {
+                let walker = Walker {
+                    plan,
+                    node,
+                    depth: 0,
+                };
+                (node, walker.quick())
+            })
+            .collect();
         Some(Layout {
             names: fields,
-            fields: nodes.into_boxed_slice(),
+            fields: laid_out,
             required,
             additional,
         })
@@ -410,16 +422,16 @@ impl<'a, 'de, M: MapAccess<'de>> Fields<'a, 'de, M> {
             return Err(de::Error::duplicate_field(self.layout.names[index]));
         }
         self.present |= bit;
-        let place = Place(Walker {
-            plan: self.plan,
-            node: self.layout.fields[index],
-            depth: self.depth,
-        });
-        *slot = Some(self.map.next_value_seed(KindSeed {
-            kind,
-            place,
-            _value: PhantomData,
-        })?);
+        let (node, quick) = &self.layout.fields[index];
+        let place = Place {
+            walker: Walker {
+                plan: self.plan,
+                node: *node,
+                depth: self.depth,
+            },
+            quick,
+        };
+        *slot = Some(kind.value(&mut self.map, place)?);
         Ok(())
     }
 
@@ -506,25 +518,41 @@ impl<'de, T, K: Kind<T>> DeserializeSeed<'de> for KindSeed<'_, T, K> {
 
 /// A place in the document and its schema node: what a [`Leaf`] checks itself against.
 #[derive(Clone, Copy)]
-pub struct Place<'p>(Walker<'p>);
+pub struct Place<'p> {
+    walker: Walker<'p>,
+    /// What the node accepts outright, looked up once for the place.
+    quick: &'p Quick,
+}
 
 impl<'p> Place<'p> {
+    /// The place `walker` stands at.
+    #[inline]
+    fn at(walker: Walker<'p>) -> Place<'p> {
+        Place {
+            walker,
+            quick: walker.quick_ref(),
+        }
+    }
+
     #[inline(always)]
     fn check<E: de::Error>(&self, s: Scalar<'_>) -> Result<(), E> {
-        self.0.scalar(s).map_err(|_| refused())
+        if self.quick.accepts(s) {
+            return Ok(());
+        }
+        self.walker.scalar(s).map_err(|_| refused())
     }
 
     /// The layout of a nested reader with `fields` at this place, made once per node.
     #[inline]
     fn layout(&self, fields: &'static [&'static str]) -> Option<&'p Layout> {
-        let plan = self.0.plan;
+        let plan = self.walker.plan;
         let slots = plan.layouts.get_or_init(|| {
             (0..plan.nodes.len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect()
         });
-        let layout = slots[self.0.node]
-            .get_or_init(|| Layout::at(plan, self.0.node, fields, true))
+        let layout = slots[self.walker.node]
+            .get_or_init(|| Layout::at(plan, self.walker.node, fields, true))
             .as_ref()?;
         // one node is one type in a derived schema; anything else reads through the guard
         std::ptr::eq(layout.names, fields).then_some(layout)
@@ -533,22 +561,23 @@ impl<'p> Place<'p> {
 
 /// Reads a nested struct with a generated reader at `place`: like the arguments object itself
 /// when its schema node lines up with the fields, through the guard otherwise.
+#[inline]
 pub fn nested<'de, A: Reader + DeserializeOwned, D: Deserializer<'de>>(
     de: D,
     place: Place<'_>,
 ) -> Result<A, D::Error> {
     let Some(layout) = place.layout(A::FIELDS) else {
         return A::deserialize(Guard {
-            walker: place.0,
+            walker: place.walker,
             de,
         });
     };
     // the object opens a level here; the guard (on the other path) counts the same way
-    let Ok(depth) = place.0.open() else {
+    let Ok(depth) = place.walker.open() else {
         return Err(refused());
     };
     de.deserialize_map(Root::<A, Unboxed> {
-        plan: place.0.plan,
+        plan: place.walker.plan,
         layout,
         depth,
         _args: PhantomData,
@@ -613,17 +642,17 @@ impl Place<'_> {
     /// Whether the schema here admits `names[index]`, a unit variant's name (see [`variant`]).
     #[inline]
     fn admits_variant(&self, names: &'static [&'static str], index: usize) -> bool {
-        let check = |name: &str| self.0.scalar(Scalar::Str(name)).is_ok();
+        let check = |name: &str| self.walker.scalar(Scalar::Str(name)).is_ok();
         if names.len() > 64 {
             return check(names[index]);
         }
-        let plan = self.0.plan;
+        let plan = self.walker.plan;
         let slots = plan.variants.get_or_init(|| {
             (0..plan.nodes.len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect()
         });
-        let verdicts = slots[self.0.node].get_or_init(|| Verdicts {
+        let verdicts = slots[self.walker.node].get_or_init(|| Verdicts {
             names,
             admitted: names
                 .iter()
@@ -648,9 +677,19 @@ pub fn unknown_variant<E: de::Error>() -> E {
 }
 
 /// How a field's value is read and checked.
-pub trait Kind<T> {
+pub trait Kind<T>: Sized {
     /// Reads `T` from `de`, checking what was sent against `place`.
     fn read<'de, D: Deserializer<'de>>(self, de: D, place: Place<'_>) -> Result<T, D::Error>;
+
+    /// Reads the next value of `map` the same way.
+    #[inline(always)]
+    fn value<'de, M: MapAccess<'de>>(self, map: &mut M, place: Place<'_>) -> Result<T, M::Error> {
+        map.next_value_seed(KindSeed {
+            kind: self,
+            place,
+            _value: PhantomData,
+        })
+    }
 }
 
 /// Read by serde directly, checked as read: `T`'s deserialization is exactly known.
@@ -660,6 +699,11 @@ impl<T: Leaf> Kind<T> for AsLeaf<T> {
     #[inline(always)]
     fn read<'de, D: Deserializer<'de>>(self, de: D, place: Place<'_>) -> Result<T, D::Error> {
         T::read(de, place)
+    }
+
+    #[inline(always)]
+    fn value<'de, M: MapAccess<'de>>(self, map: &mut M, place: Place<'_>) -> Result<T, M::Error> {
+        T::value(map, place)
     }
 }
 
@@ -671,11 +715,11 @@ impl<T: DeserializeOwned> Kind<T> for AsGuarded<T> {
         // nothing to check and no depth to count (the slow path reading arguments already
         // validated): `T` reads itself, in every form its `Deserialize` accepts, including those
         // the guard leaves to the slow path (data variants, integer map keys, raw values)
-        if place.0.checks_nothing() {
+        if place.walker.checks_nothing() {
             return T::deserialize(de);
         }
         T::deserialize(Guard {
-            walker: place.0,
+            walker: place.walker,
             de,
         })
     }
