@@ -134,6 +134,15 @@ impl Sent {
             Sent::F(f) => Scalar::F(f),
         }
     }
+
+    /// The conversion serde's own `f32` makes from each kind of number.
+    pub(super) fn to_f32(self) -> f32 {
+        match self {
+            Sent::U(u) => u as f32,
+            Sent::I(i) => i as f32,
+            Sent::F(f) => f as f32,
+        }
+    }
 }
 
 pub(super) struct SentVisitor;

@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess};
 
 use super::{AsLeaf, KindSeed, Place, refused};
-use crate::hydrate::plan::compare::{Scalar, Sent, SentVisitor};
+use crate::hydrate::plan::Quick;
+use crate::hydrate::plan::compare::{Scalar, SentVisitor};
 use crate::hydrate::plan::walk::{self, SeqWalker, Walker};
 
 /// A type whose deserialization from JSON text is exactly known, so that reading it with serde
@@ -61,20 +62,20 @@ fn seed<T: Leaf>(place: Place<'_>) -> KindSeed<'_, T, AsLeaf<T>> {
     }
 }
 
-/// The leaves serde reads without a place: `value`, `element`, `option_value` and `vec_value`
-/// read them (and options and vectors of them) with serde's own seed and check what was read
-/// afterwards. A map's or a sequence's read of the next value is then the one serde's derive
-/// instantiates for the same type (small enough to be inlined into the reader, as it is into the
-/// derive's visitor), and the check stays out of it. `$scalar` is what the schema is asked
-/// about, from `$v`, a reference to the value read.
+/// The leaves serde reads without a place: `read`, `value`, `element`, `option_value` and
+/// `vec_value` read them (and options and vectors of them) with serde's own seed and check what
+/// was read afterwards. A map's or a sequence's read of the next value is then the one serde's
+/// derive instantiates for the same type (small enough to be inlined into the reader, as it is
+/// into the derive's visitor), and the check stays out of it. `$check` checks `$v`, a reference
+/// to the value read, at `$place`.
 macro_rules! checked_after {
-    ($ty:ty, |$v:ident| $scalar:expr) => {
+    ($ty:ty, |$place:ident, $v:ident| $check:expr) => {
         impl Leaf for $ty {
             #[inline]
             fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
                 let value = <$ty>::deserialize(de)?;
-                let $v = &value;
-                place.check($scalar)?;
+                let ($place, $v) = (place, &value);
+                $check?;
                 Ok(value)
             }
 
@@ -84,8 +85,8 @@ macro_rules! checked_after {
                 place: Place<'_>,
             ) -> Result<Self, M::Error> {
                 let value = map.next_value::<$ty>()?;
-                let $v = &value;
-                place.check($scalar)?;
+                let ($place, $v) = (place, &value);
+                $check?;
                 Ok(value)
             }
 
@@ -97,8 +98,8 @@ macro_rules! checked_after {
                 let Some(value) = seq.next_element::<$ty>()? else {
                     return Ok(None);
                 };
-                let $v = &value;
-                place.check($scalar)?;
+                let ($place, $v) = (place, &value);
+                $check?;
                 Ok(Some(value))
             }
 
@@ -110,7 +111,10 @@ macro_rules! checked_after {
                 let value = map.next_value::<Option<$ty>>()?;
                 match &value {
                     None => place.check(Scalar::Null)?,
-                    Some($v) => place.check($scalar)?,
+                    Some($v) => {
+                        let $place = place;
+                        $check?
+                    }
                 }
                 Ok(value)
             }
@@ -121,9 +125,9 @@ macro_rules! checked_after {
                 place: Place<'_>,
             ) -> Result<Vec<Self>, M::Error> {
                 let value = map.next_value::<Vec<$ty>>()?;
-                let item = place.scalars(value.len())?;
+                let $place = place.scalars(value.len())?;
                 for $v in &value {
-                    item.check($scalar)?;
+                    $check?;
                 }
                 Ok(value)
             }
@@ -131,13 +135,13 @@ macro_rules! checked_after {
     };
 }
 
-checked_after!(String, |s| Scalar::Str(s));
-checked_after!(bool, |b| Scalar::Bool(*b));
+checked_after!(String, |place, s| place.check(Scalar::Str(s)));
+checked_after!(bool, |place, b| place.check(Scalar::Bool(*b)));
 
 macro_rules! integer_leaf {
     ($($ty:ty => $scalar:ident as $wide:ty),* $(,)?) => {$(
         // serde reads only a JSON integer that fits: the value is the number sent
-        checked_after!($ty, |v| Scalar::$scalar(*v as $wide));
+        checked_after!($ty, |place, v| place.check(Scalar::$scalar(*v as $wide)));
     )*};
 }
 
@@ -146,109 +150,20 @@ integer_leaf!(
     i8 => I as i64, i16 => I as i64, i32 => I as i64, i64 => I as i64, isize => I as i64,
 );
 
-/// A number as sent, read the way serde reads the float type named by `T`.
-struct SentAs<T>(PhantomData<fn() -> T>);
+// An `f64` is checked as the float serde read: the verdict on the number sent wherever the two
+// are the same number, which they are below 2^53 in magnitude (every integer there is exactly a
+// float). A larger float that is not accepted outright is refused here, and the slow path
+// judges the number as sent.
+checked_after!(f64, |place, v| place.check_float(*v));
 
-macro_rules! float_leaf {
-    ($($ty:ty => $method:ident),* $(,)?) => {$(
-        impl<'de> de::DeserializeSeed<'de> for SentAs<$ty> {
-            type Value = Sent;
-
-            #[inline]
-            fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Sent, D::Error> {
-                de.$method(SentVisitor)
-            }
-        }
-
-        impl Leaf for $ty {
-            #[inline]
-            fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
-                let sent = de.$method(SentVisitor)?;
-                place.check(sent.scalar())?;
-                Ok(sent.into())
-            }
-
-            // as `checked_after!`: the number as sent is read by a seed of its own and checked
-            // after
-            #[inline(always)]
-            fn value<'de, M: MapAccess<'de>>(
-                map: &mut M,
-                place: Place<'_>,
-            ) -> Result<Self, M::Error> {
-                let sent = map.next_value_seed(SentAs::<$ty>(PhantomData))?;
-                place.check(sent.scalar())?;
-                Ok(sent.into())
-            }
-
-            #[inline(always)]
-            fn element<'de, S: SeqAccess<'de>>(
-                seq: &mut S,
-                place: Place<'_>,
-            ) -> Result<Option<Self>, S::Error> {
-                let Some(sent) = seq.next_element_seed(SentAs::<$ty>(PhantomData))? else {
-                    return Ok(None);
-                };
-                place.check(sent.scalar())?;
-                Ok(Some(sent.into()))
-            }
-        }
-
-        impl From<Sent> for $ty {
-            /// The conversions serde's own float impls make from each kind of number.
-            #[inline]
-            fn from(sent: Sent) -> $ty {
-                match sent {
-                    Sent::U(u) => u as $ty,
-                    Sent::I(i) => i as $ty,
-                    Sent::F(f) => f as $ty,
-                }
-            }
-        }
-    )*};
-}
-
-float_leaf!(f32 => deserialize_f32);
-
-/// An `f64` is read by serde's own seed and checked as the float read: the verdict on the
-/// number sent wherever the two are the same number, which they are below 2^53 in magnitude
-/// (every integer there is exactly a float). A larger float that is not accepted outright is
-/// refused here, and the slow path judges the number as sent.
-impl Leaf for f64 {
+/// An `f32` is read as the number sent and checked as sent, before its conversion: serde's
+/// `f32` rounds what it reads, so the float read may not be the number sent.
+impl Leaf for f32 {
     #[inline]
     fn read<'de, D: Deserializer<'de>>(de: D, place: Place<'_>) -> Result<Self, D::Error> {
-        let sent = de.deserialize_f64(SentVisitor)?;
+        let sent = de.deserialize_f32(SentVisitor)?;
         place.check(sent.scalar())?;
-        Ok(sent.into())
-    }
-
-    #[inline(always)]
-    fn value<'de, M: MapAccess<'de>>(map: &mut M, place: Place<'_>) -> Result<Self, M::Error> {
-        let value = map.next_value::<f64>()?;
-        place.check_float(value)?;
-        Ok(value)
-    }
-
-    #[inline(always)]
-    fn element<'de, S: SeqAccess<'de>>(
-        seq: &mut S,
-        place: Place<'_>,
-    ) -> Result<Option<Self>, S::Error> {
-        let Some(value) = seq.next_element::<f64>()? else {
-            return Ok(None);
-        };
-        place.check_float(value)?;
-        Ok(Some(value))
-    }
-}
-
-impl From<Sent> for f64 {
-    #[inline]
-    fn from(sent: Sent) -> f64 {
-        match sent {
-            Sent::U(u) => u as f64,
-            Sent::I(i) => i as f64,
-            Sent::F(f) => f,
-        }
+        Ok(sent.to_f32())
     }
 }
 
@@ -320,14 +235,13 @@ impl<T: Leaf> Leaf for Vec<T> {
 }
 
 impl<'p> Place<'p> {
-    /// Checks `value`, an `f64` serde read, as [`Leaf for f64`](Leaf) says.
+    /// Checks `value`, an `f64` serde read, as `checked_after!(f64, ..)` says.
     #[inline(always)]
     fn check_float<E: de::Error>(&self, value: f64) -> Result<(), E> {
-        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
         if self.quick.accepts(Scalar::F(value)) {
             return Ok(());
         }
-        if value.abs() >= EXACT {
+        if value.abs() >= Quick::EXACT {
             return Err(refused());
         }
         self.walker.scalar(Scalar::F(value)).map_err(|_| refused())

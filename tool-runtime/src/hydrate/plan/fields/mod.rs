@@ -246,36 +246,31 @@ impl Layout {
             if fields[..i].contains(name) {
                 return None;
             }
-            match c.keys.iter().find(|k| &*k.name == *name) {
+            let node = match c.keys.iter().find(|k| &*k.name == *name) {
                 Some(k) => {
-                    nodes.push(k.node.unwrap_or(additional));
                     if k.required != 0 {
                         required |= 1 << i;
                         required_seen += 1;
                     }
+                    k.node.unwrap_or(additional)
                 }
-                None => nodes.push(additional),
-            }
+                None => additional,
+            };
+            let walker = Walker {
+                plan,
+                node,
+                depth: 0,
+            };
+            nodes.push((node, walker.quick()));
         }
         // a property or a required key no field reads would be judged by the wrong rule
         let unread = c.keys.iter().any(|k| !fields.contains(&&*k.name));
         if unread || required_seen != c.required_count {
             return None;
         }
-        let laid_out = nodes
-            .into_iter()
-            .map(|node| {
-                let walker = Walker {
-                    plan,
-                    node,
-                    depth: 0,
-                };
-                (node, walker.quick())
-            })
-            .collect();
         Some(Layout {
             names: fields,
-            fields: laid_out,
+            fields: nodes.into_boxed_slice(),
             required,
             additional,
         })
