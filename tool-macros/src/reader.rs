@@ -286,6 +286,9 @@ fn derive_struct(
 
             #[automatically_derived]
             impl #fast::Leaf for #ident {
+                // inlined into the parent's read of the value, as serde's derive inlines its
+                // fields' reads
+                #[inline]
                 fn read<'de, D: #serde::Deserializer<'de>>(
                     de: D,
                     place: #fast::Place<'_>,
@@ -356,6 +359,8 @@ fn derive_enum(
     quote! {
         #[automatically_derived]
         impl #fast::Leaf for #ident {
+            // inlined into the parent's read of the value (see `derive_struct`)
+            #[inline]
             fn read<'de, D: #serde::Deserializer<'de>>(
                 de: D,
                 place: #fast::Place<'_>,
