@@ -17,7 +17,9 @@
 #       moved them, and say why in the message)
 #
 # Every mode builds with the toolchain named in bench/budgets.txt (installed with rustup when
-# missing) and the bench profile, so that counts compare with the committed budgets.
+# missing) and the bench profile, so that counts compare with the committed budgets, and counts
+# each operation under three fixed streams of random bytes (see FIXED_RANDOM below), so that two
+# runs of one build give the same count.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -118,17 +120,41 @@ binary() { # bench -> path of the bench executable (built with the bench profile
   cat "$OUT/bin.$1"
 }
 
-count() { # binary case iterations -> instructions per iteration
-  local bin="$1" case="$2" iters="$3" file
+# The counted process gets a fixed stream from getrandom(2) (bench/fixed-random.c, preloaded,
+# seeded by FIXED_RANDOM_SEED): its hash maps' seeds, and with them the order of its frees and the
+# allocator's work, are then the same in every run, so a count is reproducible. One seed is one
+# allocation pattern, and some cost a few percent more than most (router_call: 42,450 against
+# 40,330), so each operation is counted under SEEDS seeds and the median is its count.
+FIXED_RANDOM="$OUT/fixed-random.so"
+SEEDS="${INSTR_SEEDS:-1 2 3}"
+fixed_random() {
+  if [ ! -f "$FIXED_RANDOM" ] || [ "$REPO/bench/fixed-random.c" -nt "$FIXED_RANDOM" ]; then
+    "${CC:-cc}" -shared -fPIC -O2 -o "$FIXED_RANDOM" "$REPO/bench/fixed-random.c" ||
+      { echo "could not build bench/fixed-random.c (a C compiler is needed: apt-get install gcc)" >&2; exit 1; }
+  fi
+}
+fixed_random
+
+count() { # binary case iterations -> instructions per iteration (the median over $SEEDS)
+  local bin="$1" case="$2" iters="$3" file seed counts="" median
   file="$OUT/callgrind.$(echo "$case" | tr '/' '_').out"
-  # callgrind counts only what runs under instr_measured_loop on the calling thread, so work
-  # spread over other threads (register_catalog, ToolSet::prepare) would escape the count: the
-  # process is pinned to one core, where that work runs inline and is counted in full
-  INSTR_CASE="$case" INSTR_ITERS="$iters" taskset -c 0 valgrind --tool=callgrind --collect-atstart=no \
-    --toggle-collect=instr_measured_loop --callgrind-out-file="$file" "$bin" \
-    >"$file.log" 2>&1 || { echo "callgrind failed for $case:" >&2; tail -20 "$file.log" >&2; exit 1; }
-  awk -v n="$iters" '/^(totals|summary):/ { t = $2 } END { if (t == "") exit 1; printf "%.0f\n", t / n }' "$file" ||
-    { echo "no totals in $file" >&2; exit 1; }
+  for seed in $SEEDS; do
+    # callgrind counts only what runs under instr_measured_loop on the calling thread, so work
+    # spread over other threads (register_catalog, ToolSet::prepare) would escape the count: the
+    # process is pinned to one core, where that work runs inline and is counted in full
+    FIXED_RANDOM_SEED="$seed" LD_PRELOAD="$FIXED_RANDOM" INSTR_CASE="$case" INSTR_ITERS="$iters" \
+      taskset -c 0 valgrind --tool=callgrind --collect-atstart=no \
+      --toggle-collect=instr_measured_loop --callgrind-out-file="$file.seed$seed" "$bin" \
+      >"$file.seed$seed.log" 2>&1 ||
+      { echo "callgrind failed for $case:" >&2; tail -20 "$file.seed$seed.log" >&2; exit 1; }
+    counts+="$(awk -v n="$iters" -v s="$seed" '/^(totals|summary):/ { t = $2 }
+      END { if (t == "") exit 1; printf "%.0f %s\n", t / n, s }' "$file.seed$seed")"$'\n' ||
+      { echo "no totals in $file.seed$seed" >&2; exit 1; }
+  done
+  # the median seed's output is the one kept for callgrind_annotate
+  median="$(printf '%s' "$counts" | sort -n | awk '{ c[NR] = $0 } END { print c[int((NR + 1) / 2)] }')"
+  cp "$file.seed${median#* }" "$file"
+  echo "${median% *}"
 }
 
 run_bench() { # bench
@@ -174,7 +200,7 @@ check() { # set: rewrite the budgets with the counts; otherwise compare
       {
         echo "OVER BUDGET: $bench/$case costs $n instructions per operation, budget $budget ($pct%, more than +$TOLERANCE_PCT% fails)."
         echo "  where they go: callgrind_annotate --inclusive=yes $base | head -60"
-        echo "  (remake it: bash bench/instr.sh check, or only this case: INSTR_CASE=$case INSTR_ITERS=$iters valgrind --tool=callgrind --collect-atstart=no --toggle-collect=instr_measured_loop $(cat "$OUT/bin.$bench"))"
+        echo "  (remake it: bash bench/instr.sh check, or only this case: FIXED_RANDOM_SEED=1 LD_PRELOAD=$FIXED_RANDOM INSTR_CASE=$case INSTR_ITERS=$iters valgrind --tool=callgrind --collect-atstart=no --toggle-collect=instr_measured_loop $(cat "$OUT/bin.$bench"))"
         echo "  if the cost is meant, raise the budget in the same commit and say why in its message (bench/instr.sh set-budgets)."
       } >&2
     elif awk -v p="$pct" -v t="$SLACK_PCT" 'BEGIN { exit !(p < -t) }'; then
