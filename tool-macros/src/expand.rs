@@ -133,7 +133,7 @@ fn emit_fn(input: &Input, c: &Checked, f: &syn::ItemFn, parts: &Shared) -> Token
         (false, true) => Body::InPlace,
         (false, false) => Body::Blocking,
     };
-    let (call, requirements) = call_body(input, body, output.is_result);
+    let (call, requirements) = call_body(input, name, body, output.is_result);
     let marker = marker(f, name);
     let tool_impl = tool_impl(
         input,
@@ -423,7 +423,12 @@ enum Body {
 /// at the parameter), and for `&CallContext` a clone of the context. With `non_blocking` the
 /// author vouches that the body never blocks, and it is called in place as an async fn's body is
 /// polled: no thread hop, nothing moved, and no timeout that could interrupt it.
-fn call_body(input: &Input, body: Body, is_result: bool) -> (TokenStream, Vec<TokenStream>) {
+fn call_body(
+    input: &Input,
+    name: &str,
+    body: Body,
+    is_result: bool,
+) -> (TokenStream, Vec<TokenStream>) {
     let is_async = body == Body::Async;
     let on_pool = body == Body::Blocking;
     let rt = input.runtime();
@@ -484,7 +489,8 @@ fn call_body(input: &Input, body: Body, is_result: bool) -> (TokenStream, Vec<To
             async move {
                 #(#extract)*
                 #clone_cx
-                #rt::run_blocking(move || #result).await
+                static __BODY_TIMES: #rt::BodyTimes = #rt::BodyTimes::new(#name);
+                #rt::run_blocking(&__BODY_TIMES, move || #result).await
             }
         }
     };

@@ -21,8 +21,11 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+#[cfg(not(target_os = "linux"))]
+use std::time::Instant;
 
 /// How long queued bodies may wait without a thread taking any before the pool grows.
 const STALL: Duration = Duration::from_millis(10);
@@ -93,10 +96,15 @@ static POOL: LazyLock<&'static Pool> = LazyLock::new(|| {
     pool
 });
 
-/// Runs `body` on the pool within `handle`'s runtime context and waits for it without blocking.
-/// Once the returned future has been polled, the body runs to its end even if the future is
-/// dropped before it ends.
-pub(crate) async fn run<T, F>(handle: tokio::runtime::Handle, body: F) -> Result<T, Lost>
+/// Runs `body` on the pool within `handle`'s runtime context and waits for it without blocking;
+/// `timed`: how the body ran on its thread is measured and handed back with its result. Once the
+/// returned future has been polled, the body runs to its end even if the future is dropped
+/// before it ends.
+pub(crate) async fn run<T, F>(
+    handle: tokio::runtime::Handle,
+    timed: bool,
+    body: F,
+) -> Result<(T, Option<Ran>), Lost>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
@@ -104,11 +112,165 @@ where
     let (tx, rx) = tokio::sync::oneshot::channel();
     POOL.submit(Box::new(move || {
         let _context = handle.enter();
-        let result = std::panic::catch_unwind(AssertUnwindSafe(body)).map_err(Lost::Panicked);
+        let start = if timed { Usage::now() } else { None };
+        let result = std::panic::catch_unwind(AssertUnwindSafe(body))
+            .map(|value| (value, start.and_then(|s| s.since())))
+            .map_err(Lost::Panicked);
         // the caller may have stopped waiting: the result is dropped then
         let _ = tx.send(result);
     }));
     rx.await.unwrap_or(Err(Lost::Dropped))
+}
+
+/// How a body ran on its thread.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ran {
+    /// The processor time it took.
+    cpu: Duration,
+    /// Whether it gave up its thread to wait (IO, a lock, a sleep): a voluntary context switch.
+    waited: bool,
+}
+
+/// The thread's processor time and voluntary context switches so far; where the system does not
+/// tell them apart from the wall clock, the wall clock, and no switches.
+#[derive(Clone, Copy)]
+struct Usage {
+    #[cfg(target_os = "linux")]
+    cpu: Duration,
+    #[cfg(target_os = "linux")]
+    switches: i64,
+    #[cfg(not(target_os = "linux"))]
+    at: Instant,
+}
+
+impl Usage {
+    /// The thread's processor time from its scheduler clock (`CLOCK_THREAD_CPUTIME_ID`, exact to
+    /// the nanosecond; getrusage's is only brought up to date at the scheduler's ticks, so it
+    /// jumps), and its voluntary context switches from getrusage.
+    #[cfg(target_os = "linux")]
+    fn now() -> Option<Usage> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: clock_gettime and getrusage write the struct each is given and nothing else, and
+        // a zeroed rusage is a valid one
+        let ru = unsafe {
+            if libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) != 0
+                || libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) != 0
+            {
+                return None;
+            }
+            ru.assume_init()
+        };
+        Some(Usage {
+            cpu: Duration::from_secs(u64::try_from(ts.tv_sec).unwrap_or(0))
+                + Duration::from_nanos(u64::try_from(ts.tv_nsec).unwrap_or(0)),
+            switches: ru.ru_nvcsw,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn now() -> Option<Usage> {
+        Some(Usage { at: Instant::now() })
+    }
+
+    /// How the thread ran from `self` to now.
+    fn since(self) -> Option<Ran> {
+        let now = Usage::now()?;
+        #[cfg(target_os = "linux")]
+        return Some(Ran {
+            cpu: now.cpu.saturating_sub(self.cpu),
+            waited: now.switches > self.switches,
+        });
+        #[cfg(not(target_os = "linux"))]
+        Some(Ran {
+            cpu: now.at.duration_since(self.at),
+            waited: false,
+        })
+    }
+}
+
+/// A body that takes this little processor time and never waits holds a thread no longer than
+/// tokio's guidance for the time a task may run between two awaits.
+const QUICK_BODY: Duration = Duration::from_micros(50);
+
+/// Bodies measured before the author is told.
+const WATCHED: u32 = 1_000;
+
+/// Of those, how many may take longer than [`QUICK_BODY`]: a trivial body is charged 50-160 µs
+/// about once in 500 runs (interrupts handled on its thread's time, on a virtual machine), which
+/// says nothing about the body.
+const SLOW_ALLOWED: u32 = WATCHED / 50;
+
+/// What one sync tool's bodies have shown: whether its first 1,000 ran without once waiting (for
+/// IO, a lock, a sleep: a voluntary context switch of their thread) and all but 2% of them within
+/// 50 µs of processor time. Each paid a hand-off to the pool and back, which costs more than such
+/// a body itself (a few microseconds of CPU and two context switches, see BENCHMARKS.md), and only
+/// the author can say that the body never blocks. So when they were quick, the author is told
+/// once, with a `tracing` event at `INFO`, that `#[tool(non_blocking)]` would call it in place. A
+/// body that waited, or more slow ones than that, end the watch without a word; after the verdict
+/// bodies are not measured. Processor time rather than the wall clock, so that a thread preempted
+/// in the middle of a quick body does not make it a slow one (on Linux; elsewhere the wall clock).
+pub struct BodyTimes {
+    tool: &'static str,
+    measured: AtomicU32,
+    slow: AtomicU32,
+    /// The most processor time a quick body took.
+    longest_ns: AtomicU64,
+    settled: AtomicBool,
+}
+
+impl BodyTimes {
+    /// The record of the tool named `tool`, kept in a `static` beside its body.
+    pub const fn new(tool: &'static str) -> Self {
+        BodyTimes {
+            tool,
+            measured: AtomicU32::new(0),
+            slow: AtomicU32::new(0),
+            longest_ns: AtomicU64::new(0),
+            settled: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the next body should be measured.
+    pub(crate) fn watching(&self) -> bool {
+        !self.settled.load(Ordering::Relaxed)
+    }
+
+    /// Notes how one body ran; tells the author when this one completes the watch and the bodies
+    /// were quick.
+    pub(crate) fn record(&self, ran: Ran) {
+        if ran.waited {
+            self.settled.store(true, Ordering::Relaxed);
+            return;
+        }
+        if ran.cpu > QUICK_BODY {
+            if self.slow.fetch_add(1, Ordering::Relaxed) + 1 > SLOW_ALLOWED {
+                self.settled.store(true, Ordering::Relaxed);
+                return;
+            }
+        } else {
+            let nanos = u64::try_from(ran.cpu.as_nanos()).unwrap_or(u64::MAX);
+            self.longest_ns.fetch_max(nanos, Ordering::Relaxed);
+        }
+        if self.measured.fetch_add(1, Ordering::Relaxed) + 1 != WATCHED
+            || self.settled.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let quick = WATCHED - self.slow.load(Ordering::Relaxed).min(WATCHED);
+        let longest_us = self.longest_ns.load(Ordering::Relaxed).div_ceil(1_000);
+        tracing::info!(
+            tool = self.tool,
+            bodies = WATCHED,
+            quick,
+            longest_us,
+            "tool `{}`: none of its first {WATCHED} sync bodies waited, {quick} of them ran within {longest_us} µs of CPU, and each call handed its body to another thread and back, which costs more than that; if the body never blocks (no IO, no lock held long, no sleeping), `#[tool(non_blocking)]` calls it in place, on the thread that polls the call",
+            self.tool
+        );
+    }
 }
 
 impl Pool {
@@ -240,7 +402,7 @@ mod tests {
         let mut blocked = Vec::new();
         for _ in 0..first + 2 {
             let (released, entered) = (released.clone(), entered.clone());
-            blocked.push(tokio::spawn(run(handle.clone(), move || {
+            blocked.push(tokio::spawn(run(handle.clone(), false, move || {
                 entered.send(()).unwrap();
                 // each waits for its own release, or gives up after a minute
                 let _ = released
@@ -257,11 +419,11 @@ mod tests {
                 .expect("each blocking body gets a thread");
         }
         let start = Instant::now();
-        let quick = run(handle.clone(), || 7);
+        let quick = run(handle.clone(), false, || 7);
         let answer = tokio::time::timeout(Duration::from_secs(30), quick)
             .await
             .expect("a quick body runs while the others block");
-        assert!(matches!(answer, Ok(7)));
+        assert!(matches!(answer, Ok((7, None))));
         // not a timing assertion on the machine's speed: the bound is the minute the blocked
         // bodies would otherwise hold their threads
         assert!(start.elapsed() < Duration::from_secs(30));
@@ -276,7 +438,10 @@ mod tests {
     #[tokio::test]
     async fn a_panic_is_handed_back_and_the_thread_serves_the_next_body() {
         let handle = tokio::runtime::Handle::current();
-        let lost = run(handle.clone(), || -> u32 { panic!("the body gave up") }).await;
+        let lost = run(handle.clone(), true, || -> u32 {
+            panic!("the body gave up")
+        })
+        .await;
         match lost {
             Err(Lost::Panicked(p)) => {
                 assert_eq!(p.downcast_ref::<&str>(), Some(&"the body gave up"));
@@ -284,7 +449,9 @@ mod tests {
             _ => panic!("the panic was not handed back"),
         }
         for i in 0..100u32 {
-            assert!(matches!(run(handle.clone(), move || i * 2).await, Ok(n) if n == i * 2));
+            assert!(
+                matches!(run(handle.clone(), true, move || i * 2).await, Ok((n, Some(_))) if n == i * 2)
+            );
         }
     }
 
@@ -293,10 +460,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
     async fn a_body_runs_in_its_callers_runtime_context() {
         let handle = tokio::runtime::Handle::current();
-        let got = run(handle, || {
+        let got = run(handle, false, || {
             tokio::runtime::Handle::current().block_on(async { 40 + 2 })
         })
         .await;
-        assert!(matches!(got, Ok(42)));
+        assert!(matches!(got, Ok((42, None))));
     }
 }

@@ -184,19 +184,28 @@ pub fn check(def: &ToolDefinition) -> Result<(), RegistrationError> {
     })
 }
 
+pub use crate::bodies::BodyTimes;
+
 /// Runs a sync tool body on the threads kept for sync bodies (see `bodies`) and waits for it
 /// without blocking, so that the executor's timeout can fire while the body blocks (the body
 /// itself cannot be stopped: it keeps its thread until it returns, and its result is dropped). A
 /// panic in the body is resumed here, so the executor reports it as it does for async bodies.
-/// Outside a tokio runtime the body runs inline.
-pub async fn run_blocking<T, F>(body: F) -> Result<T, ToolError>
+/// `times`, the tool's own record, learns how long its bodies run. Outside a tokio runtime the
+/// body runs inline.
+pub async fn run_blocking<T, F>(times: &'static BodyTimes, body: F) -> Result<T, ToolError>
 where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
     T: Send + 'static,
 {
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => match crate::bodies::run(handle, body).await {
-            Ok(result) => result,
+        // the verdict is told here, on the caller's thread, inside the call's span
+        Ok(handle) => match crate::bodies::run(handle, times.watching(), body).await {
+            Ok((result, ran)) => {
+                if let Some(ran) = ran {
+                    times.record(ran);
+                }
+                result
+            }
             Err(crate::bodies::Lost::Panicked(payload)) => std::panic::resume_unwind(payload),
             Err(crate::bodies::Lost::Dropped) => Err(ToolError::new(
                 crate::error::ErrorCode::INTERNAL,

@@ -28,6 +28,7 @@ mod executor_policy_input;
 mod executor_redis;
 mod executor_running;
 mod executor_store;
+mod executor_sync_hint;
 mod executor_sync_timeout;
 mod executor_tools_update;
 mod executor_typed_hooks;
