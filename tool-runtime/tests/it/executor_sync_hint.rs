@@ -47,6 +47,15 @@ fn double_in_place(
 struct Hints(Arc<Mutex<Vec<String>>>);
 
 impl Hints {
+    /// Collects the events of this thread until the guard is dropped.
+    fn listen() -> (Hints, tracing::subscriber::DefaultGuard) {
+        use tracing_subscriber::layer::SubscriberExt;
+        let hints = Hints::default();
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
+        (hints, guard)
+    }
+
     fn lines(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
@@ -84,10 +93,7 @@ async fn call_times(exec: &Executor, tool: &str, numbers: impl Iterator<Item = i
 
 #[tokio::test]
 async fn quick_sync_bodies_point_their_author_to_non_blocking_once() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let hints = Hints::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
+    let (hints, _guard) = Hints::listen();
     let (exec, _) = executor(
         toolset![double_quickly].unwrap(),
         quick(),
@@ -129,10 +135,7 @@ async fn quick_sync_bodies_point_their_author_to_non_blocking_once() {
 
 #[tokio::test]
 async fn one_slow_body_ends_the_watch_without_a_word() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let hints = Hints::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
+    let (hints, _guard) = Hints::listen();
     let (exec, _) = executor(
         toolset![double_after_a_nap].unwrap(),
         quick(),
@@ -146,10 +149,7 @@ async fn one_slow_body_ends_the_watch_without_a_word() {
 
 #[tokio::test]
 async fn a_body_called_in_place_is_not_watched() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let hints = Hints::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
+    let (hints, _guard) = Hints::listen();
     let (exec, _) = executor(
         toolset![double_in_place].unwrap(),
         quick(),
