@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use executor_support::{Person, executor, quick};
-use tool_runtime::{CallContext, Executor, ToolCall, tool, toolset};
+use tool_runtime::{CallContext, Executor, ToolCall, ToolSet, tool, toolset};
 
 /// Doubles a number: a body that never blocks.
 #[tool(read_only)]
@@ -46,16 +46,17 @@ fn double_in_place(
 #[derive(Clone, Default)]
 struct Hints(Arc<Mutex<Vec<String>>>);
 
-impl Hints {
-    /// Collects the events of this thread until the guard is dropped.
-    fn listen() -> (Hints, tracing::subscriber::DefaultGuard) {
-        use tracing_subscriber::layer::SubscriberExt;
-        let hints = Hints::default();
-        let guard =
-            tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
-        (hints, guard)
-    }
+/// An executor of `set`, and the watch's events on this thread until the guard is dropped.
+fn watched(set: ToolSet) -> (Hints, tracing::subscriber::DefaultGuard, Executor) {
+    use tracing_subscriber::layer::SubscriberExt;
+    let hints = Hints::default();
+    let guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(hints.clone()));
+    let (exec, _) = executor(set, quick(), &Person::default());
+    (hints, guard, exec)
+}
 
+impl Hints {
     fn lines(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
@@ -93,12 +94,7 @@ async fn call_times(exec: &Executor, tool: &str, numbers: impl Iterator<Item = i
 
 #[tokio::test]
 async fn quick_sync_bodies_point_their_author_to_non_blocking_once() {
-    let (hints, _guard) = Hints::listen();
-    let (exec, _) = executor(
-        toolset![double_quickly].unwrap(),
-        quick(),
-        &Person::default(),
-    );
+    let (hints, _guard, exec) = watched(toolset![double_quickly].unwrap());
 
     call_times(&exec, "double_quickly", 1..1000).await;
     assert_eq!(
@@ -135,12 +131,7 @@ async fn quick_sync_bodies_point_their_author_to_non_blocking_once() {
 
 #[tokio::test]
 async fn one_slow_body_ends_the_watch_without_a_word() {
-    let (hints, _guard) = Hints::listen();
-    let (exec, _) = executor(
-        toolset![double_after_a_nap].unwrap(),
-        quick(),
-        &Person::default(),
-    );
+    let (hints, _guard, exec) = watched(toolset![double_after_a_nap].unwrap());
     call_times(&exec, "double_after_a_nap", 1..500).await;
     call_times(&exec, "double_after_a_nap", 0..1).await;
     call_times(&exec, "double_after_a_nap", 1..1200).await;
@@ -149,12 +140,7 @@ async fn one_slow_body_ends_the_watch_without_a_word() {
 
 #[tokio::test]
 async fn a_body_called_in_place_is_not_watched() {
-    let (hints, _guard) = Hints::listen();
-    let (exec, _) = executor(
-        toolset![double_in_place].unwrap(),
-        quick(),
-        &Person::default(),
-    );
+    let (hints, _guard, exec) = watched(toolset![double_in_place].unwrap());
     call_times(&exec, "double_in_place", 0..1200).await;
     assert_eq!(hints.lines(), Vec::<String>::new());
 }
