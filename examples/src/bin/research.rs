@@ -24,7 +24,8 @@
 //! Their results are printed with the service's execution time and, for annotations, each
 //! confidence.
 //! With a question as arguments it runs one turn and exits; so it does with a non-terminal stdin,
-//! whose first line is then the question. In a terminal without a question it is an interactive
+//! whose first line is then the question, or, when that stdin ends before its first line (as
+//! `/dev/null` does), with a read-only demo question (`research::DEMO_QUESTION`). In a terminal without a question it is an interactive
 //! session that keeps the conversation across questions. Confirmations are asked in the terminal
 //! and read from the same input (so a script can answer them on the lines after the question);
 //! `--yes` approves everything in advance; `--defer` asks nobody here: such calls wait as
@@ -249,20 +250,24 @@ async fn main() -> ExitCode {
     let one_shot = if !args.question.is_empty() {
         Some(args.question.join(" "))
     } else if !std::io::stdin().is_terminal() {
-        Some(
-            input
-                .next_line()
-                .await
-                .unwrap_or_default()
-                .trim()
-                .to_owned(),
-        )
+        match input.next_line().await {
+            Some(line) => Some(line.trim().to_owned()),
+            // Nobody to ask (stdin ended before a line: /dev/null, a closed pipe): the main job
+            // still shows the agent at work, on a question that needs no confirmation.
+            None => {
+                eprintln!(
+                    "no question given and no terminal to ask one in: asking \"{}\" (give a question as arguments or as stdin's first line)",
+                    research::DEMO_QUESTION
+                );
+                Some(research::DEMO_QUESTION.to_owned())
+            }
+        }
     } else {
         None
     };
     match one_shot {
         Some(q) if q.is_empty() => {
-            eprintln!("no question: the input is empty");
+            eprintln!("no question: the first line of the input is empty");
             std::process::exit(2)
         }
         Some(q) => {

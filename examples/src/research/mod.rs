@@ -23,6 +23,11 @@ pub use db::Db;
 pub use external::{Service, Services};
 pub use tools::DoiService;
 
+/// The question the `research` binary asks when it is given none and has nobody to ask for one
+/// (no argument, and a stdin that is not a terminal and ends before its first line): read-only,
+/// so it needs no confirmation that nobody could give.
+pub const DEMO_QUESTION: &str = "search the bibliography for ReAct";
+
 /// The system prompt: short, because small local models follow short prompts best.
 pub const SYSTEM: &str = "You are a research assistant. You manage the user's notes and \
 bibliography with the tools. Use a tool whenever the request is about notes, the bibliography, \

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::support::peer::{Peer, answer, tool_call};
 use crate::support::serve;
-use examples::research::Db;
+use examples::research::{self, Db};
 
 /// One user's machine: a home, the database paths, and the environment the binary sees.
 struct Machine {
@@ -196,6 +196,63 @@ fn a_question_on_stdin_with_the_confirmation_answered_on_the_next_line() {
     assert_eq!(titles(&m.db()).last().unwrap(), "Llamas");
 }
 
+/// The README's main command where nobody can type a question (a CI job, `< /dev/null`): the
+/// agent still runs a turn, on the read-only demo question, and says so.
+#[test]
+fn an_input_that_ends_before_any_line_runs_the_demo_question() {
+    let peer = Peer::start(vec![
+        tool_call("call_1", "search_bibliography", r#"{"query":"ReAct"}"#),
+        answer("ReAct interleaves reasoning with acting."),
+    ]);
+    let m = Machine::new();
+    let out = m.run(&peer.url, None, &[], "");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("asking \"{}\"", research::DEMO_QUESTION)),
+        "{stderr}"
+    );
+    let requests = peer.requests();
+    let user = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .expect("the first request carries the question");
+    assert_eq!(user["content"], research::DEMO_QUESTION);
+    // the search ran and its result went back to the model
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the second request carries the tool result");
+    assert!(
+        result["content"].as_str().unwrap().contains("ReAct"),
+        "{result}"
+    );
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "ReAct interleaves reasoning with acting."
+    );
+    assert_eq!(peer.unused(), 0);
+}
+
+/// A first line that is blank is a question left out, not a request for the demo.
+#[test]
+fn a_blank_first_line_is_refused_without_asking_the_model() {
+    let peer = Peer::start(vec![answer("unused")]);
+    let m = Machine::new();
+    let out = m.run(&peer.url, None, &[], "\nsearch the bibliography\n");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the first line of the input is empty"),
+        "{stderr}"
+    );
+    assert!(peer.requests().is_empty());
+}
+
 #[test]
 fn a_denial_on_stdin_goes_back_to_the_model_and_nothing_is_written() {
     let peer = Peer::start(vec![
@@ -317,13 +374,8 @@ fn fetch_doi_asks_at_first_use_and_reaches_the_configured_service() {
 }
 
 #[test]
-fn an_empty_stdin_is_a_usage_error_and_a_dead_server_an_error() {
+fn a_dead_server_is_an_error_and_the_database_is_still_created() {
     let m = Machine::new();
-    let peer = Peer::start(vec![]);
-    let out = m.run(&peer.url, None, &[], "");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(peer.requests().is_empty());
-
     // Nothing listens there: the run fails with the provider's error, exit code 1.
     let out = m.run("http://127.0.0.1:9", None, &["--yes", "hello"], "");
     assert_eq!(out.status.code(), Some(1));
