@@ -105,6 +105,16 @@ fn declared(request: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The first message with `role` in a chat request the model server received.
+fn first_message<'a>(request: &'a Value, role: &str) -> &'a Value {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == role)
+        .unwrap_or_else(|| panic!("no {role} message in {request}"))
+}
+
 const CREATE: &str = r#"{"title":"Llamas","body":"Llamas are camelids."}"#;
 
 #[test]
@@ -213,20 +223,10 @@ fn an_input_that_ends_before_any_line_runs_the_demo_question() {
         "{stderr}"
     );
     let requests = peer.requests();
-    let user = requests[0]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "user")
-        .expect("the first request carries the question");
+    let user = first_message(&requests[0], "user");
     assert_eq!(user["content"], research::DEMO_QUESTION);
     // the search ran and its result went back to the model
-    let result = requests[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .expect("the second request carries the tool result");
+    let result = first_message(&requests[1], "tool");
     assert!(
         result["content"].as_str().unwrap().contains("ReAct"),
         "{result}"
